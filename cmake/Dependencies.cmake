@@ -1,0 +1,82 @@
+# Finds every dependency and records what is enabled. Optional parts that are
+# asked for but missing are switched off with a message, never a hard error,
+# so the same tree builds on a laptop and on a GPU node.
+
+find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+
+# oneDNN: CPU matrix products with fused post-ops (required for the CPU backend).
+find_package(dnnl REQUIRED CONFIG)
+
+# OpenBLAS: the plain BLAS (level 1/2 and the GEMM floor in bench/).
+find_path(OPENBLAS_INCLUDE_DIR cblas.h
+  PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas /usr/include)
+find_library(OPENBLAS_LIBRARY NAMES openblas)
+if(NOT OPENBLAS_INCLUDE_DIR OR NOT OPENBLAS_LIBRARY)
+  message(FATAL_ERROR "OpenBLAS not found: apt-get install libopenblas-dev")
+endif()
+add_library(magmadnn_openblas INTERFACE)
+target_include_directories(magmadnn_openblas INTERFACE ${OPENBLAS_INCLUDE_DIR})
+target_link_libraries(magmadnn_openblas INTERFACE ${OPENBLAS_LIBRARY})
+
+# FFTW (float and double) for FFT convolution on the CPU.
+set(MAGMADNN_HAVE_FFTW 0)
+if(MAGMADNN_FFTW)
+  find_path(FFTW_INCLUDE_DIR fftw3.h)
+  find_library(FFTW_LIBRARY NAMES fftw3)
+  find_library(FFTWF_LIBRARY NAMES fftw3f)
+  if(FFTW_INCLUDE_DIR AND FFTW_LIBRARY AND FFTWF_LIBRARY)
+    set(MAGMADNN_HAVE_FFTW 1)
+  else()
+    message(STATUS "magmadnn: FFTW not found (apt-get install libfftw3-dev); FFT convolution on the CPU disabled")
+  endif()
+endif()
+
+# MPI for processes and collectives.
+set(MAGMADNN_HAVE_MPI 0)
+if(MAGMADNN_MPI)
+  find_package(MPI COMPONENTS CXX)
+  if(MPI_CXX_FOUND)
+    set(MAGMADNN_HAVE_MPI 1)
+  else()
+    message(STATUS "magmadnn: MPI not found (apt-get install libopenmpi-dev openmpi-bin); MPI communicator disabled")
+  endif()
+endif()
+
+# CUDA and its libraries.
+set(MAGMADNN_HAVE_CUDA 0)
+set(MAGMADNN_HAVE_CUDNN 0)
+set(MAGMADNN_HAVE_NCCL 0)
+if(MAGMADNN_CUDA)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    # Hopper (the lent H100/H200) by default; override with -DCMAKE_CUDA_ARCHITECTURES=...
+    set(CMAKE_CUDA_ARCHITECTURES 90)
+  endif()
+  enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  find_package(CUDAToolkit REQUIRED)
+  set(MAGMADNN_HAVE_CUDA 1)
+  if(MAGMADNN_CUDNN)
+    find_library(CUDNN_LIBRARY NAMES cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+    find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+    if(CUDNN_LIBRARY AND CUDNN_INCLUDE_DIR)
+      set(MAGMADNN_HAVE_CUDNN 1)
+    else()
+      message(STATUS "magmadnn: cuDNN not found; cuDNN convolutions disabled")
+    endif()
+  endif()
+  if(MAGMADNN_NCCL)
+    find_library(NCCL_LIBRARY NAMES nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+    if(NCCL_LIBRARY AND NCCL_INCLUDE_DIR)
+      set(MAGMADNN_HAVE_NCCL 1)
+    else()
+      message(STATUS "magmadnn: NCCL not found; NCCL communicator disabled")
+    endif()
+  endif()
+endif()
+
+if(MAGMADNN_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()

@@ -1,0 +1,118 @@
+#include "magmadnn/backend/cpu/cpu_backend.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "magmadnn/backend/cpu/cpu_kernels.h"
+#include "magmadnn/core/errors.h"
+#include "magmadnn/core/half.h"
+
+namespace magmadnn {
+namespace {
+
+constexpr std::size_t kAlignment = 64;  // a cache line; also what AVX-512 loads like
+
+template <typename D, typename S>
+void convert_loop(const S* src, D* dst, std::int64_t n) {
+#pragma omp parallel for if (n > cpu::kParallelThreshold) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<S, double> || std::is_same_v<D, double>) {
+      dst[i] = static_cast<D>(static_cast<double>(src[i]));
+    } else {
+      dst[i] = static_cast<D>(static_cast<float>(src[i]));
+    }
+  }
+}
+
+template <typename S>
+void convert_from(const S* src, dtype dst_type, void* dst, std::int64_t n) {
+  switch (dst_type) {
+    case dtype::f32: convert_loop(src, static_cast<float*>(dst), n); return;
+    case dtype::f64: convert_loop(src, static_cast<double*>(dst), n); return;
+    case dtype::f16: convert_loop(src, static_cast<half*>(dst), n); return;
+    case dtype::bf16: convert_loop(src, static_cast<bfloat16*>(dst), n); return;
+    default: MAGMADNN_THROW(NotSupportedError, "convert to " << dtype_name(dst_type));
+  }
+}
+
+class CpuBackend final : public Backend {
+ public:
+  DeviceKind kind() const noexcept override { return DeviceKind::CPU; }
+  std::string name() const override { return "cpu"; }
+  int device_count() const noexcept override { return 1; }
+  void set_device(device_t) override {}
+
+  void* allocate(std::size_t bytes, device_t) override {
+    if (bytes == 0) return nullptr;
+    const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    void* p = std::aligned_alloc(kAlignment, rounded);
+    MAGMADNN_CHECK(p != nullptr, Error, "out of host memory allocating " << bytes << " bytes");
+    raw_allocations_.fetch_add(1, std::memory_order_relaxed);
+    const auto now = in_use_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    auto peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+    return p;
+  }
+  void deallocate(void* p, std::size_t bytes, device_t) noexcept override {
+    if (!p) return;
+    std::free(p);
+    raw_frees_.fetch_add(1, std::memory_order_relaxed);
+    in_use_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  void* allocate_unified(std::size_t, device_t) override {
+    MAGMADNN_THROW(NotSupportedError, "unified (CUDA_MANAGED) memory needs the CUDA backend");
+  }
+  void deallocate_unified(void*) noexcept override {}
+  void* allocate_pinned(std::size_t bytes) override {
+    void* p = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+    MAGMADNN_CHECK(p != nullptr || bytes == 0, Error, "out of host memory allocating " << bytes << " bytes");
+    return p;
+  }
+  void deallocate_pinned(void* p) noexcept override { std::free(p); }
+  void release_cached_memory() noexcept override {}
+  MemoryStats memory_stats(device_t) const override {
+    MemoryStats s;
+    s.raw_allocations = raw_allocations_.load();
+    s.raw_frees = raw_frees_.load();
+    s.bytes_in_use = in_use_.load();
+    s.peak_bytes_in_use = peak_.load();
+    return s;
+  }
+
+  void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, device_t) override {
+    MAGMADNN_CHECK(kind == CopyKind::HostToHost, NotSupportedError, "the CPU backend copies host memory only");
+    if (bytes) std::memmove(dst, src, bytes);
+  }
+  void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind, device_t device) override {
+    copy(dst, src, bytes, kind, device);
+  }
+  void prefetch_unified(const void*, std::size_t, device_t, bool) override {}
+  void synchronize(device_t) override {}
+
+  Kernels<float>& kernels_f32() override { return f32_; }
+  Kernels<double>& kernels_f64() override { return f64_; }
+
+  void convert(dtype src_type, const void* src, dtype dst_type, void* dst, std::int64_t n) override {
+    switch (src_type) {
+      case dtype::f32: convert_from(static_cast<const float*>(src), dst_type, dst, n); return;
+      case dtype::f64: convert_from(static_cast<const double*>(src), dst_type, dst, n); return;
+      case dtype::f16: convert_from(static_cast<const half*>(src), dst_type, dst, n); return;
+      case dtype::bf16: convert_from(static_cast<const bfloat16*>(src), dst_type, dst, n); return;
+      default: MAGMADNN_THROW(NotSupportedError, "convert from " << dtype_name(src_type));
+    }
+  }
+
+ private:
+  cpu::CpuKernels<float> f32_;
+  cpu::CpuKernels<double> f64_;
+  std::atomic<std::uint64_t> raw_allocations_{0}, raw_frees_{0}, in_use_{0}, peak_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace magmadnn

@@ -1,0 +1,42 @@
+/// @file cpu_kernels.h
+/// Kernels<T> on the host. Each method family is defined in its own file
+/// (cpu_fill.cpp, cpu_elementwise.cpp, cpu_gemm.cpp, cpu_reduce.cpp,
+/// cpu_softmax.cpp, cpu_permute.cpp) and instantiated for float and double.
+/// Threading: OpenMP over all cores, with a size threshold under which the
+/// loop runs serially (a parallel region costs more than it saves).
+#pragma once
+
+#include "magmadnn/backend/kernels.h"
+
+namespace magmadnn::cpu {
+
+/// Below this many elements an elementwise loop runs on one thread.
+inline constexpr std::int64_t kParallelThreshold = 1 << 15;
+
+template <typename T>
+class CpuKernels final : public Kernels<T> {
+ public:
+  void fill(T* x, std::int64_t n, T value) override;
+  void copy(const T* x, T* y, std::int64_t n) override;
+  void unary(UnaryOp op, const T* x, T* y, std::int64_t n, T p) override;
+  void unary_backward(UnaryOp op, const T* x, const T* y, const T* dy, T* dx, std::int64_t n, T p) override;
+  void binary(BinaryOp op, const T* a, const T* b, T* out, const BroadcastDesc& d) override;
+  void axpy(std::int64_t n, T alpha, const T* x, T* y) override;
+  void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,
+            std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) override;
+  void gemm_bias_act(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, const T* A,
+                     std::int64_t lda, const T* B, std::int64_t ldb, const T* bias, UnaryOp act, T p, T* C,
+                     std::int64_t ldc) override;
+  void reduce(ReduceOp op, const T* x, T* y, std::int64_t outer, std::int64_t axis, std::int64_t inner) override;
+  void argmax(const T* x, std::int64_t* idx, std::int64_t outer, std::int64_t axis, std::int64_t inner) override;
+  void softmax(const T* x, T* y, std::int64_t rows, std::int64_t cols, bool log) override;
+  void softmax_backward(const T* y, const T* dy, T* dx, std::int64_t rows, std::int64_t cols, bool log) override;
+  void permute(const T* x, T* y, int ndim, const std::int64_t* shape, const int* perm) override;
+  void fill_uniform(T* x, std::int64_t n, T a, T b, std::uint64_t seed, std::uint64_t stream) override;
+  void fill_normal(T* x, std::int64_t n, T mean, T std, std::uint64_t seed, std::uint64_t stream) override;
+};
+
+extern template class CpuKernels<float>;
+extern template class CpuKernels<double>;
+
+}  // namespace magmadnn::cpu

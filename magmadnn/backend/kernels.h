@@ -1,0 +1,111 @@
+/// @file kernels.h
+/// The arithmetic every backend implements, for one element type T.
+///
+/// Contract for every method:
+///  - pointers are in the backend's own memory space (host memory for the
+///    CPU backend, device memory of the current device for CUDA) and point to
+///    dense row-major arrays; outputs may alias inputs only where stated;
+///  - sizes are element counts (64-bit); a size of 0 is a no-op;
+///  - work is ordered on the backend's stream: results are visible to later
+///    calls on the same backend, and to the host after Backend::synchronize;
+///  - arguments are validated by the caller (tensor/math), so kernels only
+///    assert internal invariants.
+/// Kernels<T> exists for T = float and double on every backend.
+#pragma once
+
+#include <cstdint>
+
+namespace magmadnn {
+
+/// Elementwise functions y = f(x; p). `p` is the scalar parameter where one is
+/// used (Pow: exponent, LeakyRelu: negative slope, Scale: factor, AddScalar:
+/// addend, Elu: alpha); other ops ignore it.
+enum class UnaryOp : std::uint8_t {
+  Identity, Neg, Exp, Log, Sigmoid, Relu, Tanh, Abs, Sqrt, Square, Reciprocal,
+  Pow, Scale, AddScalar, LeakyRelu, Gelu, Softplus
+};
+
+/// Elementwise functions out = a (op) b, with NumPy broadcasting.
+enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div, Pow, Max, Min };
+
+/// Reductions along one axis.
+enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Min };
+
+/// Broadcast description for binary(): the output is `ndim` axes of `shape`;
+/// `a_strides` / `b_strides` give each input's stride per output axis, 0 on a
+/// broadcast axis. Built by tensor/math from two Shapes.
+struct BroadcastDesc {
+  static constexpr int kMaxDims = 8;
+  int ndim = 0;
+  std::int64_t shape[kMaxDims] = {};
+  std::int64_t a_strides[kMaxDims] = {};
+  std::int64_t b_strides[kMaxDims] = {};
+  std::int64_t numel() const noexcept {
+    std::int64_t n = 1;
+    for (int i = 0; i < ndim; ++i) n *= shape[i];
+    return n;
+  }
+};
+
+template <typename T>
+class Kernels {
+ public:
+  virtual ~Kernels() = default;
+
+  /// x[i] = value for i < n.
+  virtual void fill(T* x, std::int64_t n, T value) = 0;
+  /// y[i] = x[i]. May not alias.
+  virtual void copy(const T* x, T* y, std::int64_t n) = 0;
+
+  /// y = f(x; p) elementwise. y may alias x.
+  virtual void unary(UnaryOp op, const T* x, T* y, std::int64_t n, T p) = 0;
+  /// dx = dy * f'(x; p) elementwise, given x and y = f(x; p) (each op reads
+  /// the cheaper one: Sigmoid/Tanh/Exp read y, Relu/Log/Pow read x). dx may alias dy.
+  virtual void unary_backward(UnaryOp op, const T* x, const T* y, const T* dy, T* dx, std::int64_t n, T p) = 0;
+
+  /// out = a (op) b with broadcasting per `d`. out has d.numel() elements and
+  /// may alias an input of the same shape as out.
+  virtual void binary(BinaryOp op, const T* a, const T* b, T* out, const BroadcastDesc& d) = 0;
+
+  /// y = alpha * x + y (BLAS axpy).
+  virtual void axpy(std::int64_t n, T alpha, const T* x, T* y) = 0;
+
+  /// Row-major C = alpha * op(A) * op(B) + beta * C with op(A) m x k,
+  /// op(B) k x n, C m x n; lda/ldb/ldc are row strides of the stored matrices.
+  virtual void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                    const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+                    std::int64_t ldc) = 0;
+
+  /// Fused C = act(op(A) * op(B) + bias) in one pass over C, where bias has n
+  /// elements (one per output column) or is null, and act is Identity, Relu,
+  /// Sigmoid, Tanh, LeakyRelu or Gelu (p is its parameter).
+  virtual void gemm_bias_act(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                             const T* A, std::int64_t lda, const T* B, std::int64_t ldb, const T* bias,
+                             UnaryOp act, T p, T* C, std::int64_t ldc) = 0;
+
+  /// Views x as [outer, axis, inner] and reduces the middle axis into
+  /// y[outer, inner].
+  virtual void reduce(ReduceOp op, const T* x, T* y, std::int64_t outer, std::int64_t axis,
+                      std::int64_t inner) = 0;
+  /// Index of the maximum along the middle axis of [outer, axis, inner]
+  /// (first one on ties) into idx[outer, inner].
+  virtual void argmax(const T* x, std::int64_t* idx, std::int64_t outer, std::int64_t axis,
+                      std::int64_t inner) = 0;
+
+  /// Row-wise softmax (or log-softmax) of a rows x cols matrix, numerically
+  /// stable (max subtracted). y may alias x.
+  virtual void softmax(const T* x, T* y, std::int64_t rows, std::int64_t cols, bool log) = 0;
+  /// Gradient of softmax / log-softmax given its output y and dy.
+  virtual void softmax_backward(const T* y, const T* dy, T* dx, std::int64_t rows, std::int64_t cols,
+                                bool log) = 0;
+
+  /// y[perm-permuted] = x: y's axis i is x's axis perm[i]. `shape` is x's.
+  virtual void permute(const T* x, T* y, int ndim, const std::int64_t* shape, const int* perm) = 0;
+
+  /// x[i] = a + (b - a) * U[0,1) from Philox(seed, stream) at element i.
+  virtual void fill_uniform(T* x, std::int64_t n, T a, T b, std::uint64_t seed, std::uint64_t stream) = 0;
+  /// x[i] = mean + std * N(0,1) from Philox(seed, stream) at element i (Box-Muller).
+  virtual void fill_normal(T* x, std::int64_t n, T mean, T std, std::uint64_t seed, std::uint64_t stream) = 0;
+};
+
+}  // namespace magmadnn

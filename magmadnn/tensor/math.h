@@ -1,0 +1,120 @@
+/// @file math.h
+/// Arithmetic on tensors: free functions that check shapes and devices, then
+/// dispatch to the backend where the operands live (tensor/dispatch.h).
+///
+/// Conventions for every function here:
+///  - T is float or double;
+///  - all operands must live on the same side (host, or the same GPU), else
+///    DeviceError naming both;
+///  - shapes are checked first: a mismatch throws ShapeError naming every
+///    shape involved and the function's name;
+///  - the `out` forms write into an existing tensor of the documented shape
+///    (no allocation, so training loops can reuse buffers); the returning forms
+///    allocate the result in the first operand's memory type;
+///  - axes may be negative.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "magmadnn/backend/kernels.h"
+#include "magmadnn/tensor/tensor.h"
+
+namespace magmadnn::math {
+
+/// Broadcast description of a (op) b into `out_shape` (NumPy rules). Throws
+/// ShapeError if a or b does not broadcast to out_shape.
+BroadcastDesc make_broadcast(const Shape& a, const Shape& b, const Shape& out_shape);
+
+// -- elementwise, with broadcasting ----------------------------------------------
+/// out = a (op) b; out must have broadcast_shapes(a, b).
+template <typename T>
+void binary(BinaryOp op, const Tensor<T>& a, const Tensor<T>& b, Tensor<T>& out);
+template <typename T>
+Tensor<T> binary(BinaryOp op, const Tensor<T>& a, const Tensor<T>& b);
+
+template <typename T> void add(const Tensor<T>& a, const Tensor<T>& b, Tensor<T>& out) { binary(BinaryOp::Add, a, b, out); }
+template <typename T> void sub(const Tensor<T>& a, const Tensor<T>& b, Tensor<T>& out) { binary(BinaryOp::Sub, a, b, out); }
+/// Hadamard (elementwise) product.
+template <typename T> void product(const Tensor<T>& a, const Tensor<T>& b, Tensor<T>& out) { binary(BinaryOp::Mul, a, b, out); }
+template <typename T> void div(const Tensor<T>& a, const Tensor<T>& b, Tensor<T>& out) { binary(BinaryOp::Div, a, b, out); }
+template <typename T> Tensor<T> add(const Tensor<T>& a, const Tensor<T>& b) { return binary(BinaryOp::Add, a, b); }
+template <typename T> Tensor<T> sub(const Tensor<T>& a, const Tensor<T>& b) { return binary(BinaryOp::Sub, a, b); }
+template <typename T> Tensor<T> product(const Tensor<T>& a, const Tensor<T>& b) { return binary(BinaryOp::Mul, a, b); }
+template <typename T> Tensor<T> div(const Tensor<T>& a, const Tensor<T>& b) { return binary(BinaryOp::Div, a, b); }
+
+/// y = f(x; p); y has x's shape and may be x itself.
+template <typename T>
+void unary(UnaryOp op, const Tensor<T>& x, Tensor<T>& y, T p = T(0));
+template <typename T>
+Tensor<T> unary(UnaryOp op, const Tensor<T>& x, T p = T(0));
+/// dx = dy * f'(x; p), given x and y = f(x; p); all four have one shape.
+template <typename T>
+void unary_backward(UnaryOp op, const Tensor<T>& x, const Tensor<T>& y, const Tensor<T>& dy, Tensor<T>& dx,
+                    T p = T(0));
+
+template <typename T> Tensor<T> exp(const Tensor<T>& x) { return unary(UnaryOp::Exp, x); }
+template <typename T> Tensor<T> log(const Tensor<T>& x) { return unary(UnaryOp::Log, x); }
+template <typename T> Tensor<T> sigmoid(const Tensor<T>& x) { return unary(UnaryOp::Sigmoid, x); }
+template <typename T> Tensor<T> relu(const Tensor<T>& x) { return unary(UnaryOp::Relu, x); }
+template <typename T> Tensor<T> tanh(const Tensor<T>& x) { return unary(UnaryOp::Tanh, x); }
+template <typename T> Tensor<T> pow(const Tensor<T>& x, T exponent) { return unary(UnaryOp::Pow, x, exponent); }
+template <typename T> Tensor<T> scale(const Tensor<T>& x, T alpha) { return unary(UnaryOp::Scale, x, alpha); }
+template <typename T> Tensor<T> add_scalar(const Tensor<T>& x, T c) { return unary(UnaryOp::AddScalar, x, c); }
+
+/// x[i] = value.
+template <typename T>
+void fill(Tensor<T>& x, T value);
+/// y += alpha * x (same number of elements).
+template <typename T>
+void axpy(T alpha, const Tensor<T>& x, Tensor<T>& y);
+
+// -- matrix products ------------------------------------------------------------------
+/// out = alpha * op(a) * op(b) + beta * out for 2-D a, b, out, where op
+/// transposes when asked. out must be {rows of op(a), cols of op(b)}.
+template <typename T>
+void matmul(T alpha, const Tensor<T>& a, bool trans_a, const Tensor<T>& b, bool trans_b, T beta, Tensor<T>& out);
+template <typename T>
+Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b, bool trans_a = false, bool trans_b = false);
+/// Fully connected layer in one pass: out = act(x * w^T + bias) with x
+/// {batch, in}, w {out, in}, bias {out} (or null), out {batch, out}. act is
+/// Identity, Relu, Sigmoid, Tanh, LeakyRelu or Gelu with parameter p.
+template <typename T>
+void linear(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, UnaryOp act, T p, Tensor<T>& out);
+
+// -- reductions --------------------------------------------------------------------------
+/// Reduces `axis`: out has x's shape with that axis removed (keepdims: size 1).
+template <typename T>
+void reduce(ReduceOp op, const Tensor<T>& x, std::int64_t axis, Tensor<T>& out);
+template <typename T>
+Tensor<T> reduce(ReduceOp op, const Tensor<T>& x, std::int64_t axis, bool keepdims = false);
+template <typename T> Tensor<T> sum(const Tensor<T>& x, std::int64_t axis, bool keepdims = false) { return reduce(ReduceOp::Sum, x, axis, keepdims); }
+template <typename T> Tensor<T> mean(const Tensor<T>& x, std::int64_t axis, bool keepdims = false) { return reduce(ReduceOp::Mean, x, axis, keepdims); }
+template <typename T> Tensor<T> max(const Tensor<T>& x, std::int64_t axis, bool keepdims = false) { return reduce(ReduceOp::Max, x, axis, keepdims); }
+/// Sum of all elements, returned to the host.
+template <typename T>
+T sum_all(const Tensor<T>& x);
+/// Index of the maximum along `axis` (first on ties); shape of x without axis.
+template <typename T>
+Tensor<std::int64_t> argmax(const Tensor<T>& x, std::int64_t axis);
+/// Sums a broadcast result g back to `out`'s shape (the gradient of
+/// broadcasting): out's shape must broadcast to g's shape.
+template <typename T>
+void reduce_to_shape(const Tensor<T>& g, Tensor<T>& out);
+
+// -- softmax ---------------------------------------------------------------------------
+/// Softmax (or log-softmax) over the last axis; y has x's shape.
+template <typename T>
+void softmax(const Tensor<T>& x, Tensor<T>& y, bool log = false);
+template <typename T>
+void softmax_backward(const Tensor<T>& y, const Tensor<T>& dy, Tensor<T>& dx, bool log = false);
+
+// -- layout ------------------------------------------------------------------------------
+/// y's axis i is x's axis perm[i]; y must have the permuted shape.
+template <typename T>
+void permute(const Tensor<T>& x, const std::vector<int>& perm, Tensor<T>& y);
+/// Swaps the last two axes (a 2-D transpose, batched over leading axes).
+template <typename T>
+Tensor<T> transpose(const Tensor<T>& x);
+
+}  // namespace magmadnn::math
