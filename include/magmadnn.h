@@ -15,3 +15,5 @@
 #include "magmadnn/tensor/filler.h"
 #include "magmadnn/tensor/tensor.h"
 #include "magmadnn/tensor/math.h"
+#include "magmadnn/compute/compute.h"
+#include "magmadnn/optimizer/optimizer.h"

@@ -60,7 +60,8 @@ class Kernels {
   /// y = f(x; p) elementwise. y may alias x.
   virtual void unary(UnaryOp op, const T* x, T* y, std::int64_t n, T p) = 0;
   /// dx = dy * f'(x; p) elementwise, given x and y = f(x; p) (each op reads
-  /// the cheaper one: Sigmoid/Tanh/Exp read y, Relu/Log/Pow read x). dx may alias dy.
+  /// the cheaper one: only Sigmoid, Tanh and Exp read y, so callers may pass a
+  /// null y for every other op, which reads x). dx may alias dy.
   virtual void unary_backward(UnaryOp op, const T* x, const T* y, const T* dy, T* dx, std::int64_t n, T p) = 0;
 
   /// out = a (op) b with broadcasting per `d`. out has d.numel() elements and

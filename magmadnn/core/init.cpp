@@ -1,6 +1,7 @@
 #include "magmadnn/core/init.h"
 
 #include "magmadnn/backend/registry.h"
+#include "magmadnn/compute/operation.h"
 
 namespace magmadnn {
 
@@ -10,6 +11,8 @@ void magmadnn_init() {
 }
 
 void magmadnn_finalize() {
+  // Graph nodes that v1 code turned into raw pointers and never deleted.
+  op::release_pinned_nodes();
   if (has_cuda_device()) {
     Backend& b = cuda_backend();
     for (int d = 0; d < b.device_count(); ++d) b.synchronize(d);

@@ -24,7 +24,7 @@ template <typename T, typename... Rest>
 Backend& common_backend(const char* op, const Tensor<T>& first, const Rest&... rest) {
   const bool dev = first.on_device();
   const device_t id = first.get_device_id();
-  auto same = [&](const auto& t) {
+  [[maybe_unused]] auto same = [&](const auto& t) {
     MAGMADNN_CHECK(t.on_device() == dev && (!dev || t.get_device_id() == id), DeviceError,
                    op << ": operands live on different devices (" << (dev ? "GPU " : "host")
                       << (dev ? std::to_string(id) : std::string()) << " and "

@@ -137,20 +137,20 @@ void Tensor<T>::set(const std::vector<std::int64_t>& index, T value) {
 // -- views -------------------------------------------------------------------------
 
 template <typename T>
-Tensor<T> Tensor<T>::view(const Shape& shape) const {
-  std::vector<std::int64_t> dims = shape.dims();
+Tensor<T> Tensor<T>::view_dims(std::vector<std::int64_t> dims) const {
   std::int64_t known = 1, infer = -1;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
-      MAGMADNN_CHECK(infer < 0, ShapeError, "view: more than one -1 in " << Shape(dims));
+      MAGMADNN_CHECK(infer < 0, ShapeError, "view: more than one -1 in the view of shape " << shape_);
       infer = static_cast<std::int64_t>(i);
     } else {
+      MAGMADNN_CHECK(dims[i] >= 0, ShapeError, "view: negative size " << dims[i] << " in the view of shape " << shape_);
       known *= dims[i];
     }
   }
   if (infer >= 0) {
     MAGMADNN_CHECK(known > 0 && numel_ % known == 0, ShapeError,
-                   "view: cannot infer -1 in the view of shape " << shape_ << " as " << Shape(dims));
+                   "view: cannot infer -1 in the view of shape " << shape_ << " with the other sizes' product " << known);
     dims[infer] = numel_ / known;
   }
   Shape s(dims);
@@ -174,7 +174,7 @@ Tensor<T> Tensor<T>::slice(std::int64_t begin, std::int64_t end) const {
 
 template <typename T>
 void Tensor<T>::reshape(const Shape& shape) {
-  *this = view(shape);
+  *this = view_dims(shape.dims());
 }
 
 template <typename T>

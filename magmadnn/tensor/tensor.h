@@ -74,14 +74,17 @@ class Tensor {
   std::int64_t flat_index(const std::vector<std::int64_t>& index) const;
 
   // -- views and shape changes -------------------------------------------------
-  /// A tensor with another shape over the same storage. One axis may be -1
-  /// (inferred). Throws ShapeError if the sizes differ.
-  Tensor view(const Shape& shape) const;
-  Tensor view(std::initializer_list<std::int64_t> dims) const { return view(Shape(dims)); }
+  /// A tensor with another shape over the same storage. Throws ShapeError if
+  /// the sizes differ.
+  Tensor view(const Shape& shape) const { return view_dims(shape.dims()); }
+  /// As above; one axis may be -1 (inferred), e.g. `t.view({-1, 784})`.
+  Tensor view(std::initializer_list<std::int64_t> dims) const { return view_dims(dims); }
+  Tensor view_dims(std::vector<std::int64_t> dims) const;
   /// Rows [begin, end) of axis 0, sharing storage (a batch of a data set).
   Tensor slice(std::int64_t begin, std::int64_t end) const;
   /// In-place shape changes (MagmaDNN v1): same storage, new shape.
   void reshape(const Shape& shape);
+  void reshape(std::initializer_list<std::int64_t> dims) { *this = view_dims(dims); }
   void squeeze();                        ///< removes every axis of size 1
   void squeeze(std::int64_t axis);       ///< removes `axis`, which must have size 1
   void unsqueeze(std::int64_t axis);     ///< inserts an axis of size 1 before `axis` (-1: at the end)

@@ -1,6 +1,6 @@
 #include "support/gpu.h"
 
-namespace magmadnn::testing {
+namespace magmadnn::test {
 std::vector<memory_t> available_memory_types() {
   std::vector<memory_t> m{HOST, MANAGED};
   if (has_cuda_device()) {
@@ -9,4 +9,4 @@ std::vector<memory_t> available_memory_types() {
   }
   return m;
 }
-}  // namespace magmadnn::testing
+}  // namespace magmadnn::test

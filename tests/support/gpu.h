@@ -13,8 +13,8 @@
       GTEST_SKIP() << "no GPU: " << ::magmadnn::cuda_unavailable_reason();              \
   } while (0)
 
-namespace magmadnn::testing {
+namespace magmadnn::test {
 /// Memory types usable on this machine (HOST, MANAGED always; DEVICE and
 /// CUDA_MANAGED with a GPU).
 std::vector<memory_t> available_memory_types();
-}  // namespace magmadnn::testing
+}  // namespace magmadnn::test

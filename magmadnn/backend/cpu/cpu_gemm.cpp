@@ -1,0 +1,334 @@
+// Matrix products on the host.
+//
+// float: oneDNN matmul primitives. Creating a primitive costs far more than a
+// small product (it JIT-compiles), so primitives are cached per problem
+// (m, n, k, layouts, alpha != 1, beta, bias, activation); a training loop
+// creates its primitives in the first step and reuses them afterwards.
+// Transposes are expressed as strides in the memory descriptors, so no
+// operand is copied. alpha is a run-time output scale (one primitive serves
+// every alpha), beta a `sum` post-op, the activation an eltwise post-op.
+// Products under ~48^3 multiply-adds skip oneDNN (see small_problem).
+//
+// double: oneDNN 2.6 cannot do f64 at all: its memory::data_type has only
+// f32, f16, bf16, s32, s8 and u8. So double goes to OpenBLAS dgemm, followed
+// by one OpenMP pass over C that adds the bias and applies the activation.
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <type_traits>
+#include <unordered_map>
+
+#include "magmadnn/backend/cpu/blas.h"
+#include "magmadnn/backend/cpu/cpu_gemm.h"
+#include "magmadnn/backend/cpu/cpu_kernels.h"
+#include "magmadnn/backend/cpu/cpu_unary_ops.h"
+#include "magmadnn/core/errors.h"
+
+namespace magmadnn::cpu {
+namespace {
+
+int blas_int(std::int64_t v, const char* what) {
+  MAGMADNN_CHECK(v >= 0 && v <= INT_MAX, ValueError,
+                 "gemm: " << what << " = " << v << " does not fit OpenBLAS's 32-bit integers");
+  return static_cast<int>(v);
+}
+
+template <typename T>
+void blas_gemm_impl(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,
+                    std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  const CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE opb = tb ? CblasTrans : CblasNoTrans;
+  // BLAS rejects a leading dimension smaller than 1 even when the matrix is
+  // empty or a single column.
+  const int ia = std::max(1, blas_int(lda, "lda")), ib = std::max(1, blas_int(ldb, "ldb"));
+  const int ic = std::max(1, blas_int(ldc, "ldc"));
+  const int im = blas_int(m, "m"), in = blas_int(n, "n"), ik = blas_int(k, "k");
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, opa, opb, im, in, ik, alpha, A, ia, B, ib, beta, C, ic);
+  } else {
+    cblas_dgemm(CblasRowMajor, opa, opb, im, in, ik, alpha, A, ia, B, ib, beta, C, ic);
+  }
+}
+
+// C[i, j] = act(C[i, j] + bias[j]) over an m x n matrix with row stride ldc,
+// one read and one write of C. The activation is chosen outside the loops so
+// each row loop is a single vectorisable expression.
+template <typename T, typename F>
+inline void epilogue_rows(T* C, std::int64_t i0, std::int64_t i1, std::int64_t n, std::int64_t ldc, const T* bias,
+                          F f) {
+  for (std::int64_t i = i0; i < i1; ++i) {
+    T* row = C + i * ldc;
+    if (bias) {
+#pragma omp simd
+      for (std::int64_t j = 0; j < n; ++j) row[j] = f(row[j] + bias[j]);
+    } else {
+#pragma omp simd
+      for (std::int64_t j = 0; j < n; ++j) row[j] = f(row[j]);
+    }
+  }
+}
+
+// Small products skip the parallel region entirely: even an if(false) one
+// costs a few hundred nanoseconds, more than the whole pass.
+template <typename T, typename F>
+void epilogue(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, const T* bias, F f) {
+  if (m < 2 || m * n <= kParallelThreshold / 8) {
+    epilogue_rows(C, 0, m, n, ldc, bias, f);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < m; ++i) epilogue_rows(C, i, i + 1, n, ldc, bias, f);
+}
+
+template <typename T>
+void bias_act_pass(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, const T* bias, UnaryOp act, T p) {
+  switch (act) {
+    case UnaryOp::Identity:
+      if (bias) epilogue(C, m, n, ldc, bias, [](T v) { return v; });
+      return;
+    case UnaryOp::Relu: epilogue(C, m, n, ldc, bias, [](T v) { return v > T(0) ? v : T(0); }); return;
+    case UnaryOp::LeakyRelu: epilogue(C, m, n, ldc, bias, [p](T v) { return v > T(0) ? v : p * v; }); return;
+    case UnaryOp::Sigmoid: epilogue(C, m, n, ldc, bias, [](T v) { return ops::sigmoid(v); }); return;
+    case UnaryOp::Tanh: epilogue(C, m, n, ldc, bias, [](T v) { return std::tanh(v); }); return;
+    case UnaryOp::Gelu: epilogue(C, m, n, ldc, bias, [](T v) { return ops::gelu(v); }); return;
+    default: epilogue(C, m, n, ldc, bias, [act, p](T v) { return ops::apply(act, v, p); }); return;
+  }
+}
+
+// -- oneDNN (float) --------------------------------------------------------------
+
+struct MatmulKey {
+  std::int64_t m, n, k, lda, ldb, ldc;
+  bool ta, tb, scaled, bias;
+  float beta;
+  UnaryOp act;
+  float act_p;
+  bool operator==(const MatmulKey&) const = default;
+};
+
+struct MatmulKeyHash {
+  std::size_t operator()(const MatmulKey& key) const noexcept {
+    std::size_t h = 0;
+    auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    for (std::int64_t v : {key.m, key.n, key.k, key.lda, key.ldb, key.ldc}) mix(std::hash<std::int64_t>{}(v));
+    mix((std::size_t(key.ta) << 0) | (std::size_t(key.tb) << 1) | (std::size_t(key.scaled) << 2) |
+        (std::size_t(key.bias) << 3) | (std::size_t(key.act) << 4));
+    mix(std::hash<float>{}(key.beta));
+    mix(std::hash<float>{}(key.act_p));
+    return h;
+  }
+};
+
+struct CachedMatmul {
+  dnnl::matmul prim;
+  dnnl::memory::desc a_md, b_md, c_md, bias_md, scratch_md;
+};
+
+// Maps an activation to its oneDNN eltwise post-op; false when there is none.
+bool eltwise_of(UnaryOp act, float p, dnnl::algorithm* alg, float* alpha) {
+  *alpha = 0.f;
+  switch (act) {
+    case UnaryOp::Relu: *alg = dnnl::algorithm::eltwise_relu; return true;
+    case UnaryOp::LeakyRelu: *alg = dnnl::algorithm::eltwise_relu; *alpha = p; return true;
+    case UnaryOp::Sigmoid: *alg = dnnl::algorithm::eltwise_logistic; return true;
+    case UnaryOp::Tanh: *alg = dnnl::algorithm::eltwise_tanh; return true;
+    case UnaryOp::Gelu: *alg = dnnl::algorithm::eltwise_gelu_erf; return true;
+    default: return false;
+  }
+}
+
+class OnednnMatmul {
+ public:
+  static OnednnMatmul& instance() {
+    static OnednnMatmul inst;
+    return inst;
+  }
+
+  void run(const MatmulKey& key, float alpha, const float* A, const float* B, const float* bias, float* C) {
+    const CachedMatmul& mm = get(key);
+    // One stream per thread: a oneDNN stream is not meant to be driven from
+    // several threads at once, and a CPU stream is cheap to create.
+    thread_local dnnl::stream stream(engine_);
+    using dnnl::memory;
+    memory a(mm.a_md, engine_, const_cast<float*>(A));
+    memory b(mm.b_md, engine_, const_cast<float*>(B));
+    memory c(mm.c_md, engine_, C);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}};
+    if (key.bias) args.emplace(DNNL_ARG_BIAS, memory(mm.bias_md, engine_, const_cast<float*>(bias)));
+    if (key.scaled) {
+      args.emplace(DNNL_ARG_ATTR_OUTPUT_SCALES,
+                   memory({{1}, memory::data_type::f32, memory::format_tag::x}, engine_, &alpha));
+    }
+    const std::size_t scratch_bytes = mm.scratch_md.get_size();
+    if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(mm.scratch_md, engine_, scratch(scratch_bytes)));
+    mm.prim.execute(stream, args);
+    stream.wait();
+  }
+
+  std::size_t cache_size() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cache_.size();
+  }
+
+ private:
+  OnednnMatmul() : engine_(dnnl::engine::kind::cpu, 0) {}
+
+  // A per-thread scratchpad (user scratchpad mode): primitives may then run
+  // concurrently from several threads without sharing oneDNN's global one.
+  static void* scratch(std::size_t bytes) {
+    struct Free {
+      void operator()(void* p) const noexcept { std::free(p); }
+    };
+    thread_local std::unique_ptr<void, Free> buf;
+    thread_local std::size_t cap = 0;
+    if (bytes > cap) {
+      const std::size_t rounded = (bytes + 63) / 64 * 64;
+      buf.reset(std::aligned_alloc(64, rounded));
+      MAGMADNN_CHECK(buf != nullptr, Error, "gemm: out of host memory for a " << bytes << "-byte scratchpad");
+      cap = rounded;
+    }
+    return buf.get();
+  }
+
+  const CachedMatmul& get(const MatmulKey& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return *it->second;
+    auto created = create(key);
+    return *cache_.emplace(key, std::move(created)).first->second;
+  }
+
+  std::unique_ptr<CachedMatmul> create(const MatmulKey& key) const {
+    using dnnl::memory;
+    using dims = memory::dims;
+    const auto f32 = memory::data_type::f32;
+    // op(A) is m x k: stored row-major either as m x k (strides lda, 1) or as
+    // k x m, which read as m x k has strides (1, lda). Likewise for B.
+    auto out = std::make_unique<CachedMatmul>();
+    out->a_md = memory::desc({key.m, key.k}, f32, key.ta ? dims{1, key.lda} : dims{key.lda, 1});
+    out->b_md = memory::desc({key.k, key.n}, f32, key.tb ? dims{1, key.ldb} : dims{key.ldb, 1});
+    out->c_md = memory::desc({key.m, key.n}, f32, dims{key.ldc, 1});
+    if (key.bias) out->bias_md = memory::desc({1, key.n}, f32, dims{key.n, 1});
+
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (key.scaled) attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});
+    dnnl::post_ops po;
+    if (key.beta != 0.f) po.append_sum(key.beta);
+    dnnl::algorithm alg;
+    float alg_alpha;
+    if (eltwise_of(key.act, key.act_p, &alg, &alg_alpha)) po.append_eltwise(1.f, alg, alg_alpha, 0.f);
+    attr.set_post_ops(po);
+
+    try {
+      const auto desc = key.bias ? dnnl::matmul::desc(out->a_md, out->b_md, out->bias_md, out->c_md)
+                                 : dnnl::matmul::desc(out->a_md, out->b_md, out->c_md);
+      const dnnl::matmul::primitive_desc pd(desc, attr, engine_);
+      out->scratch_md = pd.scratchpad_desc();
+      out->prim = dnnl::matmul(pd);
+    } catch (const dnnl::error& e) {
+      MAGMADNN_THROW(DeviceError, "gemm: oneDNN could not create a matmul for m=" << key.m << " n=" << key.n
+                                                                              << " k=" << key.k << ": " << e.what());
+    }
+    return out;
+  }
+
+  dnnl::engine engine_;
+  std::mutex mutex_;
+  std::unordered_map<MatmulKey, std::unique_ptr<CachedMatmul>, MatmulKeyHash> cache_;
+};
+
+// Below about 48^3 multiply-adds a oneDNN execution costs more in fixed
+// overhead (~1.2 us measured: memory objects, argument map, its parallel
+// region) than OpenBLAS takes for the whole product, single-threaded; such
+// products go to OpenBLAS plus the epilogue pass.
+constexpr std::int64_t kSmallGemm = 48 * 48 * 48;
+inline bool small_problem(std::int64_t m, std::int64_t n, std::int64_t k) { return m * n * k <= kSmallGemm; }
+
+// C = beta * C (k == 0: the product is empty). beta == 0 overwrites, so NaNs
+// in an uninitialised C do not survive, as with BLAS.
+template <typename T>
+void scale_c(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, T beta) {
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+}
+
+}  // namespace
+
+void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* A,
+               std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc) {
+  blas_gemm_impl(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* A,
+               std::int64_t lda, const double* B, std::int64_t ldb, double beta, double* C, std::int64_t ldc) {
+  blas_gemm_impl(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+std::size_t onednn_matmul_cache_size() { return OnednnMatmul::instance().cache_size(); }
+
+template <typename T>
+void CpuKernels<T>::gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,
+                         std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0 || alpha == T(0)) {
+    scale_c(C, m, n, ldc, beta);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (!small_problem(m, n, k)) {
+      const MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
+      OnednnMatmul::instance().run(key, alpha, A, B, nullptr, C);
+      return;
+    }
+  }
+  blas_gemm_impl(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <typename T>
+void CpuKernels<T>::gemm_bias_act(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* A,
+                                  std::int64_t lda, const T* B, std::int64_t ldb, const T* bias, UnaryOp act, T p,
+                                  T* C, std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    scale_c(C, m, n, ldc, T(0));
+    bias_act_pass(C, m, n, ldc, bias, act, p);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (!small_problem(m, n, k)) {
+      dnnl::algorithm alg;
+      float unused;
+      const bool fused = act == UnaryOp::Identity || eltwise_of(act, p, &alg, &unused);
+      // Only LeakyRelu reads p; keying on it elsewhere would split the cache.
+      const MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, false, bias != nullptr, 0.f,
+                          fused ? act : UnaryOp::Identity, act == UnaryOp::LeakyRelu ? p : 0.f};
+      OnednnMatmul::instance().run(key, 1.f, A, B, bias, C);
+      if (!fused) bias_act_pass(C, m, n, ldc, static_cast<const float*>(nullptr), act, p);
+      return;
+    }
+  }
+  blas_gemm_impl(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C, ldc);
+  bias_act_pass(C, m, n, ldc, bias, act, p);
+}
+
+template void CpuKernels<float>::gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*,
+                                      std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
+template void CpuKernels<double>::gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, double, const double*,
+                                       std::int64_t, const double*, std::int64_t, double, double*, std::int64_t);
+template void CpuKernels<float>::gemm_bias_act(bool, bool, std::int64_t, std::int64_t, std::int64_t, const float*,
+                                               std::int64_t, const float*, std::int64_t, const float*, UnaryOp,
+                                               float, float*, std::int64_t);
+template void CpuKernels<double>::gemm_bias_act(bool, bool, std::int64_t, std::int64_t, std::int64_t, const double*,
+                                                std::int64_t, const double*, std::int64_t, const double*, UnaryOp,
+                                                double, double*, std::int64_t);
+
+}  // namespace magmadnn::cpu

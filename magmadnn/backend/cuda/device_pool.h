@@ -1,0 +1,83 @@
+/// @file device_pool.h
+/// DevicePool: a caching allocator over a "raw" allocator (cudaMalloc for a
+/// GPU), dMath's pooled memory. Freed blocks stay in the pool and serve later
+/// requests of the same size class, so after the first training step a model
+/// allocates no new device memory and never pays cudaMalloc/cudaFree (each of
+/// which synchronises the whole device).
+///
+/// Plain C++ with no CUDA header: the raw allocator is injected, so the
+/// caching logic is unit-tested on the host with malloc (tests/cuda/test_device_pool.cpp).
+///
+/// Requires: the raw allocate returns null on out-of-memory and throws
+/// DeviceError for any other failure; raw free never throws.
+/// Guarantees:
+///  - sizes are rounded to a size class: requests up to kSmallLimit to a
+///    multiple of kSmallGranule, larger ones to a multiple of kLargeGranule;
+///  - a request is served from a cached block of its class, or of a larger
+///    class wasting at most a quarter of the block; the raw allocator is
+///    called only on a miss;
+///  - on out-of-memory the whole cache is released and the raw allocation
+///    retried once; if it fails again, DeviceError names the bytes requested,
+///    in use and cached, and the device;
+///  - blocks are never split or merged, so a pointer always frees the exact
+///    block it came from; all methods are thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "magmadnn/backend/backend.h"
+
+namespace magmadnn::cuda {
+
+/// The system allocator a DevicePool caches.
+struct RawAllocator {
+  /// Returns `bytes` of fresh memory, or null when out of memory.
+  std::function<void*(std::size_t bytes)> allocate;
+  /// Returns memory obtained from `allocate`; never throws.
+  std::function<void(void* p)> free;
+};
+
+class DevicePool {
+ public:
+  static constexpr std::size_t kSmallLimit = std::size_t{1} << 20;  ///< 1 MiB
+  static constexpr std::size_t kSmallGranule = 512;
+  static constexpr std::size_t kLargeGranule = std::size_t{2} << 20;  ///< 2 MiB
+
+  /// `device_name` (e.g. "CUDA device 0") appears in out-of-memory messages.
+  DevicePool(RawAllocator raw, std::string device_name);
+  /// Frees the cached blocks. Blocks still handed out are left alone: their
+  /// owners may outlive the pool, and freeing under them would be worse.
+  ~DevicePool();
+  DevicePool(const DevicePool&) = delete;
+  DevicePool& operator=(const DevicePool&) = delete;
+
+  /// A block of at least `bytes` (null for 0 bytes). Throws DeviceError when
+  /// out of memory even after releasing the cache.
+  void* allocate(std::size_t bytes);
+  /// Returns a block from allocate() to the cache (null is ignored).
+  void deallocate(void* p) noexcept;
+  /// Frees every cached block through the raw allocator.
+  void release_cached() noexcept;
+  /// Counters; bytes are counted in whole blocks (rounded sizes).
+  MemoryStats stats() const;
+
+  /// The size class of a request.
+  static std::size_t round_size(std::size_t bytes) noexcept;
+
+ private:
+  void release_cached_locked() noexcept;
+
+  RawAllocator raw_;
+  std::string device_name_;
+  mutable std::mutex mutex_;
+  std::multimap<std::size_t, void*> free_;       // cached blocks by size
+  std::unordered_map<void*, std::size_t> used_;  // handed-out blocks and their sizes
+  MemoryStats stats_;
+};
+
+}  // namespace magmadnn::cuda

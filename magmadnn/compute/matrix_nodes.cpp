@@ -1,0 +1,113 @@
+// Matmul and linear (fully connected) nodes.
+#include "magmadnn/compute/grad_utils.h"
+#include "magmadnn/compute/nodes.h"
+
+namespace magmadnn::op {
+
+// -- MatmulNode -------------------------------------------------------------------------
+template <typename T>
+MatmulNode<T>::MatmulNode(OpPtr<T> a, OpPtr<T> b, bool trans_a, bool trans_b)
+    : Operation<T>("matmul", {std::move(a), std::move(b)}), ta_(trans_a), tb_(trans_b) {}
+
+template <typename T>
+Shape MatmulNode<T>::infer_shape(const std::vector<Shape>& in) const {
+  const Shape& a = in[0];
+  const Shape& b = in[1];
+  MAGMADNN_CHECK(a.ndim() == 2 && b.ndim() == 2, ShapeError,
+                 "matmul: needs 2-D operands, got shapes " << a << " and " << b);
+  const std::int64_t m = ta_ ? a[1] : a[0], ka = ta_ ? a[0] : a[1];
+  const std::int64_t kb = tb_ ? b[1] : b[0], n = tb_ ? b[0] : b[1];
+  MAGMADNN_CHECK(ka == kb, ShapeError,
+                 "matmul: shapes " << a << (ta_ ? "^T" : "") << " and " << b << (tb_ ? "^T" : "")
+                                   << " do not fit (inner sizes " << ka << " and " << kb << ")");
+  return Shape{m, n};
+}
+
+template <typename T>
+void MatmulNode<T>::forward() {
+  Tensor<T>& out = this->output_buffer(infer_shape({this->in(0).shape(), this->in(1).shape()}), this->in(0));
+  math::matmul(T(1), this->in(0), ta_, this->in(1), tb_, T(0), out);
+}
+
+template <typename T>
+void MatmulNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
+  const Tensor<T>& a = this->in(0);
+  const Tensor<T>& b = this->in(1);
+  // C = op(A) op(B). dop(A) = G op(B)^T, dop(B) = op(A)^T G; a transposed
+  // operand receives the transpose of that.
+  if (needed[0]) gin[0] = ta_ ? math::matmul(b, g, tb_, true) : math::matmul(g, b, false, !tb_);
+  if (needed[1]) gin[1] = tb_ ? math::matmul(g, a, true, ta_) : math::matmul(a, g, !ta_, false);
+}
+
+// -- LinearNode --------------------------------------------------------------------------
+template <typename T>
+LinearNode<T>::LinearNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, UnaryOp act)
+    : Operation<T>("linear", b ? std::vector<OpPtr<T>>{std::move(x), std::move(w), std::move(b)}
+                               : std::vector<OpPtr<T>>{std::move(x), std::move(w)}),
+      act_(act) {
+  MAGMADNN_CHECK(act == UnaryOp::Identity || act == UnaryOp::Relu || act == UnaryOp::Sigmoid ||
+                     act == UnaryOp::Tanh,
+                 NotSupportedError, "linear: activation must be identity, relu, sigmoid or tanh");
+  this->name_ = kind();
+}
+
+template <typename T>
+std::string LinearNode<T>::kind() const {
+  switch (act_) {
+    case UnaryOp::Relu: return "linear_relu";
+    case UnaryOp::Sigmoid: return "linear_sigmoid";
+    case UnaryOp::Tanh: return "linear_tanh";
+    default: return "linear";
+  }
+}
+
+template <typename T>
+Shape LinearNode<T>::infer_shape(const std::vector<Shape>& in) const {
+  const Shape& x = in[0];
+  const Shape& w = in[1];
+  MAGMADNN_CHECK(x.ndim() == 2 && w.ndim() == 2 && x[1] == w[1], ShapeError,
+                 "linear: input " << x << " and weight " << w << " do not fit (need {batch, in} and {out, in})");
+  if (in.size() == 3) {
+    MAGMADNN_CHECK(in[2].numel() == w[0] && (in[2].ndim() == 1 || (in[2].ndim() == 2 && in[2][0] == 1)),
+                   ShapeError, "linear: bias " << in[2] << " must have one value per output unit (" << w[0] << ")");
+  }
+  return Shape{x[0], w[0]};
+}
+
+template <typename T>
+void LinearNode<T>::forward() {
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < this->inputs_.size(); ++i) shapes.push_back(this->in(i).shape());
+  Tensor<T>& out = this->output_buffer(infer_shape(shapes), this->in(0));
+  // infer_shape accepts a {1, out} bias too; math::linear wants it flat.
+  Tensor<T> bias;
+  if (has_bias()) bias = this->in(2).view(Shape{this->in(2).size()});
+  math::linear(this->in(0), this->in(1), has_bias() ? &bias : nullptr, act_, T(0), out);
+}
+
+template <typename T>
+void LinearNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
+  // Gradient through the activation, from the output alone: relu'(z) > 0
+  // exactly where relu(z) > 0, and sigmoid'/tanh' are functions of y.
+  Tensor<T> dz;
+  if (act_ == UnaryOp::Identity) {
+    dz = g.view(g.shape());  // read-only alias; never handed out
+  } else {
+    dz = Tensor<T>(g.shape(), g.get_memory_type(), g.get_device_id());
+    math::unary_backward(act_, this->output_, this->output_, g, dz, T(0));
+  }
+  if (needed[0]) gin[0] = math::matmul(dz, this->in(1));
+  if (needed[1]) gin[1] = math::matmul(dz, this->in(0), true, false);
+  if (has_bias() && needed[2]) {
+    Tensor<T> db = math::sum(dz, 0);
+    db.reshape(this->in(2).shape());
+    gin[2] = std::move(db);
+  }
+}
+
+template class MatmulNode<float>;
+template class MatmulNode<double>;
+template class LinearNode<float>;
+template class LinearNode<double>;
+
+}  // namespace magmadnn::op

@@ -1,0 +1,198 @@
+// Graph passes: linear + activation fusion and elementwise chain fusion.
+#include "magmadnn/compute/passes.h"
+
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "magmadnn/compute/linalg.h"
+#include "magmadnn/compute/nodes.h"
+#include "magmadnn/core/errors.h"
+
+namespace magmadnn::op {
+
+namespace {
+
+// Who uses whom, for one rewrite of the graph below a root. Use counts count
+// input slots (a node used twice by one consumer has two uses), plus one for
+// the root, which the caller uses. A replacement takes over exactly the uses
+// of the node it replaces, and a fused node takes over exactly the slots that
+// the removed nodes had on their inputs, so counts stay right during a pass
+// without being recomputed.
+template <typename T>
+class GraphIndex {
+ public:
+  explicit GraphIndex(OpPtr<T> root) : root_(std::move(root)) {
+    order_ = topological_order(root_.get());
+    for (Operation<T>* n : order_) {
+      keep_.push_back(n->shared_from_this());
+      const auto& ins = n->get_inputs();
+      for (std::size_t i = 0; i < ins.size(); ++i) {
+        consumers_[ins[i].get()].emplace_back(n, i);
+        ++uses_[ins[i].get()];
+      }
+    }
+    ++uses_[root_.get()];
+  }
+
+  /// A snapshot of the original nodes, inputs before consumers.
+  const std::vector<Operation<T>*>& order() const noexcept { return order_; }
+  int uses(const Operation<T>* n) const {
+    auto it = uses_.find(n);
+    return it == uses_.end() ? 0 : it->second;
+  }
+  const OpPtr<T>& root() const noexcept { return root_; }
+
+  /// Rewires every consumer of `old` to `fresh`.
+  void replace(Operation<T>* old, const OpPtr<T>& fresh) {
+    keep_.push_back(fresh);
+    auto c = consumers_.find(old);
+    if (c != consumers_.end()) {
+      for (const auto& [consumer, slot] : c->second) consumer->replace_input(slot, fresh);
+      consumers_[fresh.get()] = std::move(c->second);
+      consumers_.erase(old);
+    }
+    uses_[fresh.get()] = uses(old);
+    if (root_.get() == old) root_ = fresh;
+  }
+
+ private:
+  OpPtr<T> root_;
+  // Every node seen or made during the pass stays alive until it ends, so a
+  // raw pointer used as a key is never reused by a new node's address.
+  std::vector<OpPtr<T>> keep_;
+  std::vector<Operation<T>*> order_;
+  std::unordered_map<const Operation<T>*, std::vector<std::pair<Operation<T>*, std::size_t>>> consumers_;
+  std::unordered_map<const Operation<T>*, int> uses_;
+};
+
+template <typename T>
+std::optional<Shape> known_shape(const Operation<T>& n) {
+  try {
+    return n.get_output_shape();
+  } catch (const ValueError&) {  // an unset placeholder below
+    return std::nullopt;
+  } catch (const ShapeError&) {  // does not fit yet; eval() will say so
+    return std::nullopt;
+  }
+}
+
+// The inputs of a fully connected layer: out = x w^T (+ b).
+template <typename T>
+struct Affine {
+  OpPtr<T> x, w, b;
+};
+
+bool fusable_activation(UnaryOp op) {
+  return op == UnaryOp::Sigmoid || op == UnaryOp::Relu || op == UnaryOp::Tanh;
+}
+
+// matmul(x, w, false, true) or matmul(x, transpose(w)) whose inner nodes are
+// used only there, with a known 2-D w.
+template <typename T>
+std::optional<Affine<T>> match_matmul(const GraphIndex<T>& g, const OpPtr<T>& node) {
+  auto* mm = dynamic_cast<MatmulNode<T>*>(node.get());
+  if (mm == nullptr || mm->trans_a() || g.uses(mm) != 1) return std::nullopt;
+  const auto& ins = mm->get_inputs();
+  OpPtr<T> w;
+  if (mm->trans_b()) {
+    w = ins[1];
+  } else if (auto* t = dynamic_cast<TransposeNode<T>*>(ins[1].get()); t != nullptr && g.uses(t) == 1) {
+    w = t->get_inputs()[0];
+  } else {
+    return std::nullopt;
+  }
+  const std::optional<Shape> ws = known_shape(*w);
+  if (!ws || ws->ndim() != 2) return std::nullopt;
+  return Affine<T>{ins[0], w, nullptr};
+}
+
+// add(matmul-pattern, b) in either order with one bias value per output unit.
+template <typename T>
+std::optional<Affine<T>> match_add(const GraphIndex<T>& g, Operation<T>& node) {
+  auto* add = dynamic_cast<BinaryNode<T>*>(&node);
+  if (add == nullptr || add->op() != BinaryOp::Add) return std::nullopt;
+  for (std::size_t side = 0; side < 2; ++side) {
+    std::optional<Affine<T>> a = match_matmul(g, add->get_inputs()[side]);
+    if (!a) continue;
+    const OpPtr<T>& b = add->get_inputs()[1 - side];
+    const std::optional<Shape> bs = known_shape(*b);
+    const std::int64_t out = known_shape(*a->w)->dims()[0];
+    // {out} or {1, out} broadcasts over the batch without widening the
+    // product, which is exactly LinearNode's bias.
+    if (bs && bs->numel() == out && (bs->ndim() == 1 || (bs->ndim() == 2 && bs->dims()[0] == 1))) {
+      a->b = b;
+      return a;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+template <typename T>
+Expr<T> fuse_linear_activation(const Expr<T>& root) {
+  MAGMADNN_CHECK(root.get() != nullptr, ValueError, "fuse_linear_activation: empty graph");
+  GraphIndex<T> g(root.ptr());
+  // Inputs come before consumers, so add(matmul, b) has become a plain
+  // linear node by the time its activation is visited.
+  for (Operation<T>* n : g.order()) {
+    OpPtr<T> fused;
+    if (auto* u = dynamic_cast<UnaryNode<T>*>(n); u != nullptr && fusable_activation(u->op())) {
+      const OpPtr<T>& c = n->get_inputs()[0];
+      if (g.uses(c.get()) != 1) continue;
+      if (auto* lin = dynamic_cast<LinearNode<T>*>(c.get()); lin != nullptr && lin->activation() == UnaryOp::Identity) {
+        const auto& li = lin->get_inputs();
+        fused = std::make_shared<LinearNode<T>>(li[0], li[1], lin->has_bias() ? li[2] : nullptr, u->op());
+      } else if (std::optional<Affine<T>> a = match_matmul(g, c)) {
+        fused = std::make_shared<LinearNode<T>>(a->x, a->w, nullptr, u->op());
+      }
+    } else if (std::optional<Affine<T>> a = match_add(g, *n)) {
+      fused = std::make_shared<LinearNode<T>>(a->x, a->w, a->b, UnaryOp::Identity);
+    }
+    if (fused) g.replace(n, fused);
+  }
+  return Expr<T>(g.root());
+}
+
+template <typename T>
+Expr<T> fuse_elementwise_chains(const Expr<T>& root) {
+  MAGMADNN_CHECK(root.get() != nullptr, ValueError, "fuse_elementwise_chains: empty graph");
+  GraphIndex<T> g(root.ptr());
+  using Step = typename UnaryChainNode<T>::Step;
+  for (Operation<T>* n : g.order()) {
+    auto* u = dynamic_cast<UnaryNode<T>*>(n);
+    if (u == nullptr) continue;
+    const OpPtr<T>& c = n->get_inputs()[0];
+    if (g.uses(c.get()) != 1) continue;
+    std::vector<Step> steps;
+    if (auto* cu = dynamic_cast<UnaryNode<T>*>(c.get())) {
+      steps.push_back(Step{cu->op(), cu->param()});
+    } else if (auto* cc = dynamic_cast<UnaryChainNode<T>*>(c.get())) {
+      steps = cc->steps();
+    } else {
+      continue;
+    }
+    steps.push_back(Step{u->op(), u->param()});
+    g.replace(n, std::make_shared<UnaryChainNode<T>>(std::move(steps), c->get_inputs()[0]));
+  }
+  return Expr<T>(g.root());
+}
+
+template <typename T>
+Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options) {
+  Expr<T> out = root;
+  if (options.fuse_linear_activation) out = fuse_linear_activation(out);
+  if (options.fuse_elementwise_chains) out = fuse_elementwise_chains(out);
+  return out;
+}
+
+#define MAGMADNN_INSTANTIATE_PASSES(T)                            \
+  template Expr<T> fuse_linear_activation<T>(const Expr<T>&);     \
+  template Expr<T> fuse_elementwise_chains<T>(const Expr<T>&);    \
+  template Expr<T> optimize<T>(const Expr<T>&, const OptimizeOptions&);
+MAGMADNN_INSTANTIATE_PASSES(float)
+MAGMADNN_INSTANTIATE_PASSES(double)
+
+}  // namespace magmadnn::op

@@ -1,0 +1,67 @@
+/// @file passes.h
+/// Graph passes: rewrites of a built graph into an equivalent one that does
+/// less work. Run them once, after building the graph and before the
+/// training or inference loop:
+///
+///   auto out  = op::sigmoid(op::add(op::matmul(X, W, false, true), b));
+///   auto fast = op::optimize(out);          // one linear_sigmoid node
+///   op::InferencePlan<float> plan(fast);    // buffer reuse (inference_plan.h)
+///
+/// What every pass guarantees:
+///  - same values: the returned root computes the same function of the
+///    leaves (variables, constants, placeholders), up to floating-point
+///    rounding of the fused kernels (a fused gemm + bias + activation may
+///    round differently from three separate ops, at the level of the last
+///    bits);
+///  - same gradients: op::gradients of any loss built on the returned root
+///    w.r.t. any leaf equals that of the unfused graph (same rounding caveat).
+///    Gradients w.r.t. interior nodes that a pass removed are not available
+///    (they are no longer in the graph; such a node gets a zero gradient);
+///  - a node is fused away only if every one of its uses inside the graph is
+///    the one being fused: an intermediate with a second consumer stays, and
+///    so does everything that computes it;
+///  - leaves are never changed or copied. Consumers of a replaced node inside
+///    the graph are rewired to its replacement; removed nodes are not
+///    destroyed while other handles hold them and still compute the same
+///    values (one may now read a fused equivalent of its old input), but they
+///    are no longer shared with the returned graph;
+///  - the passes only read shapes that are already known (a bias or weight
+///    whose shape is unknown, e.g. an unset placeholder, is left unfused).
+/// Requirements: the graph is not being evaluated concurrently.
+#pragma once
+
+#include "magmadnn/compute/expr.h"
+
+namespace magmadnn::op {
+
+/// Fuses the fully connected pattern into one LinearNode (math::linear: one
+/// gemm with bias and activation applied in a single pass over the output):
+///   act(add(matmul(X, W, false, true), b))       -> linear_act(X, W, b)
+///   act(add(matmul(X, transpose(W)), b))         -> linear_act(X, W, b)
+///   act(matmul(X, W^T)),  act(linear(X, W, b))   -> linear_act(X, W[, b])
+///   add(matmul(X, W^T), b)  (no activation)      -> linear(X, W, b)
+/// with act sigmoid, relu or tanh, b of shape {out} or {1, out} where W is
+/// {out, in}, and either operand order of the add. Returns the new root (the
+/// same node when nothing at the top was replaced).
+template <typename T>
+Expr<T> fuse_linear_activation(const Expr<T>& root);
+
+/// Replaces every chain of two or more elementwise unary ops (exp, log,
+/// sigmoid, relu, tanh, scale, pow, ...) in which each op but the last has
+/// the next as its only consumer by one UnaryChainNode, which makes one pass
+/// over memory (see nodes.h). Returns the new root.
+template <typename T>
+Expr<T> fuse_elementwise_chains(const Expr<T>& root);
+
+struct OptimizeOptions {
+  bool fuse_linear_activation = true;
+  bool fuse_elementwise_chains = true;
+};
+
+/// Applies the enabled passes (linear fusion first, so that an activation is
+/// absorbed by its gemm rather than by an elementwise chain). Buffer reuse is
+/// not a rewrite: it is done by op::InferencePlan at evaluation time.
+template <typename T>
+Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options = {});
+
+}  // namespace magmadnn::op

@@ -1,0 +1,77 @@
+/// @file regularization.h
+/// Ops whose behaviour depends on train / eval mode (op::set_training):
+///  - dropout(x, keep_prob): in training, y = x * mask / keep_prob with a
+///    Bernoulli(keep_prob) mask drawn from the seeded Philox streams (a new
+///    mask each time the node recomputes); in eval, y = x;
+///  - batchnorm(x, gamma, beta): normalizes each feature (axis 1 of {N, C} or
+///    {N, C, ...}) by the batch mean and biased variance in training, and by
+///    running statistics in eval; running_mean/var are updated in training
+///    with `momentum` (PyTorch convention: new = (1-m) old + m batch, the
+///    running variance using the unbiased batch variance).
+/// Nodes start in training mode.
+#pragma once
+
+#include "magmadnn/compute/arithmetic.h"
+
+namespace magmadnn::op {
+
+template <typename T>
+class DropoutNode : public Operation<T> {
+ public:
+  DropoutNode(OpPtr<T> x, T keep_prob);
+  std::string kind() const override { return "dropout"; }
+  void set_training(bool training) override;
+  bool training() const noexcept { return training_; }
+  /// The last mask (scaled by 1 / keep_prob); empty in eval mode.
+  const Tensor<T>& mask() const noexcept { return mask_; }
+  void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
+
+ protected:
+  Shape infer_shape(const std::vector<Shape>& in) const override { return in[0]; }
+  void forward() override;
+
+ private:
+  T keep_;
+  bool training_ = true;
+  Tensor<T> mask_;
+};
+
+template <typename T>
+class BatchNormNode : public Operation<T> {
+ public:
+  BatchNormNode(OpPtr<T> x, OpPtr<T> gamma, OpPtr<T> beta, T momentum, T eps);
+  std::string kind() const override { return "batchnorm"; }
+  void set_training(bool training) override;
+  bool training() const noexcept { return training_; }
+  Tensor<T>& running_mean() { return running_mean_; }
+  Tensor<T>& running_var() { return running_var_; }
+  void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
+
+ protected:
+  Shape infer_shape(const std::vector<Shape>& in) const override;
+  void forward() override;
+
+ private:
+  T momentum_, eps_;
+  bool training_ = true;
+  Tensor<T> running_mean_, running_var_;
+  Tensor<T> xhat_, invstd_;  // saved for backward, {N, C, R} and {1, C, 1}
+};
+
+template <OpLike X, typename S>
+  requires std::is_arithmetic_v<S>
+Expr<op_value_t<X>> dropout(const X& x, S keep_prob) {
+  using T = op_value_t<X>;
+  return make_expr<T>(std::make_shared<DropoutNode<T>>(to_node(x), static_cast<T>(keep_prob)));
+}
+
+/// gamma and beta have shape {C} (one per feature): learnable scale and shift.
+template <OpLike X, OpLike G, OpLike B>
+  requires SameOpType<X, G, B>
+Expr<op_value_t<X>> batchnorm(const X& x, const G& gamma, const B& beta, double momentum = 0.1, double eps = 1e-5) {
+  using T = op_value_t<X>;
+  return make_expr<T>(std::make_shared<BatchNormNode<T>>(to_node(x), to_node(gamma), to_node(beta),
+                                                         static_cast<T>(momentum), static_cast<T>(eps)));
+}
+
+}  // namespace magmadnn::op

@@ -1,0 +1,42 @@
+#include "magmadnn/optimizer/gradient_descent.h"
+
+#include "magmadnn/core/errors.h"
+#include "magmadnn/tensor/math.h"
+
+namespace magmadnn::optimizer {
+
+template <typename T>
+GradientDescent<T>::GradientDescent(double learning_rate, double momentum, bool nesterov)
+    : Optimizer<T>(learning_rate), mu_(momentum), nesterov_(nesterov) {
+  MAGMADNN_CHECK(momentum >= 0.0, ValueError, "GradientDescent: momentum must be >= 0, got " << momentum);
+  MAGMADNN_CHECK(!nesterov || momentum > 0.0, ValueError, "GradientDescent: Nesterov needs a momentum > 0");
+}
+
+template <typename T>
+std::vector<std::string> GradientDescent<T>::slot_names() const {
+  if (mu_ == 0.0) return {};
+  return {"velocity"};
+}
+
+template <typename T>
+void GradientDescent<T>::update(Tensor<T>& p, const Tensor<T>& g, double lr, std::int64_t,
+                                std::vector<Tensor<T>>& slots) {
+  if (mu_ == 0.0) {
+    math::axpy(static_cast<T>(-lr), g, p);
+    return;
+  }
+  Tensor<T>& v = slots[0];
+  math::unary(UnaryOp::Scale, v, v, static_cast<T>(mu_));
+  math::axpy(T(1), g, v);
+  if (nesterov_) {
+    math::axpy(static_cast<T>(-lr), g, p);
+    math::axpy(static_cast<T>(-lr * mu_), v, p);
+  } else {
+    math::axpy(static_cast<T>(-lr), v, p);
+  }
+}
+
+template class GradientDescent<float>;
+template class GradientDescent<double>;
+
+}  // namespace magmadnn::optimizer

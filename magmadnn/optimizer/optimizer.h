@@ -1,0 +1,10 @@
+/// @file optimizer.h
+/// Everything in magmadnn::optimizer: the Optimizer base, GradientDescent
+/// (momentum, Nesterov), Adam / AdamW, AdaGrad, RMSProp, weight decay and
+/// learning-rate schedules.
+#pragma once
+
+#include "magmadnn/optimizer/adaptive.h"
+#include "magmadnn/optimizer/gradient_descent.h"
+#include "magmadnn/optimizer/optimizer_base.h"
+#include "magmadnn/optimizer/schedule.h"

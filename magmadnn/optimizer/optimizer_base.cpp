@@ -1,0 +1,104 @@
+#include "magmadnn/optimizer/optimizer_base.h"
+
+#include "magmadnn/core/errors.h"
+#include "magmadnn/tensor/math.h"
+
+namespace magmadnn::optimizer {
+
+namespace {
+template <typename T>
+op::Variable<T>& as_variable(const op::Expr<T>& e) {
+  MAGMADNN_CHECK(e.get() != nullptr, ValueError, "optimizer: empty variable handle");
+  auto* v = dynamic_cast<op::Variable<T>*>(e.get());
+  MAGMADNN_CHECK(v != nullptr, ValueError,
+                 "optimizer: can only update variables, got " << e->kind() << " '" << e->get_name() << "'");
+  return *v;
+}
+}  // namespace
+
+template <typename T>
+Optimizer<T>::Optimizer(double learning_rate) : base_lr_(learning_rate) {
+  MAGMADNN_CHECK(learning_rate >= 0.0, ValueError, "optimizer: learning rate must be >= 0, got " << learning_rate);
+}
+
+template <typename T>
+double Optimizer<T>::learning_rate() const {
+  return schedule_ ? schedule_->lr(base_lr_, steps_) : base_lr_;
+}
+
+template <typename T>
+void Optimizer<T>::set_weight_decay(double decay, WeightDecay mode) {
+  MAGMADNN_CHECK(decay >= 0.0, ValueError, "optimizer: weight decay must be >= 0, got " << decay);
+  decay_ = decay;
+  decay_mode_ = mode;
+}
+
+template <typename T>
+typename Optimizer<T>::ParamState& Optimizer<T>::state_of(const op::Expr<T>& var) {
+  auto it = states_.find(var.get());
+  if (it != states_.end()) return it->second;
+  const Tensor<T>& p = as_variable(var).value();
+  ParamState st{var.ptr(), var->get_name(), {}};
+  for (std::size_t i = 0; i < slot_names().size(); ++i) {
+    Tensor<T> s(p.shape(), p.get_memory_type(), p.get_device_id());
+    math::fill(s, T(0));
+    st.slots.push_back(std::move(s));
+  }
+  order_.push_back(var.get());
+  return states_.emplace(var.get(), std::move(st)).first->second;
+}
+
+template <typename T>
+void Optimizer<T>::init_state(const std::vector<op::Expr<T>>& vars) {
+  for (const auto& v : vars) state_of(v);
+}
+
+template <typename T>
+void Optimizer<T>::minimize(const op::Expr<T>& loss, const std::vector<op::Expr<T>>& vars) {
+  op::GradTable<T> grads = op::compute_gradients<T>(loss, vars);
+  step(vars, grads);
+}
+
+template <typename T>
+void Optimizer<T>::step(const std::vector<op::Expr<T>>& vars, op::GradTable<T>& grads) {
+  const double lr = learning_rate();
+  ++steps_;
+  for (const auto& v : vars) {
+    op::Variable<T>& var = as_variable(v);
+    const Tensor<T>* g = grads.get(v);
+    MAGMADNN_CHECK(g != nullptr, ValueError, "optimizer: no gradient for variable '" << var.get_name() << "'");
+    Tensor<T>& p = var.value();  // marks the variable changed
+    MAGMADNN_CHECK(g->shape() == p.shape(), ShapeError,
+                   "optimizer: gradient " << g->shape() << " for variable '" << var.get_name() << "' of shape "
+                                          << p.shape());
+    ParamState& st = state_of(v);
+    if (decay_ > 0.0 && decay_mode_ == WeightDecay::L2) {
+      Tensor<T> gd(*g);
+      math::axpy(static_cast<T>(decay_), p, gd);
+      update(p, gd, lr, steps_, st.slots);
+    } else {
+      if (decay_ > 0.0) math::unary(UnaryOp::Scale, p, p, static_cast<T>(1.0 - lr * decay_));
+      update(p, *g, lr, steps_, st.slots);
+    }
+  }
+}
+
+template <typename T>
+std::map<std::string, Tensor<T>*> Optimizer<T>::state() {
+  std::map<std::string, Tensor<T>*> out;
+  const auto names = slot_names();
+  for (const auto* key : order_) {
+    ParamState& st = states_.at(key);
+    std::string base = st.name;
+    for (int k = 1; out.count(base + "/" + (names.empty() ? "" : names[0])) && !names.empty(); ++k) {
+      base = st.name + "#" + std::to_string(k);
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) out[base + "/" + names[i]] = &st.slots[i];
+  }
+  return out;
+}
+
+template class Optimizer<float>;
+template class Optimizer<double>;
+
+}  // namespace magmadnn::optimizer

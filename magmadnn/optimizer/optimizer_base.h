@@ -1,0 +1,87 @@
+/// @file optimizer_base.h
+/// Optimizer<T>: the base of every optimizer (slides: "Optimizer").
+///
+///   optimizer::GradientDescent opt(0.05);
+///   opt.minimize(loss, {x});          // ONE step: gradients, then update
+///
+/// Requires: every node in `vars` is an op::Variable (var, constant or
+/// placeholder); others raise ValueError. Guarantees: updates run where the
+/// parameters live (only tensor/math functions are used, so GPU tensors are
+/// updated on the GPU); each updated variable is marked changed, so the next
+/// eval() recomputes what depends on it; per-parameter state (moments) is
+/// created lazily with the parameter's shape and memory, and exposed by
+/// state() for checkpoints.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "magmadnn/compute/gradients.h"
+#include "magmadnn/compute/variable.h"
+#include "magmadnn/optimizer/schedule.h"
+
+namespace magmadnn::optimizer {
+
+/// L2 adds decay * param to the gradient; Decoupled (AdamW) shrinks the
+/// parameter by lr * decay * param before the update.
+enum class WeightDecay { L2, Decoupled };
+
+template <typename T>
+class Optimizer {
+ public:
+  explicit Optimizer(double learning_rate);
+  virtual ~Optimizer() = default;
+
+  /// One optimization step on `loss` w.r.t. `vars`.
+  void minimize(const op::Expr<T>& loss, const std::vector<op::Expr<T>>& vars);
+  /// One update of `vars` with gradients from `grads` (each var must have one).
+  void step(const std::vector<op::Expr<T>>& vars, op::GradTable<T>& grads);
+
+  double base_learning_rate() const noexcept { return base_lr_; }
+  void set_learning_rate(double lr) noexcept { base_lr_ = lr; }
+  /// The rate the next step will use (after the schedule).
+  double learning_rate() const;
+  void set_schedule(std::shared_ptr<const LRSchedule> schedule) { schedule_ = std::move(schedule); }
+  void set_weight_decay(double decay, WeightDecay mode = WeightDecay::L2);
+
+  /// Steps taken so far (restore it with the state when resuming).
+  std::int64_t step_count() const noexcept { return steps_; }
+  void set_step_count(std::int64_t n) noexcept { steps_ = n; }
+
+  /// Every state tensor, named "<variable name>/<slot>" (a "#k" suffix
+  /// separates variables that share a name). Writable: load a checkpoint by
+  /// copying into them (after one step created them, or via init_state()).
+  std::map<std::string, Tensor<T>*> state();
+  /// Creates the state of `vars` now (zeros), e.g. before loading a checkpoint.
+  void init_state(const std::vector<op::Expr<T>>& vars);
+
+ protected:
+  /// Names of the state slots this optimizer keeps per parameter.
+  virtual std::vector<std::string> slot_names() const { return {}; }
+  /// Updates `param` in place given its gradient, the step's rate and its
+  /// state slots (in slot_names() order). `t` is the 1-based step number.
+  virtual void update(Tensor<T>& param, const Tensor<T>& grad, double lr, std::int64_t t,
+                      std::vector<Tensor<T>>& slots) = 0;
+
+ private:
+  struct ParamState {
+    op::OpPtr<T> node;
+    std::string name;
+    std::vector<Tensor<T>> slots;
+  };
+  ParamState& state_of(const op::Expr<T>& var);
+
+  double base_lr_;
+  std::shared_ptr<const LRSchedule> schedule_;
+  double decay_ = 0.0;
+  WeightDecay decay_mode_ = WeightDecay::L2;
+  std::int64_t steps_ = 0;
+  std::unordered_map<const op::Operation<T>*, ParamState> states_;
+  std::vector<const op::Operation<T>*> order_;  // creation order, for stable names
+};
+
+}  // namespace magmadnn::optimizer

@@ -1,0 +1,170 @@
+// tensor/math: broadcasting, elementwise ops, fill and axpy.
+#include <string>
+
+#include "magmadnn/core/errors.h"
+#include "magmadnn/tensor/dispatch.h"
+#include "magmadnn/tensor/math.h"
+
+namespace magmadnn::math {
+namespace {
+
+const char* op_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return "add";
+    case BinaryOp::Sub: return "sub";
+    case BinaryOp::Mul: return "product";
+    case BinaryOp::Div: return "div";
+    case BinaryOp::Pow: return "pow";
+    case BinaryOp::Max: return "max";
+    case BinaryOp::Min: return "min";
+  }
+  return "binary";
+}
+
+const char* op_name(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Identity: return "identity";
+    case UnaryOp::Neg: return "neg";
+    case UnaryOp::Exp: return "exp";
+    case UnaryOp::Log: return "log";
+    case UnaryOp::Sigmoid: return "sigmoid";
+    case UnaryOp::Relu: return "relu";
+    case UnaryOp::Tanh: return "tanh";
+    case UnaryOp::Abs: return "abs";
+    case UnaryOp::Sqrt: return "sqrt";
+    case UnaryOp::Square: return "square";
+    case UnaryOp::Reciprocal: return "reciprocal";
+    case UnaryOp::Pow: return "pow";
+    case UnaryOp::Scale: return "scale";
+    case UnaryOp::AddScalar: return "add_scalar";
+    case UnaryOp::LeakyRelu: return "leaky_relu";
+    case UnaryOp::Gelu: return "gelu";
+    case UnaryOp::Softplus: return "softplus";
+  }
+  return "unary";
+}
+
+// Whether `in` broadcasts to `out` (NumPy rules, aligned on the right).
+bool broadcasts_to(const Shape& in, const Shape& out) {
+  if (in.ndim() > out.ndim()) return false;
+  const std::int64_t shift = out.ndim() - in.ndim();
+  for (std::int64_t i = 0; i < in.ndim(); ++i) {
+    const std::int64_t d = in.dims()[i];
+    if (d != 1 && d != out.dims()[i + shift]) return false;
+  }
+  return true;
+}
+
+void fill_strides(const Shape& in, const Shape& out, std::int64_t* strides) {
+  const std::int64_t shift = out.ndim() - in.ndim();
+  const std::vector<std::int64_t> st = in.strides();
+  for (std::int64_t i = 0; i < out.ndim(); ++i) {
+    const std::int64_t j = i - shift;
+    strides[i] = (j < 0 || in.dims()[j] == 1) ? 0 : st[j];
+  }
+}
+
+}  // namespace
+
+BroadcastDesc make_broadcast(const Shape& a, const Shape& b, const Shape& out_shape) {
+  MAGMADNN_CHECK(broadcasts_to(a, out_shape) && broadcasts_to(b, out_shape), ShapeError,
+                 "make_broadcast: shapes " << a << " and " << b << " do not broadcast to " << out_shape);
+  MAGMADNN_CHECK(out_shape.ndim() <= BroadcastDesc::kMaxDims, ShapeError,
+                 "make_broadcast: " << out_shape << " has more than " << BroadcastDesc::kMaxDims << " axes");
+  BroadcastDesc d;
+  d.ndim = static_cast<int>(out_shape.ndim());
+  for (int i = 0; i < d.ndim; ++i) d.shape[i] = out_shape.dims()[i];
+  fill_strides(a, out_shape, d.a_strides);
+  fill_strides(b, out_shape, d.b_strides);
+  return d;
+}
+
+template <typename T>
+void binary(BinaryOp op, const Tensor<T>& a, const Tensor<T>& b, Tensor<T>& out) {
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
+  const Shape& so = out.shape();
+  bool ok = false;
+  try {
+    ok = broadcast_shapes(sa, sb) == so;
+  } catch (const ShapeError&) {
+    ok = false;  // rethrown below with this function's name and out's shape
+  }
+  MAGMADNN_CHECK(ok, ShapeError,
+                 "math::" << op_name(op) << ": a " << sa << " and b " << sb << " do not broadcast to out " << so);
+  Backend& be = common_backend(op_name(op), a, b, out);
+  if (out.size() == 0) return;
+  const BroadcastDesc d = make_broadcast(sa, sb, so);
+  kernels<T>(be).binary(op, a.data(), b.data(), out.mutable_data(), d);
+}
+
+template <typename T>
+Tensor<T> binary(BinaryOp op, const Tensor<T>& a, const Tensor<T>& b) {
+  Shape s;
+  try {
+    s = broadcast_shapes(a.shape(), b.shape());
+  } catch (const ShapeError&) {
+    MAGMADNN_THROW(ShapeError, "math::" << op_name(op) << ": a " << a.shape() << " and b " << b.shape()
+                                        << " cannot be broadcast together");
+  }
+  Tensor<T> out(s, a.get_memory_type(), a.get_device_id());
+  binary(op, a, b, out);
+  return out;
+}
+
+template <typename T>
+void unary(UnaryOp op, const Tensor<T>& x, Tensor<T>& y, T p) {
+  MAGMADNN_CHECK(x.shape() == y.shape(), ShapeError,
+                 "math::" << op_name(op) << ": x " << x.shape() << " and y " << y.shape() << " differ");
+  Backend& be = common_backend(op_name(op), x, y);
+  if (x.size() == 0) return;
+  kernels<T>(be).unary(op, x.data(), y.mutable_data(), x.size(), p);
+}
+
+template <typename T>
+Tensor<T> unary(UnaryOp op, const Tensor<T>& x, T p) {
+  Tensor<T> y(x.shape(), x.get_memory_type(), x.get_device_id());
+  unary(op, x, y, p);
+  return y;
+}
+
+template <typename T>
+void unary_backward(UnaryOp op, const Tensor<T>& x, const Tensor<T>& y, const Tensor<T>& dy, Tensor<T>& dx, T p) {
+  const Shape& s = x.shape();
+  MAGMADNN_CHECK(y.shape() == s && dy.shape() == s && dx.shape() == s, ShapeError,
+                 "math::unary_backward(" << op_name(op) << "): x " << s << ", y " << y.shape() << ", dy "
+                                         << dy.shape() << " and dx " << dx.shape() << " must have one shape");
+  Backend& be = common_backend("unary_backward", x, y, dy, dx);
+  if (x.size() == 0) return;
+  kernels<T>(be).unary_backward(op, x.data(), y.data(), dy.data(), dx.mutable_data(), x.size(), p);
+}
+
+template <typename T>
+void fill(Tensor<T>& x, T value) {
+  Backend& be = backend_of(x);
+  if (x.size() == 0) return;
+  kernels<T>(be).fill(x.mutable_data(), x.size(), value);
+}
+
+template <typename T>
+void axpy(T alpha, const Tensor<T>& x, Tensor<T>& y) {
+  MAGMADNN_CHECK(x.size() == y.size(), ShapeError,
+                 "math::axpy: x " << x.shape() << " and y " << y.shape() << " have different sizes");
+  Backend& be = common_backend("axpy", x, y);
+  if (x.size() == 0) return;
+  kernels<T>(be).axpy(x.size(), alpha, x.data(), y.mutable_data());
+}
+
+#define MAGMADNN_INSTANTIATE(T)                                                                          \
+  template void binary<T>(BinaryOp, const Tensor<T>&, const Tensor<T>&, Tensor<T>&);                     \
+  template Tensor<T> binary<T>(BinaryOp, const Tensor<T>&, const Tensor<T>&);                            \
+  template void unary<T>(UnaryOp, const Tensor<T>&, Tensor<T>&, T);                                      \
+  template Tensor<T> unary<T>(UnaryOp, const Tensor<T>&, T);                                             \
+  template void unary_backward<T>(UnaryOp, const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, Tensor<T>&, T); \
+  template void fill<T>(Tensor<T>&, T);                                                                  \
+  template void axpy<T>(T, const Tensor<T>&, Tensor<T>&);
+MAGMADNN_INSTANTIATE(float)
+MAGMADNN_INSTANTIATE(double)
+#undef MAGMADNN_INSTANTIATE
+
+}  // namespace magmadnn::math

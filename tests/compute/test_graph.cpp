@@ -1,0 +1,239 @@
+// The compute graph: the slides' and v1's code as written, caching and
+// versions, ownership (pin arena, delete), placeholders, fan-out, errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "magmadnn/compute/compute.h"
+#include "magmadnn/core/errors.h"
+#include "magmadnn/optimizer/optimizer.h"
+
+using namespace magmadnn;
+
+// -- the slides, verbatim ----------------------------------------------------------------
+TEST(Slides, OperationAndGraph) {
+  auto X = op::var<float>("X", {5, 3}, {UNIFORM});
+  auto W = op::var<float>("W", {6, 5}, {UNIFORM});
+  auto b = op::var<float>("b", {6, 3}, {UNIFORM});
+  auto transform = op::add(op::matmul(W, X), b);
+  Tensor<float> *output = transform->eval();
+
+  ASSERT_EQ(output->shape(), Shape({6, 3}));
+  const Tensor<float>& x = X->value();
+  const Tensor<float>& w = W->value();
+  const Tensor<float>& bb = b->value();
+  for (std::int64_t i = 0; i < 6; ++i) {
+    for (std::int64_t j = 0; j < 3; ++j) {
+      double ref = bb.get({i, j});
+      for (std::int64_t k = 0; k < 5; ++k) ref += double(w.get({i, k})) * x.get({k, j});
+      EXPECT_NEAR(output->get({i, j}), ref, 1e-5);
+    }
+  }
+}
+
+TEST(Slides, OptimizerMinimizesXSquaredPlusC) {
+  auto x = op::var<float>("x", NONE);
+  auto c = op::var<float>("c", {CONSTANT, -2.0f});
+
+  optimizer::GradientDescent opt(0.05);
+
+  opt.minimize(op::add(op::pow(x, 2), c), {x});
+
+  static_assert(std::is_same_v<decltype(opt), optimizer::GradientDescent<float>>);
+}
+
+TEST(Slides, RepeatedMinimizeDrivesXToZero) {
+  auto x = op::var<float>("x", {CONSTANT, 3.0f});
+  auto c = op::var<float>("c", {CONSTANT, -2.0f});
+  optimizer::GradientDescent opt(0.05);
+  auto f = op::add(op::pow(x, 2), c);
+  // One step: x <- x - 0.05 * 2x = 0.9 x.
+  opt.minimize(f, {x});
+  EXPECT_NEAR(x->value().get(std::int64_t{0}), 2.7f, 1e-6);
+  for (int i = 0; i < 200; ++i) opt.minimize(f, {x});
+  EXPECT_LT(std::abs(x->value().get(std::int64_t{0})), 1e-3f);
+  EXPECT_NEAR(f->eval()->get(std::int64_t{0}), -2.0f, 1e-5);
+}
+
+// -- MagmaDNN v1 code ------------------------------------------------------------------------
+TEST(V1, TensorMathAffineWithDelete) {
+  const unsigned int M = 5;
+  const unsigned int N = 4;
+  auto A = op::var<float>("A", {M, N}, {CONSTANT, {3}}, HOST);
+  auto x = op::var<float>("x", {N, 1}, {CONSTANT, {2}}, HOST);
+  auto b = op::var<float>("b", {M, 1}, {ONE, {}}, HOST);
+  auto aff = op::add(op::matmul(A, x), b);
+  Tensor<float>* final_val = aff->eval();
+  for (int i = 0; i < int(M); ++i) EXPECT_FLOAT_EQ(final_val->get({i, 0}), 25.0f);
+  delete aff;  // harmless on a handle
+  EXPECT_FLOAT_EQ(aff->eval()->get({0, 0}), 25.0f);
+}
+
+TEST(V1, RawPointersPinAndDeleteUnpins) {
+  const std::size_t before = op::pinned_node_count();
+  std::weak_ptr<op::Operation<float>> watch;
+  {
+    Tensor<float>* t = new Tensor<float>({3, 3}, {CONSTANT, {2.0f}}, HOST);
+    auto v = op::var("t", t);  // v1: wraps the tensor, sharing its storage
+    t->set({0, 0}, 5.0f);
+    delete t;  // the storage lives on in the variable
+    op::Variable<float>* x = op::var<float>("X", {3, 3}, {IDENTITY, {}}, HOST);
+    op::Operation<float>* sum = op::add(v, x);
+    EXPECT_EQ(op::pinned_node_count(), before + 2);
+    watch = sum->shared_from_this();
+    EXPECT_FLOAT_EQ(sum->eval()->get({0, 0}), 6.0f);
+    EXPECT_FLOAT_EQ(sum->eval()->get({0, 1}), 2.0f);
+
+    op::GradTable<float> table;
+    magmadnn_error_t err = op::get_grad_table({x}, sum, table);
+    EXPECT_EQ(err, 0);
+    ASSERT_NE(table.get(x), nullptr);
+    EXPECT_FLOAT_EQ(table.get(x)->get({1, 2}), 1.0f);
+    table.clear();
+
+    delete sum;  // unpins: the last owner goes, so the node is destroyed
+    EXPECT_TRUE(watch.expired());
+    delete x;
+  }
+  EXPECT_EQ(op::pinned_node_count(), before);
+}
+
+TEST(V1, ReleasePinnedNodes) {
+  std::weak_ptr<op::Operation<double>> watch;
+  {
+    op::Operation<double>* p = op::var<double>("x", {2}, {ONE, {}}, HOST);
+    watch = p->shared_from_this();
+  }
+  EXPECT_FALSE(watch.expired());
+  op::release_pinned_nodes();
+  EXPECT_TRUE(watch.expired());
+  EXPECT_EQ(op::pinned_node_count(), 0u);
+}
+
+TEST(V1, OptimizeWithRawPointers) {
+  op::Operation<double>* x = op::var<double>("x", {4}, {CONSTANT, {9.0}}, HOST);
+  op::Operation<double>* c = op::var<double>("c", {4}, {CONSTANT, {-5.0}}, HOST);
+  op::Operation<double>* expr = op::add(op::pow(x, 2), c);
+  optimizer::GradientDescent<double> optim(0.2f);
+  for (int i = 0; i < 50; ++i) {
+    expr->eval(true);
+    optim.minimize(expr, {x});
+  }
+  Tensor<double>* xt = x->get_output_tensor();
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(xt->get(std::int64_t{i}), 0.0, 1e-6);
+  delete expr;
+  delete x;
+  delete c;
+}
+
+// -- caching and versions ------------------------------------------------------------------------
+TEST(Graph, RecomputesOnlyWhatDependsOnAChange) {
+  auto x = op::var<double>("x", {2, 2}, {CONSTANT, {1.0}}, HOST);
+  auto y = op::var<double>("y", {2, 2}, {CONSTANT, {2.0}}, HOST);
+  auto gx = op::exp(x);
+  auto hy = op::log(y);
+  auto f = op::add(gx, hy);
+  f->eval();
+  EXPECT_EQ(gx->eval_count(), 1u);
+  EXPECT_EQ(hy->eval_count(), 1u);
+  EXPECT_EQ(f->eval_count(), 1u);
+
+  f->eval();  // nothing changed: nothing recomputes
+  EXPECT_EQ(f->eval_count(), 1u);
+
+  x->set_value(Tensor<double>({2, 2}, {CONSTANT, {0.0}}, HOST));
+  Tensor<double>* out = f->eval();
+  EXPECT_EQ(gx->eval_count(), 2u);
+  EXPECT_EQ(hy->eval_count(), 1u);  // does not depend on x
+  EXPECT_EQ(f->eval_count(), 2u);
+  EXPECT_NEAR(out->get({0, 0}), 1.0 + std::log(2.0), 1e-12);
+
+  // Writing through a variable's eval() pointer is seen too.
+  x->eval()->set({1, 1}, 1.0);
+  EXPECT_NEAR(f->eval()->get({1, 1}), std::exp(1.0) + std::log(2.0), 1e-12);
+  EXPECT_EQ(hy->eval_count(), 1u);
+
+  f->eval(true);  // forced
+  EXPECT_EQ(hy->eval_count(), 2u);
+}
+
+TEST(Graph, PlaceholderTakesAnyBatchSize) {
+  auto X = op::placeholder<double>("X", {-1, 3}, HOST);
+  auto W = op::var<double>("W", {2, 3}, {CONSTANT, {1.0}}, HOST);
+  auto b = op::var<double>("b", {2}, {CONSTANT, {0.5}}, HOST);
+  auto y = op::linear(X, W, b);
+  EXPECT_THROW(y->eval(), ValueError);  // no value yet
+  for (std::int64_t batch : {4, 1, 7}) {
+    X->set_value(Tensor<double>({batch, 3}, {CONSTANT, {2.0}}, HOST));
+    Tensor<double>* out = y->eval();
+    ASSERT_EQ(out->shape(), Shape({batch, 2}));
+    EXPECT_DOUBLE_EQ(out->get({batch - 1, 1}), 6.5);
+    auto g = op::gradients(op::reduce_sum(y), {W, b});
+    EXPECT_DOUBLE_EQ(g.get(W)->get({0, 0}), 2.0 * batch);
+    EXPECT_DOUBLE_EQ(g.get(b)->get(std::int64_t{1}), double(batch));
+  }
+  EXPECT_THROW(X->set_value(Tensor<double>({2, 4}, {ZERO, {}}, HOST)), ShapeError);
+}
+
+// -- autodiff semantics ------------------------------------------------------------------------------
+TEST(Autodiff, FanOutOfFourAccumulates) {
+  auto x = op::var<double>("x", {3}, {CONSTANT, {2.0}}, HOST);
+  auto s = op::sigmoid(x);  // used by four consumers
+  auto f = op::sum({op::Expr<double>(s), op::product(s, s), op::exp(s), op::scalarproduct(3, s)});
+  auto g = op::gradients(f, {x});
+  const double sv = 1.0 / (1.0 + std::exp(-2.0));
+  const double ds = 1.0 + 2.0 * sv + std::exp(sv) + 3.0;
+  EXPECT_NEAR(g.get(x)->get(std::int64_t{0}), ds * sv * (1.0 - sv), 1e-12);
+}
+
+TEST(Autodiff, NonScalarLossIsSummedAndBuffersAreFresh) {
+  auto x = op::var<double>("x", {2, 3}, {CONSTANT, {1.5}}, HOST);
+  auto y = op::add(x, x);
+  auto g = op::gradients(y, {x, y});
+  EXPECT_DOUBLE_EQ(g.get(x)->get({1, 2}), 2.0);
+  EXPECT_DOUBLE_EQ(g.get(y)->get({0, 0}), 1.0);
+  EXPECT_FALSE(g.get(x)->shares_storage_with(x->value()));
+  EXPECT_FALSE(g.get(y)->shares_storage_with(*y->get_output_tensor()));
+}
+
+TEST(Autodiff, UnrelatedVariableGetsZeros) {
+  auto x = op::var<double>("x", {2}, {ONE, {}}, HOST);
+  auto z = op::var<double>("z", {3}, {ONE, {}}, HOST);
+  auto g = op::gradients(op::exp(x), {x, z});
+  EXPECT_DOUBLE_EQ(g.get(z)->get(std::int64_t{2}), 0.0);
+  EXPECT_EQ(g.get(z)->shape(), Shape({3}));
+}
+
+TEST(Autodiff, InferenceKeepsNoGradientState) {
+  auto x = op::var<double>("x", {2}, {ONE, {}}, HOST);
+  auto f = op::exp(x);
+  const std::uint64_t before = f->eval_count();
+  f->eval();
+  auto g = op::gradients(f, {x});  // reuses the cached forward value
+  EXPECT_EQ(f->eval_count(), before + 1);
+}
+
+// -- errors name the op and the shapes -------------------------------------------------------------
+TEST(Errors, BroadcastMismatchAtBuildTime) {
+  auto a = op::var<float>("a", {2, 3}, {ZERO, {}}, HOST);
+  auto b = op::var<float>("b", {4}, {ZERO, {}}, HOST);
+  try {
+    op::add(a, b);
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("add: shapes {2, 3} and {4} cannot be broadcast"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(op::matmul(a, a), ShapeError);
+}
+
+TEST(Graph, ToStringAndNames) {
+  auto W = op::var<float>("W", {2, 2}, {ZERO, {}}, HOST);
+  auto X = op::var<float>("X", {2, 2}, {ZERO, {}}, HOST);
+  auto b = op::var<float>("b", {2, 2}, {ZERO, {}}, HOST);
+  auto e = op::sigmoid(op::add(op::matmul(W, X), b));
+  EXPECT_EQ(e->to_string(), "sigmoid(add(matmul(W, X), b))");
+  EXPECT_EQ(W->get_name(), "W");
+  EXPECT_EQ(e->get_output_shape(), Shape({2, 2}));
+  EXPECT_EQ(e->get_inputs().size(), 1u);
+}

@@ -1,0 +1,15 @@
+# Sourced by the build scripts: compiler cache shared between clones, and the
+# CUDA toolkit when present.
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.ccache}"
+export CCACHE_BASEDIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CCACHE_NOHASHDIR=1
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+  MAGMADNN_WITH_CUDA=ON
+else
+  MAGMADNN_WITH_CUDA=OFF
+fi
+# OpenMPI refuses to run as root without these; tests start ranks on this machine only.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1

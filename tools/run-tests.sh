@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds magmadnn (with CUDA when nvcc is present:
+# GPU tests then skip themselves with a message on a machine without a GPU),
+# runs every test, then builds the library once more without CUDA and checks
+# that it carries no CUDA symbol.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+"$ROOT/tools/install-deps.sh"
+source "$ROOT/tools/env.sh"
+JOBS="${JOBS:-$(nproc)}"
+
+echo "== build (CUDA=$MAGMADNN_WITH_CUDA)"
+cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DMAGMADNN_CUDA=$MAGMADNN_WITH_CUDA >/dev/null
+cmake --build "$ROOT/build" -j "$JOBS"
+
+echo "== tests"
+(cd "$ROOT/build" && ctest -j "$JOBS" --output-on-failure --timeout 600 -L "cpu|mpi|cuda")
+
+echo "== CPU-only library"
+cmake -S "$ROOT" -B "$ROOT/build-nocuda" -G Ninja -DMAGMADNN_CUDA=OFF \
+  -DMAGMADNN_BUILD_TESTS=OFF -DMAGMADNN_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$ROOT/build-nocuda" -j "$JOBS" --target magmadnn
+"$ROOT/tools/check-no-cuda.sh" "$ROOT/build-nocuda/magmadnn/libmagmadnn.so"
