@@ -6,7 +6,7 @@
 
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/cpu/cpu_parallel.h"
-#include "magmadnn/backend/cpu/cpu_unary_ops.h"
+#include "magmadnn/backend/scalar_ops.h"
 
 namespace magmadnn::cpu {
 namespace {
@@ -149,7 +149,7 @@ void CpuKernels<T>::unary(UnaryOp op, const T* x, T* y, std::int64_t n, T p) {
     case UnaryOp::Neg: map1(x, y, n, c, [](T v) { return -v; }); return;
     case UnaryOp::Exp: map1(x, y, n, e, [](T v) { return std::exp(v); }); return;
     case UnaryOp::Log: map1(x, y, n, e, [](T v) { return std::log(v); }); return;
-    case UnaryOp::Sigmoid: map1(x, y, n, e, [](T v) { return ops::sigmoid(v); }); return;
+    case UnaryOp::Sigmoid: map1(x, y, n, e, [](T v) { return ::magmadnn::ops::sigmoid(v); }); return;
     case UnaryOp::Relu: map1(x, y, n, c, [](T v) { return v > T(0) ? v : T(0); }); return;
     case UnaryOp::Tanh: map1(x, y, n, e, [](T v) { return std::tanh(v); }); return;
     case UnaryOp::Abs: map1(x, y, n, c, [](T v) { return std::abs(v); }); return;
@@ -160,8 +160,8 @@ void CpuKernels<T>::unary(UnaryOp op, const T* x, T* y, std::int64_t n, T p) {
     case UnaryOp::Scale: map1(x, y, n, c, [p](T v) { return v * p; }); return;
     case UnaryOp::AddScalar: map1(x, y, n, c, [p](T v) { return v + p; }); return;
     case UnaryOp::LeakyRelu: map1(x, y, n, c, [p](T v) { return v > T(0) ? v : p * v; }); return;
-    case UnaryOp::Gelu: map1(x, y, n, e, [](T v) { return ops::gelu(v); }); return;
-    case UnaryOp::Softplus: map1(x, y, n, e, [](T v) { return ops::softplus(v); }); return;
+    case UnaryOp::Gelu: map1(x, y, n, e, [](T v) { return ::magmadnn::ops::gelu(v); }); return;
+    case UnaryOp::Softplus: map1(x, y, n, e, [](T v) { return ::magmadnn::ops::softplus(v); }); return;
   }
 }
 
@@ -192,8 +192,8 @@ void CpuKernels<T>::unary_backward(UnaryOp op, const T* x, const T* y, const T* 
     case UnaryOp::Reciprocal: map_grad(x, dy, dx, n, c, [](T v) { return T(-1) / (v * v); }); return;
     case UnaryOp::Pow: map_grad(x, dy, dx, n, e, [p](T v) { return p * std::pow(v, p - T(1)); }); return;
     case UnaryOp::LeakyRelu: map_grad(x, dy, dx, n, c, [p](T v) { return v > T(0) ? T(1) : p; }); return;
-    case UnaryOp::Gelu: map_grad(x, dy, dx, n, e, [](T v) { return ops::gelu_grad(v); }); return;
-    case UnaryOp::Softplus: map_grad(x, dy, dx, n, e, [](T v) { return ops::sigmoid(v); }); return;
+    case UnaryOp::Gelu: map_grad(x, dy, dx, n, e, [](T v) { return ::magmadnn::ops::gelu_grad(v); }); return;
+    case UnaryOp::Softplus: map_grad(x, dy, dx, n, e, [](T v) { return ::magmadnn::ops::sigmoid(v); }); return;
   }
 }
 

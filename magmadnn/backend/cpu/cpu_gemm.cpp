@@ -28,7 +28,7 @@
 #include "magmadnn/backend/cpu/blas.h"
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/cpu/cpu_kernels.h"
-#include "magmadnn/backend/cpu/cpu_unary_ops.h"
+#include "magmadnn/backend/scalar_ops.h"
 #include "magmadnn/core/errors.h"
 
 namespace magmadnn::cpu {
@@ -96,10 +96,10 @@ void bias_act_pass(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, const
       return;
     case UnaryOp::Relu: epilogue(C, m, n, ldc, bias, [](T v) { return v > T(0) ? v : T(0); }); return;
     case UnaryOp::LeakyRelu: epilogue(C, m, n, ldc, bias, [p](T v) { return v > T(0) ? v : p * v; }); return;
-    case UnaryOp::Sigmoid: epilogue(C, m, n, ldc, bias, [](T v) { return ops::sigmoid(v); }); return;
+    case UnaryOp::Sigmoid: epilogue(C, m, n, ldc, bias, [](T v) { return ::magmadnn::ops::sigmoid(v); }); return;
     case UnaryOp::Tanh: epilogue(C, m, n, ldc, bias, [](T v) { return std::tanh(v); }); return;
-    case UnaryOp::Gelu: epilogue(C, m, n, ldc, bias, [](T v) { return ops::gelu(v); }); return;
-    default: epilogue(C, m, n, ldc, bias, [act, p](T v) { return ops::apply(act, v, p); }); return;
+    case UnaryOp::Gelu: epilogue(C, m, n, ldc, bias, [](T v) { return ::magmadnn::ops::gelu(v); }); return;
+    default: epilogue(C, m, n, ldc, bias, [act, p](T v) { return ::magmadnn::ops::unary(act, v, p); }); return;
   }
 }
 

@@ -7,7 +7,7 @@
 // every warp takes the same way.
 #include "magmadnn/backend/cuda/cuda_common.cuh"
 #include "magmadnn/backend/cuda/cuda_kernels.h"
-#include "magmadnn/backend/cuda/cuda_ops.h"
+#include "magmadnn/backend/scalar_ops.h"
 
 namespace magmadnn::cuda {
 namespace {

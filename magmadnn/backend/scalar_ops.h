@@ -1,10 +1,9 @@
-/// @file cuda_ops.h
-/// Scalar forms of the UnaryOps and BinaryOps for device code: the same
-/// formulas as the CPU backend (backend/cpu/cpu_unary_ops.h and
-/// cpu_elementwise.cpp), branch for branch, so the parity harness compares
-/// like with like (exact erf GELU, sign-split sigmoid, overflow-free
-/// softplus, Relu'(0) = 0). MAGMADNN_HD so the formulas also compile for the
-/// host, where they can be checked against the CPU backend without a GPU.
+/// @file scalar_ops.h
+/// Scalar forms of every UnaryOp (value and derivative) and BinaryOp, shared
+/// by the CPU and CUDA backends (MAGMADNN_HD), so both compute the same
+/// formulas and the parity harness compares like with like: exact erf GELU,
+/// sign-split sigmoid (no overflow in either tail), overflow-free softplus,
+/// Relu'(0) = 0.
 #pragma once
 
 #include <math.h>
@@ -12,7 +11,7 @@
 #include "magmadnn/backend/kernels.h"
 #include "magmadnn/core/config.h"
 
-namespace magmadnn::cuda::ops {
+namespace magmadnn::ops {
 
 // The C math functions exist for host and device under these names; the
 // overloads pick the float or double one.
@@ -128,4 +127,4 @@ MAGMADNN_HD inline T binary(BinaryOp op, T a, T b) {
   return a;
 }
 
-}  // namespace magmadnn::cuda::ops
+}  // namespace magmadnn::ops
