@@ -28,6 +28,10 @@ enum class UnaryOp : std::uint8_t {
 /// Elementwise functions out = a (op) b, with NumPy broadcasting.
 enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div, Pow, Max, Min };
 
+/// Lower-case names for messages ("add", "product", "sigmoid", ...).
+const char* op_name(BinaryOp op) noexcept;
+const char* op_name(UnaryOp op) noexcept;
+
 /// Reductions along one axis.
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Min };
 

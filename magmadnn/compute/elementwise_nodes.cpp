@@ -19,12 +19,7 @@ BinaryNode<T>::BinaryNode(BinaryOp op, OpPtr<T> a, OpPtr<T> b)
 
 template <typename T>
 std::string BinaryNode<T>::kind() const {
-  switch (op_) {
-    case BinaryOp::Add: return "add";
-    case BinaryOp::Sub: return "sub";
-    case BinaryOp::Mul: return "product";
-    default: return "div";
-  }
+  return op_name(op_);
 }
 
 template <typename T>
@@ -76,26 +71,10 @@ UnaryNode<T>::UnaryNode(UnaryOp op, T p, OpPtr<T> x) : Operation<T>("", {std::mo
 
 template <typename T>
 std::string UnaryNode<T>::kind() const {
-  switch (op_) {
-    case UnaryOp::Identity: return "identity";
-    case UnaryOp::Neg: return "negative";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Relu: return "relu";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Square: return "square";
-    case UnaryOp::Reciprocal: return "reciprocal";
-    case UnaryOp::Pow: return "pow";
-    case UnaryOp::Scale: return "scalarproduct";
-    case UnaryOp::AddScalar: return "add_scalar";
-    case UnaryOp::LeakyRelu: return "leaky_relu";
-    case UnaryOp::Gelu: return "gelu";
-    case UnaryOp::Softplus: return "softplus";
-  }
-  return "unary";
+  // v1 names for the two ops whose graph nodes v1 programs know by name.
+  if (op_ == UnaryOp::Neg) return "negative";
+  if (op_ == UnaryOp::Scale) return "scalarproduct";
+  return op_name(op_);
 }
 
 template <typename T>

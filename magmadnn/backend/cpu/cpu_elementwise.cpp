@@ -6,6 +6,7 @@
 
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/cpu/cpu_parallel.h"
+#include "magmadnn/backend/index_plan.h"
 #include "magmadnn/backend/scalar_ops.h"
 
 namespace magmadnn::cpu {
@@ -49,55 +50,32 @@ inline T bop(T a, T b) {
   else return a < b ? a : b;
 }
 
-bool is_contiguous(const std::int64_t* strides, const BroadcastDesc& d) {
-  std::int64_t expect = 1;
-  for (int i = d.ndim - 1; i >= 0; --i) {
-    if (d.shape[i] != 1 && strides[i] != expect) return false;
-    expect *= d.shape[i];
-  }
-  return true;
-}
-
-bool is_zero(const std::int64_t* strides, const BroadcastDesc& d) {
-  for (int i = 0; i < d.ndim; ++i)
-    if (d.shape[i] != 1 && strides[i] != 0) return false;
-  return true;
-}
-
-// A vector along the last axis, repeated over all others (the bias case).
-bool is_row(const std::int64_t* strides, const BroadcastDesc& d) {
-  if (d.ndim < 1 || strides[d.ndim - 1] != 1) return false;
-  for (int i = 0; i < d.ndim - 1; ++i)
-    if (d.shape[i] != 1 && strides[i] != 0) return false;
-  return true;
-}
-
 template <BinaryOp OP, typename T>
 void binary_impl(const T* a, const T* b, T* out, const BroadcastDesc& d) {
   const std::int64_t n = d.numel();
   if (n == 0) return;
   const bool cost = OP == BinaryOp::Pow;
   const std::int64_t threshold = cost ? kCostlyThreshold : kCheapThreshold;
-  const bool a_dense = is_contiguous(d.a_strides, d);
-  const bool b_dense = is_contiguous(d.b_strides, d);
+  const bool a_dense = index_plan::is_dense(d.a_strides, d);
+  const bool b_dense = index_plan::is_dense(d.b_strides, d);
 
   if (a_dense && b_dense) {
     for_n(n, threshold, [=](std::int64_t i) { out[i] = bop<OP>(a[i], b[i]); });
     return;
   }
-  if (a_dense && is_zero(d.b_strides, d)) {
+  if (a_dense && index_plan::is_scalar(d.b_strides, d)) {
     const T s = b[0];
     for_n(n, threshold, [=](std::int64_t i) { out[i] = bop<OP>(a[i], s); });
     return;
   }
-  if (b_dense && is_zero(d.a_strides, d)) {
+  if (b_dense && index_plan::is_scalar(d.a_strides, d)) {
     const T s = a[0];
     for_n(n, threshold, [=](std::int64_t i) { out[i] = bop<OP>(s, b[i]); });
     return;
   }
   const std::int64_t cols = d.ndim > 0 ? d.shape[d.ndim - 1] : 1;
   const std::int64_t rows = n / cols;
-  if (a_dense && is_row(d.b_strides, d)) {
+  if (a_dense && index_plan::is_row(d.b_strides, d)) {
     parallel_for(rows, n > threshold, [=](std::int64_t r) {
       const T* ar = a + r * cols;
       T* o = out + r * cols;

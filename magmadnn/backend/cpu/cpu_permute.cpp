@@ -13,6 +13,7 @@
 
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/cpu/cpu_parallel.h"
+#include "magmadnn/backend/index_plan.h"
 
 namespace magmadnn::cpu {
 namespace {
@@ -20,34 +21,15 @@ namespace {
 constexpr int kMaxDims = BroadcastDesc::kMaxDims;
 constexpr std::int64_t kTile = 32;
 
-struct Plan {
-  int nd = 0;
-  std::int64_t size[kMaxDims];
-  std::int64_t xs[kMaxDims];  // stride in x of each output axis
-  std::int64_t ys[kMaxDims];  // stride in y (row-major over size)
+// The simplified permutation plus each output axis's stride in y.
+struct Plan : index_plan::PermutePlan {
+  std::int64_t ys[kMaxDims] = {};
 };
 
 Plan simplify(int ndim, const std::int64_t* shape, const int* perm) {
-  std::int64_t xstride[kMaxDims];
-  std::int64_t s = 1;
-  for (int i = ndim - 1; i >= 0; --i) {
-    xstride[i] = s;
-    s *= shape[i];
-  }
   Plan p;
-  for (int i = 0; i < ndim; ++i) {
-    const std::int64_t d = shape[perm[i]], st = xstride[perm[i]];
-    if (d == 1) continue;
-    if (p.nd > 0 && p.xs[p.nd - 1] == st * d) {
-      p.size[p.nd - 1] *= d;
-      p.xs[p.nd - 1] = st;
-    } else {
-      p.size[p.nd] = d;
-      p.xs[p.nd] = st;
-      ++p.nd;
-    }
-  }
-  s = 1;
+  static_cast<index_plan::PermutePlan&>(p) = index_plan::simplify_permute(ndim, shape, perm);
+  std::int64_t s = 1;
   for (int i = p.nd - 1; i >= 0; --i) {
     p.ys[i] = s;
     s *= p.size[i];

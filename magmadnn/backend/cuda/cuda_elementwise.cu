@@ -7,6 +7,7 @@
 // every warp takes the same way.
 #include "magmadnn/backend/cuda/cuda_common.cuh"
 #include "magmadnn/backend/cuda/cuda_kernels.h"
+#include "magmadnn/backend/index_plan.h"
 #include "magmadnn/backend/scalar_ops.h"
 
 namespace magmadnn::cuda {
@@ -31,30 +32,10 @@ __global__ void unary_backward_kernel(UnaryOp op, const T* v, const T* dy, T* dx
 // How each operand of a binary op is indexed from the output index i.
 enum class Access : int { Dense, Scalar, Row, Strided };
 
-bool is_contiguous(const std::int64_t* strides, const BroadcastDesc& d) {
-  std::int64_t expect = 1;
-  for (int i = d.ndim - 1; i >= 0; --i) {
-    if (d.shape[i] != 1 && strides[i] != expect) return false;
-    expect *= d.shape[i];
-  }
-  return true;
-}
-bool is_zero(const std::int64_t* strides, const BroadcastDesc& d) {
-  for (int i = 0; i < d.ndim; ++i)
-    if (d.shape[i] != 1 && strides[i] != 0) return false;
-  return true;
-}
-// A vector along the last axis repeated over all others (a bias).
-bool is_row(const std::int64_t* strides, const BroadcastDesc& d) {
-  if (d.ndim < 1 || strides[d.ndim - 1] != 1) return false;
-  for (int i = 0; i < d.ndim - 1; ++i)
-    if (d.shape[i] != 1 && strides[i] != 0) return false;
-  return true;
-}
 Access access_of(const std::int64_t* strides, const BroadcastDesc& d) {
-  if (is_contiguous(strides, d)) return Access::Dense;
-  if (is_zero(strides, d)) return Access::Scalar;
-  if (is_row(strides, d)) return Access::Row;
+  if (index_plan::is_dense(strides, d)) return Access::Dense;
+  if (index_plan::is_scalar(strides, d)) return Access::Scalar;
+  if (index_plan::is_row(strides, d)) return Access::Row;
   return Access::Strided;
 }
 

@@ -3,6 +3,7 @@
 
 #include "magmadnn/backend/cuda/cuda_common.cuh"
 #include "magmadnn/backend/cuda/cuda_kernels.h"
+#include "magmadnn/backend/index_plan.h"
 #include "magmadnn/core/half.h"
 
 namespace magmadnn::cuda {
@@ -11,39 +12,8 @@ namespace {
 constexpr int kMaxDims = BroadcastDesc::kMaxDims;
 
 // Output shape and, per output axis, the stride in x. Passed by value.
-struct PermuteDesc {
-  int nd = 0;
-  std::int64_t size[kMaxDims] = {};
-  std::int64_t xs[kMaxDims] = {};
-};
+using PermuteDesc = index_plan::PermutePlan;
 
-// Size-1 axes are dropped and output axes adjacent and in order in x merged,
-// so the per-element index arithmetic runs over as few axes as possible (a
-// batched matrix transpose of NCHW -> NHWC becomes 3 axes, not 4).
-PermuteDesc simplify(int ndim, const std::int64_t* shape, const int* perm) {
-  std::int64_t xstride[kMaxDims];
-  std::int64_t s = 1;
-  for (int i = ndim - 1; i >= 0; --i) {
-    xstride[i] = s;
-    s *= shape[i];
-  }
-  PermuteDesc p;
-  for (int i = 0; i < ndim; ++i) {
-    const std::int64_t d = shape[perm[i]], st = xstride[perm[i]];
-    if (d == 1) continue;
-    if (p.nd > 0 && p.xs[p.nd - 1] == st * d) {
-      p.size[p.nd - 1] *= d;
-      p.xs[p.nd - 1] = st;
-    } else {
-      p.size[p.nd] = d;
-      p.xs[p.nd] = st;
-      ++p.nd;
-    }
-  }
-  return p;
-}
-
-// Writes are coalesced (consecutive threads, consecutive y); reads gather.
 template <typename T>
 __global__ void permute_kernel(const T* x, T* y, PermuteDesc p, std::int64_t n) {
   for (std::int64_t i = global_thread(); i < n; i += grid_stride()) {
@@ -98,7 +68,7 @@ void CudaKernels<T>::permute(const T* x, T* y, int ndim, const std::int64_t* sha
   for (int i = 0; i < ndim; ++i) n *= shape[i];
   if (n <= 0) return;
   const DeviceContext& c = contexts_.current();
-  const PermuteDesc p = simplify(ndim, shape, perm);
+  const PermuteDesc p = index_plan::simplify_permute(ndim, shape, perm);
   if (p.nd <= 1) {  // the order of x is kept: a plain copy
     MAGMADNN_CUDA_CHECK(
         cudaMemcpyAsync(y, x, static_cast<std::size_t>(n) * sizeof(T), cudaMemcpyDefault, c.stream.get()));
