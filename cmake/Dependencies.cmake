@@ -19,6 +19,9 @@ add_library(magmadnn_openblas INTERFACE)
 target_include_directories(magmadnn_openblas INTERFACE ${OPENBLAS_INCLUDE_DIR})
 target_link_libraries(magmadnn_openblas INTERFACE ${OPENBLAS_LIBRARY})
 
+# zlib: reads gzip-compressed data sets (the Debian Fashion-MNIST files are .gz).
+find_package(ZLIB REQUIRED)
+
 # FFTW (float and double) for FFT convolution on the CPU.
 set(MAGMADNN_HAVE_FFTW 0)
 if(MAGMADNN_FFTW)
@@ -78,6 +81,15 @@ if(MAGMADNN_CUDA)
     else()
       message(STATUS "magmadnn: NCCL not found; NCCL communicator disabled")
     endif()
+  endif()
+endif()
+
+# nlohmann/json: the config files of the magmadnn command (apps/).
+if(MAGMADNN_BUILD_APPS)
+  find_package(nlohmann_json 3 QUIET)
+  if(NOT nlohmann_json_FOUND)
+    message(STATUS "magmadnn: nlohmann_json not found (apt-get install nlohmann-json3-dev); the magmadnn command is not built")
+    set(MAGMADNN_BUILD_APPS OFF)
   endif()
 endif()
 

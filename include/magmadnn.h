@@ -3,6 +3,15 @@
 /// give the whole public API, as in the MagmaDNN slides and v1 programs.
 #pragma once
 
+// MagmaDNN v1 programs use std::fabs, std::atoi, printf and std::string
+// through this header without including them; keep that working.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "magmadnn/core/config.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/half.h"
@@ -16,4 +25,12 @@
 #include "magmadnn/tensor/tensor.h"
 #include "magmadnn/tensor/math.h"
 #include "magmadnn/compute/compute.h"
+#include "magmadnn/layer/layers.h"
 #include "magmadnn/optimizer/optimizer.h"
+#include "magmadnn/model/model.h"
+#include "magmadnn/data/mnist.h"
+#include "magmadnn/data/dataloader.h"
+#include "magmadnn/data/transforms.h"
+#include "magmadnn/io/csv.h"
+#include "magmadnn/io/idx.h"
+#include "magmadnn/io/cifar.h"

@@ -14,10 +14,16 @@ cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DMAGMADNN_CUDA=$MAGMADNN_WITH_CUDA >
 cmake --build "$ROOT/build" -j "$JOBS"
 
 echo "== tests"
-(cd "$ROOT/build" && ctest -j "$JOBS" --output-on-failure --timeout 600 -L "cpu|mpi|cuda")
+(cd "$ROOT/build" && ctest -j "$JOBS" --output-on-failure --timeout 600 -L "cpu|mpi|cuda" -LE slow)
 
 echo "== CPU-only library"
 cmake -S "$ROOT" -B "$ROOT/build-nocuda" -G Ninja -DMAGMADNN_CUDA=OFF \
-  -DMAGMADNN_BUILD_TESTS=OFF -DMAGMADNN_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$ROOT/build-nocuda" -j "$JOBS" --target magmadnn
+  -DMAGMADNN_BUILD_TESTS=OFF -DMAGMADNN_BUILD_APPS=OFF >/dev/null
+cmake --build "$ROOT/build-nocuda" -j "$JOBS" --target magmadnn example_v1_tensor_math \
+  example_v1_simple_network example_v1_lenet5
 "$ROOT/tools/check-no-cuda.sh" "$ROOT/build-nocuda/magmadnn/libmagmadnn.so"
+
+# MagmaDNN v1 programs choose DEVICE memory in a CUDA build, so without a GPU
+# they run here, from the CPU-only build.
+echo "== MagmaDNN v1 programs (CPU-only build)"
+"$ROOT/tests/v1/run_v1_examples.sh" "$ROOT/build-nocuda/examples/v1" cpu

@@ -1,5 +1,6 @@
 /// @file activation.h
-/// Activation functions on graph nodes: sigmoid, relu, tanh (elementwise) and
+/// Activation functions on graph nodes: sigmoid, relu, tanh, leaky_relu, gelu
+/// (elementwise) and
 /// softmax / log_softmax over the last axis (numerically stable: the row
 /// maximum is subtracted). Gradients are exact.
 #pragma once
@@ -38,6 +39,16 @@ Expr<op_value_t<X>> relu(const X& x, bool /*copy*/ = true) {
 template <OpLike X>
 Expr<op_value_t<X>> tanh(const X& x, bool /*copy*/ = true) {
   return detail::unary(UnaryOp::Tanh, op_value_t<X>(0), x);
+}
+/// x for x > 0, slope * x otherwise.
+template <OpLike X>
+Expr<op_value_t<X>> leaky_relu(const X& x, double slope = 0.01) {
+  return detail::unary(UnaryOp::LeakyRelu, op_value_t<X>(slope), x);
+}
+/// Gaussian error linear unit, x * Phi(x) (the exact erf form).
+template <OpLike X>
+Expr<op_value_t<X>> gelu(const X& x) {
+  return detail::unary(UnaryOp::Gelu, op_value_t<X>(0), x);
 }
 /// Softmax over the last axis.
 template <OpLike X>

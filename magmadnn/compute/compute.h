@@ -6,6 +6,7 @@
 #include "magmadnn/compute/activation.h"
 #include "magmadnn/compute/arithmetic.h"
 #include "magmadnn/compute/buffer_pool.h"
+#include "magmadnn/compute/conv.h"
 #include "magmadnn/compute/expr.h"
 #include "magmadnn/compute/gradients.h"
 #include "magmadnn/compute/inference_plan.h"

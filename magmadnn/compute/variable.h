@@ -37,6 +37,11 @@ class Variable : public Operation<T> {
   std::string kind() const override;
   Role role() const noexcept { return role_; }
   bool has_value() const noexcept { return has_value_; }
+  /// A placeholder's shape pattern (-1 where any size is allowed); for a
+  /// variable or constant, its fixed shape.
+  std::vector<std::int64_t> pattern() const {
+    return role_ == Role::Placeholder ? pattern_ : this->output_.shape().dims();
+  }
 
   /// Copies `value` into the variable. A variable or constant keeps its shape
   /// (ShapeError otherwise); a placeholder takes any shape matching its

@@ -28,14 +28,23 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "magmadnn/compute/expr.h"
 #include "magmadnn/compute/variable.h"
+#include "magmadnn/tensor/filler.h"
 
 namespace magmadnn::layer {
+
+/// A fresh default layer name "<prefix>_<n>" (n counts from 1 per prefix in
+/// this process), e.g. "fullyconnected_3". Thread-safe.
+std::string make_layer_name(const std::string& prefix);
+/// Restarts every prefix's count (so a program that builds the same network
+/// twice, e.g. to load a checkpoint, gets the same names the second time).
+void reset_layer_names();
 
 template <typename T>
 class Layer : public std::enable_shared_from_this<Layer<T>> {
@@ -53,23 +62,36 @@ class Layer : public std::enable_shared_from_this<Layer<T>> {
   op::Expr<T> get_output() const { return output_; }
   /// The node this layer was built on (empty for an input layer).
   op::Expr<T> get_input() const { return input_; }
-  /// Shapes with the batch axis first, as currently known (the batch size is
-  /// whatever the input holds; an unset placeholder reports its pattern's
-  /// size 1 for the batch axis).
+  /// Shapes with the batch axis first, as currently known: the batch size is
+  /// whatever the network's input holds now. Throws ValueError when the
+  /// input is a placeholder without a value.
   Shape get_input_shape() const;
   Shape get_output_shape() const;
+  /// v1: size of one axis (negative counts from the end).
+  std::int64_t get_input_shape(std::int64_t axis) const { return get_input_shape()[axis]; }
+  std::int64_t get_output_shape(std::int64_t axis) const { return get_output_shape()[axis]; }
 
   /// Trainable variables, in creation order (weights before biases).
   const std::vector<op::Var<T>>& get_weights() const noexcept { return weights_; }
+  /// The same variables named "<layer name>/<key>" with the layer's current
+  /// name (keys such as "W", "b", "gamma"): the stable names for checkpoints.
+  std::vector<std::pair<std::string, op::Var<T>>> named_weights() const;
   /// Tensors that are not trained but belong in a checkpoint (running
-  /// statistics of BatchNorm), with names unique within the layer.
+  /// statistics of BatchNorm), named "<layer name>/<key>" like named_weights().
   virtual std::vector<std::pair<std::string, Tensor<T>*>> get_state() { return {}; }
   /// Number of trainable scalars.
   std::int64_t num_params() const;
+  std::int64_t get_num_params() const { return num_params(); }  ///< v1 name
 
-  /// Train (true) or eval (false) mode for this layer's own nodes.
+  /// Train (true) or eval (false) mode. The default sets the mode on every
+  /// graph node between this layer's input and its output, i.e. on the nodes
+  /// the layer built itself, so a custom layer using op::dropout or
+  /// op::batchnorm needs no override.
   virtual void set_training(bool training);
+  bool is_training() const noexcept { return training_; }
 
+  /// Renames the layer (named_weights() follows; the variables keep the
+  /// names they were created with, which only matter for printing).
   void set_name(std::string name) { name_ = std::move(name); }
   const std::string& get_name() const noexcept { return name_; }
 
@@ -81,16 +103,33 @@ class Layer : public std::enable_shared_from_this<Layer<T>> {
   }
 
  protected:
-  Layer(std::string name, op::Expr<T> input) : input_(std::move(input)), name_(std::move(name)) {}
+  /// `name` empty: a default name from make_layer_name(default_prefix).
+  Layer(std::string name, op::Expr<T> input, const std::string& default_prefix = "layer")
+      : input_(std::move(input)), name_(name.empty() ? make_layer_name(default_prefix) : std::move(name)) {}
 
-  /// Registers a trainable variable (its name should be "<layer name>/<what>").
-  void add_weight(op::Var<T> v) { weights_.push_back(std::move(v)); }
+  /// Creates, registers and returns a trainable variable "<name>/<key>" of
+  /// `shape` filled by `init`, in the memory of the network's input.
+  op::Var<T> add_weight(const std::string& key, const Shape& shape, const tensor_filler_t<T>& init);
+  /// Registers an existing variable under `key` (shared or given weights).
+  void add_weight(const std::string& key, op::Var<T> v);
+  /// Registers `v` under the part of its name after the last '/'.
+  void add_weight(op::Var<T> v);
   void set_output(op::Expr<T> out) { output_ = std::move(out); }
+
+  /// Shape of the input, which must be known now (layers with parameters
+  /// size them from it). ValueError naming the layer otherwise.
+  Shape known_input_shape() const;
+  /// Memory type of the network's input (the first leaf below input_ that
+  /// holds data, MANAGED when there is none): parameters are created there,
+  /// so a network fed from HOST tensors stays on the host.
+  memory_t input_memory() const;
 
   op::Expr<T> input_;
   op::Expr<T> output_;
   std::vector<op::Var<T>> weights_;
+  std::vector<std::string> weight_keys_;
   std::string name_;
+  bool training_ = true;
 };
 
 /// Shared handle to a layer of type L, as returned by the factories.

@@ -41,6 +41,13 @@ bool random_plan(const tensor_filler_t<T>& f, const Shape& shape, RandomPlan* p)
     case UNIFORM: *p = {false, value_or(f, 0, 0.0), value_or(f, 1, 1.0)}; return true;
     case GAUSSIAN: *p = {true, value_or(f, 0, 0.0), value_or(f, 1, 1.0)}; return true;
     case GLOROT: {
+      // MagmaDNN v1 wrote `{GLOROT, {mean, std}}` and meant a plain normal
+      // distribution; keep that meaning so v1 initialisers are not read as a
+      // gain (a gain of 0.0 would silently zero every weight).
+      if (f.values.size() >= 2) {
+        *p = {true, value_or(f, 0, 0.0), value_or(f, 1, 1.0)};
+        return true;
+      }
       const Fans fn = fans_of(shape);
       const double a = value_or(f, 0, 1.0) * std::sqrt(6.0 / std::max(1.0, fn.in + fn.out));
       *p = {false, -a, a};

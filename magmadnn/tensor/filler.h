@@ -9,6 +9,7 @@
 ///   {UNIFORM, {lo, hi}}     U[lo, hi), default U[0, 1)
 ///   {GAUSSIAN, {mean, std}} N(mean, std^2), default N(0, 1)
 ///   {GLOROT, {gain}}        U[-a, a], a = gain * sqrt(6 / (fan_in + fan_out))
+///   {GLOROT, {mean, std}}   MagmaDNN v1's two-value form: N(mean, std^2)
 ///   {HE, {gain}}            N(0, (gain^2) * 2 / fan_in)
 ///   {MASK, {p}}             1 with probability p, else 0
 /// Fan-in and fan-out follow the weight layout {out, in, k...}: fan_in =

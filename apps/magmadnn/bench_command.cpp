@@ -1,0 +1,84 @@
+// magmadnn bench conv: times every convolution algorithm on LeNet-5 and
+// VGG-style layers (the measuring is conv::run_benchmark's; this file only
+// maps flags to it).
+#include <algorithm>
+#include <ostream>
+
+#include "args.h"
+#include "cli.h"
+
+#if __has_include("magmadnn/conv/bench.h")
+#include "magmadnn/conv/bench.h"
+#define MAGMADNN_CLI_HAVE_CONV_BENCH 1
+#else
+#define MAGMADNN_CLI_HAVE_CONV_BENCH 0
+#endif
+
+namespace magmadnn::cli {
+namespace {
+
+const std::vector<OptionSpec> kOptions = {
+    {"json", "FILE", "also write the results as JSON to FILE"},
+    {"dtype", "T", "float (default) or double"},
+    {"batch", "N", "images per batch (default 32)"},
+    {"repeats", "N", "timed runs per case; the minimum is reported (default 3)"},
+    {"layers", "A,B", "only these layers (names listed by --list-layers)"},
+    {"list-layers", "", "print the layer names and exit"},
+    {"cpu-only", "", "skip the GPU algorithms"},
+    {"gpu-only", "", "skip the CPU algorithms"},
+};
+
+#if MAGMADNN_CLI_HAVE_CONV_BENCH
+int run_conv_bench(const ParsedArgs& a, std::ostream& out) {
+  if (a.has("list-layers")) {
+    for (const auto& n : conv::bench_layer_names()) out << n << "\n";
+    return 0;
+  }
+  if (a.has("cpu-only") && a.has("gpu-only")) {
+    throw UsageError("magmadnn bench conv: --cpu-only and --gpu-only exclude each other");
+  }
+  conv::BenchOptions o;
+  o.dtype = a.str("dtype", o.dtype);
+  if (a.has("batch")) o.batch = a.integer("batch", 1);
+  if (a.has("repeats")) o.repeats = static_cast<int>(a.integer("repeats", 1));
+  const std::string layers = a.str("layers");
+  for (std::size_t b = 0; b < layers.size();) {
+    const std::size_t e = std::min(layers.find(',', b), layers.size());
+    if (e > b) o.layers.push_back(layers.substr(b, e - b));
+    b = e + 1;
+  }
+  o.cpu = !a.has("gpu-only");
+  o.cuda = !a.has("cpu-only");
+  const std::vector<conv::BenchRecord> records = conv::run_benchmark(o);
+  conv::print_bench_table(out, records);
+  if (a.has("json")) {
+    conv::write_bench_json(a.str("json"), records);
+    out << "results written to " << a.str("json") << "\n";
+  }
+  return 0;
+}
+#endif
+
+}  // namespace
+
+int bench_command(const std::vector<std::string>& args, std::ostream& out) {
+  const std::string synopsis = "magmadnn bench conv [--json FILE]";
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    out << usage_text(synopsis, "conv: the time of each convolution algorithm on LeNet-5 and VGG-style 3x3 layers.",
+                      kOptions);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] != "conv") throw UsageError("magmadnn bench: unknown benchmark \"" + args[0] + "\" (available: conv)");
+  const ParsedArgs a = parse_args("magmadnn bench conv", {args.begin() + 1, args.end()}, kOptions);
+  if (a.has("help")) {
+    out << usage_text(synopsis, "Times each convolution algorithm on LeNet-5 and VGG-style 3x3 layers.", kOptions);
+    return 0;
+  }
+#if MAGMADNN_CLI_HAVE_CONV_BENCH
+  return run_conv_bench(a, out);
+#else
+  throw NotSupportedError("magmadnn bench conv: this build has no convolution benchmark (magmadnn/conv/bench.h)");
+#endif
+}
+
+}  // namespace magmadnn::cli

@@ -1,0 +1,158 @@
+#include "build_network.h"
+
+#include <cmath>
+
+#include "magmadnn/core/random.h"
+#include "magmadnn/layer/layers.h"
+#include "magmadnn/optimizer/optimizer.h"
+
+// The convolution and pooling layers land separately from the others; until
+// their header exists, configs that use them are refused with a clear error.
+#if __has_include("magmadnn/layer/conv2d_layer.h") && __has_include("magmadnn/layer/pooling_layer.h")
+#include "magmadnn/layer/conv2d_layer.h"
+#include "magmadnn/layer/pooling_layer.h"
+#define MAGMADNN_CLI_HAVE_CONV_LAYERS 1
+#else
+#define MAGMADNN_CLI_HAVE_CONV_LAYERS 0
+#endif
+
+namespace magmadnn::cli {
+namespace {
+
+using LayerPtr = std::shared_ptr<layer::Layer<float>>;
+
+layer::activation_t activation_of(const std::string& name) {
+  if (name == "relu") return layer::RELU;
+  if (name == "sigmoid") return layer::SIGMOID;
+  if (name == "tanh") return layer::TANH;
+  if (name == "softmax") return layer::SOFTMAX;
+  if (name == "leaky_relu") return layer::LEAKY_RELU;
+  return layer::GELU;  // parse_config admits nothing else besides "none"
+}
+
+// Appends `ref`'s layer to the chain and returns its output.
+template <class L>
+op::Expr<float> push(std::vector<LayerPtr>& chain, const layer::Ref<L>& ref) {
+  chain.push_back(ref.ptr());
+  return ref->out();
+}
+
+op::Expr<float> push_activation(std::vector<LayerPtr>& chain, op::Expr<float> x, const std::string& name) {
+  if (name == "none") return x;
+  return push(chain, layer::activation(x, activation_of(name)));
+}
+
+std::shared_ptr<const optimizer::LRSchedule> make_schedule(const TrainSpec& spec, std::int64_t spe) {
+  const auto& c = spec.schedule;
+  const auto steps = [spe](double epochs) { return std::max<std::int64_t>(1, std::llround(epochs * spe)); };
+  std::shared_ptr<const optimizer::LRSchedule> s;
+  if (c.type == "step") {
+    s = std::make_shared<optimizer::StepLR>(steps(c.step_epochs), c.gamma);
+  } else if (c.type == "exponential") {
+    s = std::make_shared<optimizer::ExponentialLR>(std::pow(c.gamma, 1.0 / static_cast<double>(spe)));
+  } else if (c.type == "cosine") {
+    s = std::make_shared<optimizer::CosineLR>(steps(static_cast<double>(spec.epochs) - c.warmup_epochs), c.min_lr);
+  }
+  if (c.warmup_epochs > 0) s = std::make_shared<optimizer::WarmupLR>(steps(c.warmup_epochs), s);
+  return s;
+}
+
+}  // namespace
+
+std::shared_ptr<optimizer::Optimizer<float>> make_optimizer(const TrainSpec& spec, std::int64_t steps_per_epoch) {
+  const auto& p = spec.optimizer;
+  std::shared_ptr<optimizer::Optimizer<float>> opt;
+  if (p.type == "sgd") {
+    opt = std::make_shared<optimizer::GradientDescent<float>>(p.learning_rate, p.momentum, p.nesterov);
+  } else if (p.type == "adam") {
+    opt = std::make_shared<optimizer::Adam<float>>(p.learning_rate, p.beta1, p.beta2, p.epsilon);
+  } else if (p.type == "adamw") {
+    opt = std::make_shared<optimizer::AdamW<float>>(p.learning_rate, p.weight_decay, p.beta1, p.beta2, p.epsilon);
+  } else if (p.type == "adagrad") {
+    opt = std::make_shared<optimizer::AdaGrad<float>>(p.learning_rate, p.epsilon);
+  } else {
+    opt = std::make_shared<optimizer::RMSProp<float>>(p.learning_rate, p.rho, p.epsilon);
+  }
+  if (p.type != "adamw" && p.weight_decay > 0) opt->set_weight_decay(p.weight_decay);
+  if (auto s = make_schedule(spec, std::max<std::int64_t>(1, steps_per_epoch))) opt->set_schedule(std::move(s));
+  return opt;
+}
+
+NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
+                           std::int64_t steps_per_epoch, std::int64_t classes) {
+  set_seed(spec.seed);
+  // Default layer names count per process; restarting them makes the names
+  // (and so the checkpoint's tensor names) depend on the config alone, so a
+  // network rebuilt to load a checkpoint matches it in any process.
+  layer::reset_layer_names();
+  std::vector<std::int64_t> pattern{-1};
+  pattern.insert(pattern.end(), sample_shape.begin(), sample_shape.end());
+
+  std::vector<LayerPtr> chain;
+  op::Expr<float> x = push(chain, layer::input<float>(pattern));
+  for (std::size_t i = 0; i < spec.layers.size(); ++i) {
+    const LayerSpec& l = spec.layers[i];
+    const std::string where = "layers[" + std::to_string(i) + "]";
+    try {
+      if (l.type == "dense") {
+        const auto init = l.activation == "none" ? layer::SIGMOID : activation_of(l.activation);  // Glorot for none
+        x = push(chain, layer::fullyconnected<float>(x, l.units, l.bias, init));
+        x = push_activation(chain, x, l.activation);
+      } else if (l.type == "conv2d" || l.type == "pool") {
+#if MAGMADNN_CLI_HAVE_CONV_LAYERS
+        if (l.type == "conv2d") {
+          const auto init = layer::init_for<float>(l.activation == "none" ? layer::SIGMOID : activation_of(l.activation));
+          x = push(chain, layer::conv2d<float>(x, {l.kernel[0], l.kernel[1]}, l.filters, {l.padding[0], l.padding[1]},
+                                               {l.stride[0], l.stride[1]}, {l.dilation[0], l.dilation[1]},
+                                               /*use_cross_correlation=*/true, l.bias, init));
+          x = push_activation(chain, x, l.activation);
+        } else {
+          x = push(chain, layer::pooling<float>(x, {l.kernel[0], l.kernel[1]}, {l.padding[0], l.padding[1]},
+                                                {l.stride[0], l.stride[1]},
+                                                l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
+        }
+#else
+        throw ConfigError(where + ".type", "\"" + l.type + "\" layers are not available in this build");
+#endif
+      } else if (l.type == "flatten") {
+        x = push(chain, layer::flatten<float>(x));
+      } else if (l.type == "dropout") {
+        x = push(chain, layer::dropout<float>(x, static_cast<float>(l.rate)));
+      } else if (l.type == "batchnorm") {
+        x = push(chain, layer::batchnorm<float>(x));
+      } else {
+        x = push_activation(chain, x, l.activation);
+      }
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& e) {
+      throw ConfigError(where, std::string("cannot build this ") + l.type + " layer: " + e.what());
+    }
+  }
+  x = push(chain, layer::output<float>(x));
+
+  NetworkBuild b;
+  b.sample_shape = sample_shape;
+  const Shape out = chain.back()->get_output_shape();
+  b.classes = out.ndim() == 2 ? out[1] : 0;
+  if (classes > 0 && b.classes != classes) {
+    std::ostringstream os;
+    os << "the network's output is " << out << " per batch, but the data has " << classes
+       << " classes (the last dense layer needs \"units\": " << classes << ")";
+    throw ConfigError("layers", os.str());
+  }
+
+  model::nn_params_t params;
+  params.batch_size = static_cast<unsigned>(spec.batch_size);
+  params.n_epochs = static_cast<unsigned>(spec.epochs);
+  params.learning_rate = spec.optimizer.learning_rate;
+  params.momentum = spec.optimizer.momentum;
+  params.nesterov = spec.optimizer.nesterov;
+  params.weight_decay = spec.optimizer.weight_decay;
+  params.shuffle = true;
+  const auto loss = spec.loss == "mse" ? optimizer::MSE : optimizer::CROSS_ENTROPY;
+  b.model = std::make_unique<model::NeuralNetwork<float>>(chain, loss, make_optimizer(spec, steps_per_epoch), params);
+  return b;
+}
+
+}  // namespace magmadnn::cli

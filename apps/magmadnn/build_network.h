@@ -1,0 +1,39 @@
+/// @file build_network.h
+/// TrainSpec -> layers -> model::NeuralNetwork<float>: the one place where a
+/// config becomes a network, shared by train, evaluate and predict (so a
+/// checkpoint always meets the network it was written from).
+///
+/// Requires a spec from parse_config() and the sample shape of the data
+/// ({1, 28, 28} for MNIST). Guarantees: the weights are initialised from the
+/// spec's seed (set_seed is called here), so the same config builds the same
+/// network; a network that cannot be built (a dense output whose unit count
+/// differs from the number of classes, a window larger than its input) throws
+/// ConfigError naming the layer (`layers[3]...`).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "magmadnn/model/neural_network.h"
+
+namespace magmadnn::cli {
+
+struct NetworkBuild {
+  std::unique_ptr<model::NeuralNetwork<float>> model;
+  std::vector<std::int64_t> sample_shape;  ///< input without the batch axis
+  std::int64_t classes = 0;                ///< output units
+};
+
+/// Builds the network of `spec` for samples of `sample_shape`.
+/// `steps_per_epoch` converts the schedule's epochs into optimizer steps.
+/// `classes` (> 0) is checked against the output size.
+NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
+                           std::int64_t steps_per_epoch, std::int64_t classes);
+
+/// The optimizer of `spec` with its weight decay and schedule.
+std::shared_ptr<optimizer::Optimizer<float>> make_optimizer(const TrainSpec& spec, std::int64_t steps_per_epoch);
+
+}  // namespace magmadnn::cli

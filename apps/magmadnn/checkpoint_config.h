@@ -1,0 +1,34 @@
+/// @file checkpoint_config.h
+/// Keeps what is needed to rebuild a run's network inside its checkpoint
+/// (header keys "cli.config" and "cli.input"), so `magmadnn evaluate
+/// --checkpoint FILE` works from the one file even after it was copied away
+/// from its run folder.
+///
+/// Guarantees: embed_config rewrites the checkpoint atomically and keeps
+/// everything else in it unchanged; network_for_checkpoint looks in the
+/// checkpoint, then at config.json beside it (with MNIST's 1x28x28 input and
+/// 10 classes), and otherwise throws UsageError saying to pass --config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config.h"
+
+namespace magmadnn::cli {
+
+struct StoredNetwork {
+  Json config;
+  std::vector<std::int64_t> sample_shape{1, 28, 28};
+  std::int64_t classes = 10;
+};
+
+void embed_config(const std::string& checkpoint_path, const Json& config, const std::vector<std::int64_t>& sample_shape,
+                  std::int64_t classes);
+
+/// What rebuilds the network of `checkpoint_path`; `explicit_config` (a file
+/// path, may be empty) replaces the config the checkpoint carries.
+StoredNetwork network_for_checkpoint(const std::string& checkpoint_path, const std::string& explicit_config);
+
+}  // namespace magmadnn::cli

@@ -1,0 +1,57 @@
+#include "cli.h"
+
+#include <ostream>
+
+#include "args.h"
+#include "config.h"
+#include "magmadnn/core/config.h"
+
+namespace magmadnn::cli {
+namespace {
+
+const char* kTopHelp =
+    "usage: magmadnn <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  train      train a network from a JSON config or a preset (mlp, lenet5)\n"
+    "             and write a run folder (metrics.csv, summary.json, checkpoint, report.html)\n"
+    "  evaluate   test accuracy and loss of a checkpoint\n"
+    "  predict    class predictions of a checkpoint for IDX or CSV inputs\n"
+    "  bench      benchmarks (bench conv: convolution algorithms)\n"
+    "\n"
+    "`magmadnn <command> --help` lists the options of a command.\n";
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    (args.empty() ? err : out) << kTopHelp;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    out << "magmadnn " << MAGMADNN_VERSION_MAJOR << '.' << MAGMADNN_VERSION_MINOR << '.' << MAGMADNN_VERSION_PATCH
+        << "\n";
+    return 0;
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  try {
+    if (args[0] == "train") return train_command(rest, out);
+    if (args[0] == "evaluate") return evaluate_command(rest, out);
+    if (args[0] == "predict") return predict_command(rest, out);
+    if (args[0] == "bench") return bench_command(rest, out);
+    err << "magmadnn: error: unknown command \"" << args[0] << "\"\n\n" << kTopHelp;
+    return 2;
+  } catch (const UsageError& e) {
+    err << "magmadnn: error: " << e.what() << "\n";
+    return 2;
+  } catch (const ConfigError& e) {
+    err << "magmadnn: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    out.flush();
+    err << "magmadnn: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace magmadnn::cli

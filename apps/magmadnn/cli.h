@@ -1,0 +1,30 @@
+/// @file cli.h
+/// The `magmadnn` command as a function: main() forwards argv here, and the
+/// tests call it in process with their own streams.
+///
+///   magmadnn train     [--config FILE] [--preset mlp|lenet5] [overrides] [--out DIR] [--resume]
+///   magmadnn evaluate  --checkpoint FILE [--data DIR]
+///   magmadnn predict   --checkpoint FILE --input IDX-or-CSV [--output CSV]
+///   magmadnn bench conv [--json FILE]
+///
+/// Guarantees: returns 0 on success, 2 for a usage or config mistake and 1
+/// for a failure while running, after writing "magmadnn: error: ..." to
+/// `err`; no exception escapes.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace magmadnn::cli {
+
+/// Runs the command line `args` (without the program name).
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+/// The subcommands (throw UsageError / ConfigError / magmadnn::Error; run_cli catches).
+int train_command(const std::vector<std::string>& args, std::ostream& out);
+int evaluate_command(const std::vector<std::string>& args, std::ostream& out);
+int predict_command(const std::vector<std::string>& args, std::ostream& out);
+int bench_command(const std::vector<std::string>& args, std::ostream& out);
+
+}  // namespace magmadnn::cli

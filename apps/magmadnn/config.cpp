@@ -1,0 +1,314 @@
+#include "config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace magmadnn::cli {
+namespace {
+
+const std::vector<std::string> kActivations = {"none", "relu", "sigmoid", "tanh", "softmax", "leaky_relu", "gelu"};
+const std::vector<std::string> kLayerTypes = {"dense", "conv2d", "pool", "flatten", "dropout", "batchnorm", "activation"};
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + Json(n).dump();
+  return s;
+}
+
+// A view of one JSON object under a path. Construction rejects keys outside
+// `allowed`, so every reader below only sees keys it knows.
+class Obj {
+ public:
+  Obj(const Json& j, std::string path, const std::vector<std::string>& allowed, const std::string& what)
+      : j_(j), path_(std::move(path)) {
+    if (!j.is_object()) throw ConfigError(path_, "expected an object, got " + j.dump());
+    for (const auto& [key, value] : j.items()) {
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        throw ConfigError(at(key), "unknown key in " + what + " (allowed: " + quoted_list(allowed) + ")");
+      }
+    }
+  }
+
+  std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  bool has(const std::string& key) const { return j_.contains(key); }
+  const Json& get(const std::string& key) const { return j_.at(key); }
+
+  std::int64_t integer(const std::string& key, std::int64_t def, std::int64_t min) const {
+    if (!has(key)) return def;
+    const Json& v = get(key);
+    const bool ok = (v.is_number_integer() || v.is_number_unsigned()) && v.get<std::int64_t>() >= min;
+    if (!ok) {
+      const char* kind = min > 0 ? "a positive integer" : "a non-negative integer";
+      throw ConfigError(at(key), std::string("expected ") + kind + ", got " + v.dump());
+    }
+    return v.get<std::int64_t>();
+  }
+
+  std::uint64_t seed(const std::string& key, std::uint64_t def) const {
+    if (!has(key)) return def;
+    const Json& v = get(key);
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return static_cast<std::uint64_t>(v.get<std::int64_t>());
+    throw ConfigError(at(key), "expected a non-negative integer, got " + v.dump());
+  }
+
+  // A finite number in [lo, hi] (hi_open: [lo, hi)).
+  double number(const std::string& key, double def, double lo, double hi, bool hi_open = false) const {
+    if (!has(key)) return def;
+    const Json& v = get(key);
+    if (!v.is_number()) throw ConfigError(at(key), "expected a number, got " + v.dump());
+    const double x = v.get<double>();
+    const bool ok = std::isfinite(x) && x >= lo && (hi_open ? x < hi : x <= hi);
+    if (!ok) {
+      std::ostringstream os;
+      os << "expected a number in [" << lo << ", ";
+      if (std::isinf(hi)) os << "inf)"; else os << hi << (hi_open ? ")" : "]");
+      os << ", got " << v.dump();
+      throw ConfigError(at(key), os.str());
+    }
+    return x;
+  }
+
+  double positive(const std::string& key, double def) const {
+    if (!has(key)) return def;
+    const Json& v = get(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
+      throw ConfigError(at(key), "expected a positive number, got " + v.dump());
+    }
+    return v.get<double>();
+  }
+
+  bool boolean(const std::string& key, bool def) const {
+    if (!has(key)) return def;
+    const Json& v = get(key);
+    if (!v.is_boolean()) throw ConfigError(at(key), "expected true or false, got " + v.dump());
+    return v.get<bool>();
+  }
+
+  std::string string(const std::string& key, const std::string& def) const {
+    if (!has(key)) return def;
+    const Json& v = get(key);
+    if (!v.is_string()) throw ConfigError(at(key), "expected a string, got " + v.dump());
+    return v.get<std::string>();
+  }
+
+  std::string choice(const std::string& key, const std::string& def, const std::vector<std::string>& options) const {
+    if (!has(key)) return def;
+    const Json& v = get(key);
+    if (!v.is_string() || std::find(options.begin(), options.end(), v.get<std::string>()) == options.end()) {
+      throw ConfigError(at(key), "expected one of " + quoted_list(options) + ", got " + v.dump());
+    }
+    return v.get<std::string>();
+  }
+
+  // A 2-D window given as one integer (square) or [h, w].
+  std::vector<std::int64_t> pair(const std::string& key, std::vector<std::int64_t> def, std::int64_t min) const {
+    if (!has(key)) return def;
+    const Json& v = get(key);
+    auto valid = [min](const Json& e) {
+      return (e.is_number_integer() || e.is_number_unsigned()) && e.get<std::int64_t>() >= min;
+    };
+    const char* kind = min > 0 ? "positive" : "non-negative";
+    if (valid(v)) return {v.get<std::int64_t>(), v.get<std::int64_t>()};
+    if (v.is_array() && v.size() == 2 && valid(v[0]) && valid(v[1])) {
+      return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
+    }
+    throw ConfigError(at(key), std::string("expected a ") + kind + " integer or [h, w] of " + kind +
+                                   " integers, got " + v.dump());
+  }
+
+ private:
+  const Json& j_;
+  std::string path_;
+};
+
+LayerSpec parse_layer(const Json& j, const std::string& path) {
+  if (!j.is_object()) throw ConfigError(path, "expected a layer object, got " + j.dump());
+  if (!j.contains("type")) throw ConfigError(path + ".type", "missing (one of " + quoted_list(kLayerTypes) + ")");
+  const Json& t = j.at("type");
+  if (!t.is_string() || std::find(kLayerTypes.begin(), kLayerTypes.end(), t.get<std::string>()) == kLayerTypes.end()) {
+    throw ConfigError(path + ".type", "expected one of " + quoted_list(kLayerTypes) + ", got " + t.dump());
+  }
+  LayerSpec l;
+  l.type = t.get<std::string>();
+  const std::string what = "a " + l.type + " layer";
+  if (l.type == "dense") {
+    Obj o(j, path, {"type", "units", "activation", "bias"}, what);
+    if (!o.has("units")) throw ConfigError(o.at("units"), "missing (a dense layer needs its number of units)");
+    l.units = o.integer("units", 0, 1);
+    l.activation = o.choice("activation", "none", kActivations);
+    l.bias = o.boolean("bias", true);
+  } else if (l.type == "conv2d") {
+    Obj o(j, path, {"type", "filters", "kernel", "padding", "stride", "dilation", "activation", "bias"}, what);
+    if (!o.has("filters")) throw ConfigError(o.at("filters"), "missing (a conv2d layer needs its output channels)");
+    if (!o.has("kernel")) throw ConfigError(o.at("kernel"), "missing (a conv2d layer needs its kernel size)");
+    l.filters = o.integer("filters", 0, 1);
+    l.kernel = o.pair("kernel", {}, 1);
+    l.padding = o.pair("padding", {0, 0}, 0);
+    l.stride = o.pair("stride", {1, 1}, 1);
+    l.dilation = o.pair("dilation", {1, 1}, 1);
+    l.activation = o.choice("activation", "none", kActivations);
+    l.bias = o.boolean("bias", true);
+  } else if (l.type == "pool") {
+    Obj o(j, path, {"type", "mode", "kernel", "padding", "stride"}, what);
+    l.mode = o.choice("mode", "max", {"max", "average"});
+    l.kernel = o.pair("kernel", {2, 2}, 1);
+    l.padding = o.pair("padding", {0, 0}, 0);
+    l.stride = o.pair("stride", l.kernel, 1);
+  } else if (l.type == "dropout") {
+    Obj o(j, path, {"type", "rate"}, what);
+    l.rate = o.number("rate", 0.5, 0.0, 1.0, /*hi_open=*/true);
+  } else if (l.type == "activation") {
+    Obj o(j, path, {"type", "function"}, what);
+    if (!o.has("function")) throw ConfigError(o.at("function"), "missing (one of " + quoted_list(kActivations) + ")");
+    l.activation = o.choice("function", "none", kActivations);
+  } else {  // flatten, batchnorm: no settings
+    Obj o(j, path, {"type"}, what);
+  }
+  return l;
+}
+
+}  // namespace
+
+TrainSpec parse_config(const Json& j) {
+  const Obj root(j, "", {"name", "layers", "loss", "optimizer", "schedule", "data", "epochs", "batch_size", "seed"},
+                 "the config");
+  TrainSpec s;
+  s.name = root.string("name", s.name);
+  if (!root.has("layers")) throw ConfigError("layers", "missing (a config needs at least one layer)");
+  const Json& layers = root.get("layers");
+  if (!layers.is_array() || layers.empty()) {
+    throw ConfigError("layers", "expected a non-empty array of layers, got " + layers.dump());
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    s.layers.push_back(parse_layer(layers[i], "layers[" + std::to_string(i) + "]"));
+  }
+  s.loss = root.choice("loss", s.loss, {"cross_entropy", "mse"});
+  s.epochs = root.integer("epochs", s.epochs, 1);
+  s.batch_size = root.integer("batch_size", s.batch_size, 1);
+  s.seed = root.seed("seed", s.seed);
+
+  if (root.has("optimizer")) {
+    const Obj o(root.get("optimizer"), "optimizer",
+                {"type", "learning_rate", "momentum", "nesterov", "weight_decay", "beta1", "beta2", "epsilon", "rho"},
+                "the optimizer");
+    auto& p = s.optimizer;
+    p.type = o.choice("type", p.type, {"sgd", "adam", "adamw", "adagrad", "rmsprop"});
+    p.learning_rate = o.positive("learning_rate", p.learning_rate);
+    p.momentum = o.number("momentum", p.momentum, 0.0, 1.0, true);
+    p.nesterov = o.boolean("nesterov", p.nesterov);
+    p.weight_decay = o.number("weight_decay", p.weight_decay, 0.0, INFINITY);
+    p.beta1 = o.number("beta1", p.beta1, 0.0, 1.0, true);
+    p.beta2 = o.number("beta2", p.beta2, 0.0, 1.0, true);
+    p.epsilon = o.positive("epsilon", p.epsilon);
+    p.rho = o.number("rho", p.rho, 0.0, 1.0, true);
+    if (p.nesterov && p.momentum == 0.0) {
+      throw ConfigError("optimizer.nesterov", "true needs a positive optimizer.momentum");
+    }
+  }
+  if (root.has("schedule")) {
+    const Obj o(root.get("schedule"), "schedule", {"type", "step_epochs", "gamma", "min_lr", "warmup_epochs"},
+                "the schedule");
+    auto& p = s.schedule;
+    p.type = o.choice("type", p.type, {"constant", "step", "exponential", "cosine"});
+    p.step_epochs = o.positive("step_epochs", p.step_epochs);
+    p.gamma = o.positive("gamma", p.gamma);
+    p.min_lr = o.number("min_lr", p.min_lr, 0.0, INFINITY);
+    p.warmup_epochs = o.number("warmup_epochs", p.warmup_epochs, 0.0, INFINITY);
+  }
+  if (root.has("data")) {
+    const Obj o(root.get("data"), "data", {"dataset", "dir", "limit_train", "limit_test", "validation"}, "the data");
+    auto& p = s.data;
+    p.dataset = o.choice("dataset", p.dataset, {"fashion-mnist", "mnist"});
+    p.dir = o.string("dir", p.dir);
+    if (p.dir.empty()) throw ConfigError("data.dir", "expected a directory, got \"\"");
+    p.limit_train = o.integer("limit_train", p.limit_train, 0);
+    p.limit_test = o.integer("limit_test", p.limit_test, 0);
+    p.validation = o.choice("validation", p.validation, {"test", "none"});
+  }
+  return s;
+}
+
+Json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("", "cannot open config file " + path);
+  try {
+    return Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    throw ConfigError("", "invalid JSON in " + path + ": " + e.what());
+  }
+}
+
+Json to_json(const TrainSpec& s) {
+  Json layers = Json::array();
+  for (const auto& l : s.layers) {
+    Json o;
+    o["type"] = l.type;
+    if (l.type == "dense") {
+      o["units"] = l.units;
+      o["activation"] = l.activation;
+      o["bias"] = l.bias;
+    } else if (l.type == "conv2d") {
+      o["filters"] = l.filters;
+      o["kernel"] = l.kernel;
+      o["padding"] = l.padding;
+      o["stride"] = l.stride;
+      o["dilation"] = l.dilation;
+      o["activation"] = l.activation;
+      o["bias"] = l.bias;
+    } else if (l.type == "pool") {
+      o["mode"] = l.mode;
+      o["kernel"] = l.kernel;
+      o["padding"] = l.padding;
+      o["stride"] = l.stride;
+    } else if (l.type == "dropout") {
+      o["rate"] = l.rate;
+    } else if (l.type == "activation") {
+      o["function"] = l.activation;
+    }
+    layers.push_back(std::move(o));
+  }
+  Json j;
+  j["name"] = s.name;
+  j["layers"] = std::move(layers);
+  j["loss"] = s.loss;
+  const auto& p = s.optimizer;
+  j["optimizer"] = {{"type", p.type},       {"learning_rate", p.learning_rate}, {"momentum", p.momentum},
+                    {"nesterov", p.nesterov}, {"weight_decay", p.weight_decay},   {"beta1", p.beta1},
+                    {"beta2", p.beta2},       {"epsilon", p.epsilon},
+                    {"rho", p.rho}};
+  const auto& c = s.schedule;
+  j["schedule"] = {{"type", c.type},
+                   {"step_epochs", c.step_epochs},
+                   {"gamma", c.gamma},
+                   {"min_lr", c.min_lr},
+                   {"warmup_epochs", c.warmup_epochs}};
+  const auto& d = s.data;
+  j["data"] = {{"dataset", d.dataset},
+               {"dir", d.dir},
+               {"limit_train", d.limit_train},
+               {"limit_test", d.limit_test},
+               {"validation", d.validation}};
+  j["epochs"] = s.epochs;
+  j["batch_size"] = s.batch_size;
+  j["seed"] = s.seed;
+  return j;
+}
+
+void merge_json(Json& base, const Json& patch) {
+  if (!base.is_object() || !patch.is_object()) {
+    base = patch;
+    return;
+  }
+  for (const auto& [key, value] : patch.items()) {
+    if (base.contains(key) && base[key].is_object() && value.is_object()) {
+      merge_json(base[key], value);
+    } else {
+      base[key] = value;
+    }
+  }
+}
+
+}  // namespace magmadnn::cli

@@ -1,0 +1,129 @@
+/// @file config.h
+/// The training configuration of the `magmadnn` command: a JSON document
+/// (file, preset or both, plus flag overrides) turned into a TrainSpec.
+///
+/// Schema (every key optional except `layers`; see docs/cli.md):
+///   { "name": "mlp",
+///     "layers": [ {"type": "flatten"},
+///                 {"type": "dense", "units": 528, "activation": "sigmoid"},
+///                 {"type": "conv2d", "filters": 6, "kernel": [5,5], "padding": [2,2],
+///                  "stride": [1,1], "dilation": [1,1], "activation": "relu"},
+///                 {"type": "pool", "mode": "max", "kernel": [2,2], "stride": [2,2]},
+///                 {"type": "dropout", "rate": 0.5}, {"type": "batchnorm"},
+///                 {"type": "activation", "function": "relu"} ],
+///     "loss": "cross_entropy" | "mse",
+///     "optimizer": {"type": "sgd"|"adam"|"adamw"|"adagrad"|"rmsprop",
+///                   "learning_rate": 0.05, "momentum": 0, "nesterov": false,
+///                   "weight_decay": 0, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "rho": 0.99},
+///     "schedule": {"type": "constant"|"step"|"exponential"|"cosine",
+///                  "step_epochs": 1, "gamma": 0.1, "min_lr": 0, "warmup_epochs": 0},
+///     "data": {"dataset": "fashion-mnist", "dir": "/usr/share/datasets/fashion-mnist",
+///              "limit_train": 0, "limit_test": 0, "validation": "test"|"none"},
+///     "epochs": 5, "batch_size": 100, "seed": 42 }
+///
+/// Guarantees: parse_config() either returns a spec whose every value is in
+/// range, or throws ConfigError whose message starts with the JSON path of the
+/// offending value and quotes it (`layers[2].units: expected a positive
+/// integer, got "abc"`). Unknown keys are errors too, so a typo never passes
+/// silently. to_json(parse_config(j)) is a complete config that parses back to
+/// the same spec (it is what run folders store and --print-config shows).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "magmadnn/core/errors.h"
+
+namespace magmadnn::cli {
+
+using Json = nlohmann::ordered_json;
+
+/// A configuration mistake. The message is for the user and names the JSON
+/// path; unlike library errors it carries no source file:line, because the
+/// location that matters is in the user's config.
+class ConfigError : public ValueError {
+ public:
+  ConfigError(std::string path, const std::string& what)
+      : ValueError((path.empty() ? std::string("config") : path) + ": " + what), path_(std::move(path)) {}
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// One layer of the network, in the order it is applied.
+struct LayerSpec {
+  std::string type;                    ///< dense, conv2d, pool, flatten, dropout, batchnorm, activation
+  std::int64_t units = 0;              ///< dense
+  std::int64_t filters = 0;            ///< conv2d
+  std::vector<std::int64_t> kernel;    ///< conv2d, pool: {h, w}
+  std::vector<std::int64_t> padding;   ///< conv2d, pool: {h, w}
+  std::vector<std::int64_t> stride;    ///< conv2d, pool: {h, w}
+  std::vector<std::int64_t> dilation;  ///< conv2d: {h, w}
+  std::string activation = "none";     ///< dense/conv2d: applied after; activation layer: its function
+  std::string mode = "max";            ///< pool: max or average
+  double rate = 0.0;                   ///< dropout probability
+  bool bias = true;                    ///< dense, conv2d
+  bool operator==(const LayerSpec&) const = default;
+};
+
+struct OptimizerSpec {
+  std::string type = "sgd";
+  double learning_rate = 0.05;
+  double momentum = 0.0;
+  bool nesterov = false;
+  double weight_decay = 0.0;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-8;
+  double rho = 0.99;  ///< RMSProp's decay of the squared-gradient average
+  bool operator==(const OptimizerSpec&) const = default;
+};
+
+/// Learning-rate schedule, counted in epochs (converted to optimizer steps
+/// once the number of batches per epoch is known).
+struct ScheduleSpec {
+  std::string type = "constant";
+  double step_epochs = 1.0;    ///< step: decay every this many epochs
+  double gamma = 0.1;          ///< step, exponential (per epoch)
+  double min_lr = 0.0;         ///< cosine
+  double warmup_epochs = 0.0;  ///< any: linear warm-up first
+  bool operator==(const ScheduleSpec&) const = default;
+};
+
+struct DataSpec {
+  std::string dataset = "fashion-mnist";  ///< fashion-mnist or mnist (both IDX files in `dir`)
+  std::string dir = "/usr/share/datasets/fashion-mnist";
+  std::int64_t limit_train = 0;   ///< use the first N training samples (0: all)
+  std::int64_t limit_test = 0;    ///< use the first N test samples (0: all)
+  std::string validation = "test";  ///< per-epoch validation on the test split, or "none"
+  bool operator==(const DataSpec&) const = default;
+};
+
+struct TrainSpec {
+  std::string name = "custom";
+  std::vector<LayerSpec> layers;
+  std::string loss = "cross_entropy";
+  OptimizerSpec optimizer;
+  ScheduleSpec schedule;
+  DataSpec data;
+  std::int64_t epochs = 5;
+  std::int64_t batch_size = 100;
+  std::uint64_t seed = 42;
+  bool operator==(const TrainSpec&) const = default;
+};
+
+/// Validates `j` and returns the spec (throws ConfigError).
+TrainSpec parse_config(const Json& j);
+/// Reads and parses a JSON file; syntax errors name the file and position.
+Json read_json_file(const std::string& path);
+/// The complete config of `spec` (every key written).
+Json to_json(const TrainSpec& spec);
+/// Recursively merges `patch` into `base` (objects merge; other values,
+/// arrays included, replace).
+void merge_json(Json& base, const Json& patch);
+
+}  // namespace magmadnn::cli

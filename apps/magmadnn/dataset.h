@@ -1,0 +1,39 @@
+/// @file dataset.h
+/// The image classification data the `magmadnn` command trains on: MNIST or
+/// Fashion-MNIST IDX files (gzip or plain) in one folder, as float tensors
+/// ready for a network: images {N, 1, 28, 28} scaled to [0, 1], labels as
+/// one-hot rows {N, classes}.
+///
+/// Guarantees: a missing file names the folder, the names looked for and the
+/// Debian package that provides them; images and labels of different counts,
+/// or a label outside [0, classes), throw IOError naming the file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "magmadnn/tensor/tensor.h"
+
+namespace magmadnn::cli {
+
+struct Split {
+  Tensor<float> x;                   ///< {N, 1, H, W}
+  Tensor<float> y;                   ///< {N, classes}, one-hot
+  std::vector<std::int64_t> labels;  ///< N class indices
+};
+
+/// "train" or "test" split from `dir`, the first `limit` samples (0: all).
+/// `classes` 0 means "one more than the largest label".
+Split load_split(const std::string& dir, const std::string& split, std::int64_t limit = 0, std::int64_t classes = 0);
+
+/// Images of an IDX file ({N, H, W} or {N, C, H, W}, any IDX type) or a CSV
+/// file (one sample per line, `sample_size` comma-separated values; an
+/// optional non-numeric header line is skipped), as {N, sample_shape...}
+/// floats. Both hold raw pixel values, scaled by 1/255 like the training data.
+Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_t>& sample_shape);
+
+/// `labels` as one-hot rows {N, classes}.
+Tensor<float> one_hot(const std::vector<std::int64_t>& labels, std::int64_t classes);
+
+}  // namespace magmadnn::cli

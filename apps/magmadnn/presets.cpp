@@ -1,0 +1,60 @@
+#include "presets.h"
+
+namespace magmadnn::cli {
+namespace {
+
+Json mlp(int hidden) {
+  if (hidden == 0) hidden = 1;
+  if (hidden < 0) throw ConfigError("--layers", "expected a positive integer, got " + std::to_string(hidden));
+  Json layers = Json::array();
+  layers.push_back({{"type", "flatten"}});
+  for (int i = 0; i < hidden; ++i) layers.push_back({{"type", "dense"}, {"units", 528}, {"activation", "sigmoid"}});
+  layers.push_back({{"type", "dense"}, {"units", 10}, {"activation", "softmax"}});
+  Json j;
+  j["name"] = "mlp";
+  j["layers"] = std::move(layers);
+  j["loss"] = "cross_entropy";
+  j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.05}, {"weight_decay", 0.001}};
+  j["epochs"] = 5;
+  j["batch_size"] = 100;
+  j["seed"] = 42;
+  return j;
+}
+
+// LeNet-5 as usually modernised: ReLU instead of tanh, max instead of average
+// pooling, "same" padding on the first convolution so 28x28 inputs keep the
+// original 32x32 geometry (16 x 5 x 5 features before the dense layers).
+Json lenet5() {
+  Json j;
+  j["name"] = "lenet5";
+  j["layers"] = Json::array({
+      {{"type", "conv2d"}, {"filters", 6}, {"kernel", {5, 5}}, {"padding", {2, 2}}, {"activation", "relu"}},
+      {{"type", "pool"}, {"mode", "max"}, {"kernel", {2, 2}}, {"stride", {2, 2}}},
+      {{"type", "conv2d"}, {"filters", 16}, {"kernel", {5, 5}}, {"activation", "relu"}},
+      {{"type", "pool"}, {"mode", "max"}, {"kernel", {2, 2}}, {"stride", {2, 2}}},
+      {{"type", "flatten"}},
+      {{"type", "dense"}, {"units", 120}, {"activation", "relu"}},
+      {{"type", "dense"}, {"units", 84}, {"activation", "relu"}},
+      {{"type", "dense"}, {"units", 10}, {"activation", "softmax"}},
+  });
+  j["loss"] = "cross_entropy";
+  j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.02}, {"momentum", 0.9}};
+  j["epochs"] = 3;
+  j["batch_size"] = 32;
+  j["seed"] = 42;
+  return j;
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() { return {"mlp", "lenet5"}; }
+
+Json preset(const std::string& name, int hidden_layers) {
+  if (name == "mlp") return mlp(hidden_layers);
+  if (name == "lenet5") return lenet5();
+  std::string names;
+  for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+  throw ConfigError("--preset", "unknown preset \"" + name + "\" (available: " + names + ")");
+}
+
+}  // namespace magmadnn::cli

@@ -1,0 +1,134 @@
+#include "run_folder.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace magmadnn::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kMetricsHeader =
+    "epoch,train_loss,train_accuracy,val_loss,val_accuracy,learning_rate,seconds,samples_per_second";
+
+std::string num(double v) {
+  if (std::isnan(v)) return "";  // no validation: an empty field, as spreadsheets expect
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  MAGMADNN_CHECK(in.good(), IOError, "cannot read " << path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+RunFolder::RunFolder(std::string dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  MAGMADNN_CHECK(!ec && fs::is_directory(dir_), IOError,
+                 "cannot create run folder " << dir_ << (ec ? ": " + ec.message() : std::string()));
+}
+
+std::string RunFolder::file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+
+bool RunFolder::has_checkpoint() const { return fs::exists(checkpoint_path()); }
+
+void RunFolder::write_atomic(const std::string& name, const std::string& text) const {
+  const std::string final_path = file(name), tmp = final_path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    MAGMADNN_CHECK(out.good(), IOError, "cannot write " << tmp);
+    out << text;
+    out.flush();
+    MAGMADNN_CHECK(out.good(), IOError, "write failed: " << tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, final_path, ec);
+  MAGMADNN_CHECK(!ec, IOError, "cannot rename " << tmp << " to " << final_path << ": " << ec.message());
+}
+
+void RunFolder::write_config(const Json& config) const { write_atomic("config.json", config.dump(2) + "\n"); }
+
+Json RunFolder::read_config() const { return read_json_file(file("config.json")); }
+
+void RunFolder::write_metrics(const model::History& history) const {
+  write_atomic("metrics.csv", metrics_csv(history));
+}
+
+model::History RunFolder::read_metrics() const {
+  const std::string path = file("metrics.csv");
+  if (!fs::exists(path)) return {};
+  return parse_metrics_csv(read_text(path), path);
+}
+
+void RunFolder::write_summary(const Json& summary) const { write_atomic("summary.json", summary.dump(2) + "\n"); }
+
+Json RunFolder::read_summary() const { return read_json_file(file("summary.json")); }
+
+void RunFolder::write_report(const ReportInput& in) const { write_atomic("report.html", render_report(in)); }
+
+std::string metrics_csv(const model::History& history) {
+  std::string s = std::string(kMetricsHeader) + "\n";
+  for (const auto& r : history) {
+    s += std::to_string(r.epoch) + ',' + num(r.train_loss) + ',' + num(r.train_accuracy) + ',' + num(r.val_loss) +
+         ',' + num(r.val_accuracy) + ',' + num(r.learning_rate) + ',' + num(r.seconds) + ',' +
+         num(r.samples_per_second) + '\n';
+  }
+  return s;
+}
+
+model::History parse_metrics_csv(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  MAGMADNN_CHECK(line == kMetricsHeader, IOError,
+                 source << ":1: unexpected header \"" << line << "\" (expected \"" << kMetricsHeader << "\")");
+  model::History h;
+  for (int lineno = 2; std::getline(in, line); ++lineno) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
+    if (!line.empty() && line.back() == ',') f.emplace_back();
+    MAGMADNN_CHECK(f.size() == 8, IOError,
+                   source << ":" << lineno << ": expected 8 fields, got " << f.size() << " in \"" << line << "\"");
+    auto value = [&](std::size_t i) {
+      if (f[i].empty()) return std::numeric_limits<double>::quiet_NaN();
+      std::size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(f[i], &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      MAGMADNN_CHECK(used == f[i].size(), IOError,
+                     source << ":" << lineno << ": field " << i + 1 << " is not a number: \"" << f[i] << "\"");
+      return v;
+    };
+    model::EpochRecord r;
+    r.epoch = static_cast<unsigned>(value(0));
+    r.train_loss = value(1);
+    r.train_accuracy = value(2);
+    r.val_loss = value(3);
+    r.val_accuracy = value(4);
+    r.learning_rate = value(5);
+    r.seconds = value(6);
+    r.samples_per_second = value(7);
+    h.push_back(r);
+  }
+  return h;
+}
+
+}  // namespace magmadnn::cli

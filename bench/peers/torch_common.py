@@ -1,0 +1,78 @@
+"""The PyTorch training loop shared by pytorch_mlp.py and pytorch_lenet5.py.
+
+The timed span matches magmadnn's train_seconds: from the first batch of the
+first epoch to the end of the last optimizer step. Data is already a torch
+tensor in memory; test evaluation runs after the timer stops.
+"""
+import json
+import os
+import sys
+import time
+
+import torch
+
+import fashion_mnist
+
+
+def setup_threads(threads):
+    # OMP_NUM_THREADS is also set by the harness before the interpreter starts;
+    # set_num_threads covers a direct invocation.
+    torch.set_num_threads(threads)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass  # already fixed by an earlier parallel call; harmless here
+
+
+def train_and_report(model, args, model_name, flatten):
+    x, _, y = fashion_mnist.load("train", args.data_dir, flatten=flatten)
+    xt, _, yt = fashion_mnist.load("t10k", args.data_dir, flatten=flatten)
+    x, y = torch.from_numpy(x), torch.from_numpy(y)
+    xt, yt = torch.from_numpy(xt), torch.from_numpy(yt)
+
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum,
+                          weight_decay=args.weight_decay)
+    loss_fn = torch.nn.CrossEntropyLoss()  # mean softmax cross-entropy over the batch
+    gen = torch.Generator().manual_seed(args.seed)
+    n, bs = x.shape[0], args.batch_size
+
+    model.train()
+    last_loss = float("nan")
+    start = time.perf_counter()
+    for _ in range(args.epochs):
+        perm = torch.randperm(n, generator=gen) if args.shuffle else None
+        for i in range(0, n, bs):
+            if perm is None:
+                xb, yb = x[i:i + bs], y[i:i + bs]
+            else:
+                idx = perm[i:i + bs]
+                xb, yb = x[idx], y[idx]
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            opt.step()
+        last_loss = loss.item()
+    seconds = time.perf_counter() - start
+
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, xt.shape[0], 1000):
+            correct += (model(xt[i:i + 1000]).argmax(1) == yt[i:i + 1000]).sum().item()
+    record = {
+        "framework": "pytorch", "model": model_name, "layers": getattr(args, "layers", 0),
+        "threads": torch.get_num_threads(), "seconds": seconds,
+        "test_accuracy": correct / xt.shape[0], "final_train_loss": last_loss,
+        "epochs": args.epochs, "batch_size": bs, "version": torch.__version__,
+        "python": sys.executable, "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+    }
+    print(json.dumps(record), flush=True)
+    return record
+
+
+def glorot_(model):
+    """Glorot-uniform weights and zero biases, magmadnn's default initialisers."""
+    for m in model.modules():
+        if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)):
+            torch.nn.init.xavier_uniform_(m.weight)
+            torch.nn.init.zeros_(m.bias)

@@ -1,0 +1,70 @@
+#include "magmadnn/compute/conv.h"
+
+#include "magmadnn/conv/conv.h"
+
+namespace magmadnn::op {
+
+template <typename T>
+Conv2dNode<T>::Conv2dNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, const conv::ConvParams& params, conv::Algo algo)
+    : Operation<T>("conv2d", b ? std::vector<OpPtr<T>>{std::move(x), std::move(w), std::move(b)}
+                               : std::vector<OpPtr<T>>{std::move(x), std::move(w)}),
+      params_(params),
+      algo_(algo) {}
+
+template <typename T>
+Shape Conv2dNode<T>::infer_shape(const std::vector<Shape>& in) const {
+  const conv::ConvProblem pr = conv::make_problem(in[0], in[1], params_);
+  if (in.size() > 2) {
+    MAGMADNN_CHECK(in[2] == Shape{pr.k}, ShapeError,
+                   "conv2d: bias " << in[2] << " must be {" << pr.k << "} for filters " << in[1]);
+  }
+  return pr.y_shape();
+}
+
+template <typename T>
+void Conv2dNode<T>::forward() {
+  const bool has_bias = this->inputs_.size() > 2;
+  this->output_ = conv::conv2d_forward(this->in(0), this->in(1), has_bias ? &this->in(2) : nullptr, params_, algo_);
+}
+
+template <typename T>
+void Conv2dNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
+  const Tensor<T>& x = this->in(0);
+  const Tensor<T>& w = this->in(1);
+  const bool has_bias = this->inputs_.size() > 2;
+  if (needed[0]) gin[0] = conv::conv2d_backward_data(g, w, x.shape(), params_, algo_);
+  const bool want_db = has_bias && needed[2];
+  if (needed[1] || want_db) {
+    Tensor<T> db;
+    Tensor<T> dw = conv::conv2d_backward_filter(x, g, w.shape(), params_, algo_, want_db ? &db : nullptr);
+    if (needed[1]) gin[1] = std::move(dw);
+    if (want_db) gin[2] = std::move(db);
+  }
+}
+
+template <typename T>
+PoolingNode<T>::PoolingNode(OpPtr<T> x, const conv::PoolParams& params)
+    : Operation<T>("pooling", {std::move(x)}), params_(params) {}
+
+template <typename T>
+Shape PoolingNode<T>::infer_shape(const std::vector<Shape>& in) const {
+  return conv::pool_output_shape(in[0], params_);
+}
+
+template <typename T>
+void PoolingNode<T>::forward() {
+  this->output_ = conv::pool2d_forward(this->in(0), params_, &argmax_);
+}
+
+template <typename T>
+void PoolingNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
+  if (!needed[0]) return;
+  gin[0] = conv::pool2d_backward(this->in(0), g, params_, params_.mode == conv::PoolMode::Max ? &argmax_ : nullptr);
+}
+
+template class Conv2dNode<float>;
+template class Conv2dNode<double>;
+template class PoolingNode<float>;
+template class PoolingNode<double>;
+
+}  // namespace magmadnn::op

@@ -1,0 +1,209 @@
+#include "magmadnn/conv/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "magmadnn/backend/registry.h"
+#include "magmadnn/conv/chooser.h"
+#include "magmadnn/core/errors.h"
+
+namespace magmadnn::conv {
+namespace {
+
+struct Layer {
+  std::string name;
+  std::int64_t c, hw, k, rs, pad;
+};
+
+std::vector<Layer> all_layers() {
+  std::vector<Layer> v = {{"lenet_conv1", 1, 32, 6, 5, 0}, {"lenet_conv2", 6, 14, 16, 5, 0}};
+  for (std::int64_t hw : {32, 56})
+    for (std::int64_t c : {64, 128, 256})
+      v.push_back({"vgg_" + std::to_string(c) + "_" + std::to_string(hw) + "x" + std::to_string(hw), c, hw, c, 3, 1});
+  v.push_back({"large7_32_56x56", 32, 56, 32, 7, 3});
+  v.push_back({"large9_16_64x64", 16, 64, 16, 9, 4});
+  return v;
+}
+
+struct Buffer {
+  Backend& b;
+  std::size_t bytes;
+  void* p = nullptr;
+  Buffer(Backend& be, std::size_t n) : b(be), bytes(n) {
+    if (n) p = be.allocate(n, 0);
+  }
+  ~Buffer() {
+    if (p) b.deallocate(p, bytes, 0);
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+template <typename T>
+struct Timed {
+  ConvAlgorithm<T>* a;
+  std::string label;
+  Buffer ws;
+  double best = 1e300;
+  Timed(ConvAlgorithm<T>* al, std::string l, const ConvProblem& pr, Pass pass, Backend& be)
+      : a(al), label(std::move(l)), ws(be, al->workspace_bytes(pr, pass)) {}
+  double run(const ConvProblem& pr, Pass pass, Backend& be, T* x, T* w, T* y) {
+    const auto t0 = std::chrono::steady_clock::now();
+    switch (pass) {
+      case Pass::Forward: a->forward(pr, x, w, nullptr, y, ws.p); break;
+      case Pass::BackwardData: a->backward_data(pr, y, w, x, ws.p); break;
+      case Pass::BackwardFilter: a->backward_filter(pr, x, y, w, nullptr, ws.p); break;
+    }
+    be.synchronize(0);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+template <typename T>
+void bench_device(const BenchOptions& o, const std::vector<Layer>& layers, DeviceKind dev,
+                  std::vector<BenchRecord>& out) {
+  Backend& be = backend_for(dev);
+  const std::string dname = dev == DeviceKind::CPU ? "cpu" : "cuda";
+  for (const Layer& l : layers) {
+    ConvParams g;
+    g.pad_h = g.pad_w = l.pad;
+    const ConvProblem pr = make_problem(Shape{o.batch, l.c, l.hw, l.hw}, Shape{l.k, l.c, l.rs, l.rs}, g);
+    const std::int64_t nx = pr.x_shape().numel(), nw = pr.w_shape().numel(), ny = pr.y_shape().numel();
+    Buffer x(be, sizeof(T) * nx), w(be, sizeof(T) * nw), y(be, sizeof(T) * ny);
+    kernels<T>(be).fill_uniform(static_cast<T*>(x.p), nx, T(-1), T(1), 11, 1);
+    kernels<T>(be).fill_uniform(static_cast<T*>(w.p), nw, T(-1), T(1), 11, 2);
+    kernels<T>(be).fill_uniform(static_cast<T*>(y.p), ny, T(-1), T(1), 11, 3);
+    for (Pass pass : {Pass::Forward, Pass::BackwardData, Pass::BackwardFilter}) {
+      if (!o.passes.empty() && std::find(o.passes.begin(), o.passes.end(), pass_name(pass)) == o.passes.end()) continue;
+      auto rec = [&](const std::string& algo, double s, const std::string& chosen) {
+        out.push_back({l.name, algo, dname, pass_name(pass), s, l.c, l.rs, chosen});
+      };
+      std::vector<std::unique_ptr<Timed<T>>> cands;
+      for (ConvAlgorithm<T>* a : algorithms<T>(dev)) {
+        if (!a->supports(pr, pass)) continue;
+        if (a->id() == Algo::Direct && pr.macs() > o.direct_max_macs) continue;
+        cands.push_back(std::make_unique<Timed<T>>(a, algo_name(a->id()), pr, pass, be));
+      }
+      std::string chosen;
+      if (o.include_auto) {
+        ConvAlgorithm<T>& a = choose<T>(pr, pass, dev, 0);
+        chosen = algo_name(a.id());
+        cands.push_back(std::make_unique<Timed<T>>(&a, "auto", pr, pass, be));
+      }
+      T *px = static_cast<T*>(x.p), *pw = static_cast<T*>(w.p), *py = static_cast<T*>(y.p);
+      // Warm up each, then interleave the timed runs so that changes in machine
+      // load hit every algorithm alike; keep each one's fastest run.
+      for (auto& c : cands) c->run(pr, pass, be, px, pw, py);
+      for (int rep = 0; rep < std::max(1, o.repeats); ++rep)
+        for (auto& c : cands) c->best = std::min(c->best, c->run(pr, pass, be, px, pw, py));
+      for (auto& c : cands) rec(c->label, c->best, c->label == "auto" ? chosen : "");
+    }
+  }
+}
+
+std::string json_escape(const std::string& s) {
+  std::string r;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') r += '\\';
+    r += ch;
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::string> bench_layer_names() {
+  std::vector<std::string> v;
+  for (const Layer& l : all_layers()) v.push_back(l.name);
+  return v;
+}
+
+std::vector<BenchRecord> run_benchmark(const BenchOptions& o) {
+  MAGMADNN_CHECK(o.dtype == "float" || o.dtype == "double", ValueError,
+                 "bench conv: dtype must be float or double, got '" << o.dtype << "'");
+  MAGMADNN_CHECK(o.batch >= 1, ValueError, "bench conv: batch must be >= 1, got " << o.batch);
+  std::vector<Layer> layers;
+  for (const Layer& l : all_layers()) {
+    if (o.layers.empty() || std::find(o.layers.begin(), o.layers.end(), l.name) != o.layers.end()) layers.push_back(l);
+  }
+  for (const std::string& n : o.layers) {
+    const auto names = bench_layer_names();
+    if (std::find(names.begin(), names.end(), n) == names.end()) {
+      std::string valid;
+      for (const auto& v : names) valid += (valid.empty() ? "" : ", ") + v;
+      MAGMADNN_THROW(ValueError, "bench conv: unknown layer '" << n << "'; layers: " << valid);
+    }
+  }
+  std::vector<BenchRecord> out;
+  std::vector<DeviceKind> devs;
+  if (o.cpu) devs.push_back(DeviceKind::CPU);
+  if (o.cuda && has_cuda_device()) devs.push_back(DeviceKind::CUDA);
+  for (DeviceKind d : devs) {
+    if (o.dtype == "float") {
+      bench_device<float>(o, layers, d, out);
+    } else {
+      bench_device<double>(o, layers, d, out);
+    }
+  }
+  return out;
+}
+
+void print_bench_table(std::ostream& os, const std::vector<BenchRecord>& recs) {
+  std::vector<std::string> algos;  // columns in order of first appearance
+  std::vector<std::string> rows;
+  std::map<std::string, std::map<std::string, double>> t;
+  for (const auto& r : recs) {
+    const std::string row = r.layer + "|" + r.pass + "|" + r.device;
+    if (!t.count(row)) rows.push_back(row);
+    t[row][r.algorithm] = r.seconds;
+    if (std::find(algos.begin(), algos.end(), r.algorithm) == algos.end()) algos.push_back(r.algorithm);
+  }
+  os << std::left << std::setw(18) << "layer" << std::setw(16) << "pass" << std::setw(7) << "device";
+  for (const auto& a : algos) os << std::right << std::setw(15) << a;
+  os << "   (ms, * = fastest)\n";
+  for (const auto& row : rows) {
+    std::stringstream ss(row);
+    std::string layer, pass, dev;
+    std::getline(ss, layer, '|'), std::getline(ss, pass, '|'), std::getline(ss, dev, '|');
+    double best = 1e300;
+    for (const auto& [a, s] : t[row])
+      if (a != "auto") best = std::min(best, s);
+    os << std::left << std::setw(18) << layer << std::setw(16) << pass << std::setw(7) << dev;
+    for (const auto& a : algos) {
+      auto it = t[row].find(a);
+      std::ostringstream cell;
+      if (it == t[row].end()) {
+        cell << "-";
+      } else {
+        cell << std::fixed << std::setprecision(3) << it->second * 1e3 << (a != "auto" && it->second == best ? "*" : " ");
+      }
+      os << std::right << std::setw(15) << cell.str();
+    }
+    os << "\n";
+  }
+}
+
+void write_bench_json(const std::string& path, const std::vector<BenchRecord>& recs) {
+  std::ofstream f(path);
+  MAGMADNN_CHECK(f.good(), IOError, "bench conv: cannot write " << path);
+  f << "[\n";
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    const auto& r = recs[i];
+    f << "  {\"layer\": \"" << json_escape(r.layer) << "\", \"algorithm\": \"" << json_escape(r.algorithm)
+      << "\", \"device\": \"" << r.device << "\", \"pass\": \"" << r.pass << "\", \"seconds\": " << std::setprecision(6)
+      << r.seconds << ", \"channels\": " << r.channels << ", \"kernel\": " << r.kernel;
+    if (!r.chosen.empty()) f << ", \"chosen\": \"" << json_escape(r.chosen) << "\"";
+    f << "}" << (i + 1 < recs.size() ? "," : "") << "\n";
+  }
+  f << "]\n";
+  MAGMADNN_CHECK(f.good(), IOError, "bench conv: error while writing " << path);
+}
+
+}  // namespace magmadnn::conv

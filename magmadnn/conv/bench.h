@@ -1,0 +1,57 @@
+/// @file bench.h
+/// The convolution benchmark behind `magmadnn bench conv`: times every
+/// algorithm that supports each layer, for each pass and device, and what the
+/// chooser picks ("auto").
+///
+/// Layers: LeNet-5's two convolutions (5x5), VGG-style 3x3 layers with 64,
+/// 128 and 256 channels on 32x32 and 56x56 images, and 7x7 layers on 56x56
+/// images (where FFT should win). Batch 32 by default. Direct is timed only
+/// for layers of at most `direct_max_macs` multiply-adds (it is the slow
+/// reference). Each time is the minimum over `repeats` runs after a warm-up.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace magmadnn::conv {
+
+struct BenchOptions {
+  std::string dtype = "float";      ///< "float" or "double"
+  std::int64_t batch = 32;
+  int repeats = 3;
+  /// Layer names to run (see bench_layer_names()); empty: all.
+  std::vector<std::string> layers;
+  /// Passes to run ("forward", "backward_data", "backward_filter"); empty: all.
+  std::vector<std::string> passes;
+  bool cpu = true;                  ///< time the CPU algorithms
+  bool cuda = true;                 ///< time the GPU algorithms when a GPU is present
+  double direct_max_macs = 2e8;
+  bool include_auto = true;         ///< add the chooser's pick as algorithm "auto"
+};
+
+/// One timing. `chosen` is the algorithm the chooser picked (auto rows only).
+struct BenchRecord {
+  std::string layer, algorithm, device, pass;
+  double seconds = 0;
+  std::int64_t channels = 0, kernel = 0;
+  std::string chosen;
+};
+
+/// The names of the built-in layers, e.g. "lenet_conv1", "vgg_64_32x32".
+std::vector<std::string> bench_layer_names();
+
+/// Runs the benchmark. ValueError for an unknown dtype or layer name.
+std::vector<BenchRecord> run_benchmark(const BenchOptions& options = {});
+
+/// A table: one row per (layer, pass, device), one column per algorithm
+/// (milliseconds; "-" where not applicable), the fastest marked with '*'.
+void print_bench_table(std::ostream& os, const std::vector<BenchRecord>& records);
+
+/// JSON array, one object per record with keys layer, algorithm, device,
+/// pass, seconds, channels, kernel (and chosen for auto rows). IOError when
+/// the file cannot be written.
+void write_bench_json(const std::string& path, const std::vector<BenchRecord>& records);
+
+}  // namespace magmadnn::conv

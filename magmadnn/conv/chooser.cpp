@@ -1,0 +1,272 @@
+#include "magmadnn/conv/chooser.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "magmadnn/backend/registry.h"
+#include "magmadnn/core/errors.h"
+
+namespace magmadnn::conv {
+namespace {
+
+struct State {
+  std::mutex mu;
+  std::map<std::string, Choice> choices;  // key -> choice
+  Algo forced = Algo::Auto;
+  std::size_t limit = std::size_t{1} << 30;
+  bool file_overridden = false;
+  std::string file;
+  std::string loaded_file;  // the file whose lines are in `choices`
+};
+State& state() {
+  static State s;
+  return s;
+}
+
+std::string device_label(DeviceKind d, device_t id) {
+  return d == DeviceKind::CPU ? std::string("cpu") : "cuda:" + std::to_string(id);
+}
+
+template <typename T>
+std::string make_key(const ConvProblem& pr, Pass pass, DeviceKind d, device_t id) {
+  return device_label(d, id) + "\t" + dtype_name(dtype_v<T>) + "\t" + pass_name(pass) + "\t" + pr.to_string();
+}
+
+std::string file_in_effect(const State& s) {
+  if (s.file_overridden) return s.file;
+  const char* env = std::getenv("MAGMADNN_CONV_CACHE");
+  return env ? std::string(env) : std::string();
+}
+
+// Reads the cache file once per path into s.choices (entries already measured in this process win).
+void load_file(State& s, const std::string& path) {
+  if (path.empty() || s.loaded_file == path) return;
+  s.loaded_file = path;
+  std::ifstream in(path);
+  if (!in) return;  // not written yet
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string part; std::getline(ss, part, '\t');) f.push_back(part);
+    MAGMADNN_CHECK(f.size() == 6, IOError,
+                   "conv chooser cache " << path << ":" << lineno << ": expected 6 tab-separated fields, got "
+                                         << f.size() << ": '" << line << "'");
+    Choice c;
+    c.source = Choice::Source::CacheFile;
+    try {
+      c.algo = parse_algo(f[4]);
+      c.seconds = std::stod(f[5]);
+    } catch (const std::exception& e) {
+      MAGMADNN_THROW(IOError, "conv chooser cache " << path << ":" << lineno << ": " << e.what());
+    }
+    s.choices.emplace(f[0] + "\t" + f[1] + "\t" + f[2] + "\t" + f[3], c);
+  }
+}
+
+void append_file(const std::string& path, const std::string& key, const Choice& c) {
+  if (path.empty()) return;
+  std::ofstream out(path, std::ios::app);
+  MAGMADNN_CHECK(out.good(), IOError, "conv chooser: cannot append to cache file " << path);
+  out << key << "\t" << algo_name(c.algo) << "\t" << c.seconds << "\n";
+}
+
+// Memory of the algorithm's device, returned on scope exit.
+struct DeviceBuffer {
+  Backend* b = nullptr;
+  void* p = nullptr;
+  std::size_t bytes = 0;
+  device_t dev = 0;
+  DeviceBuffer(Backend& be, std::size_t n, device_t d) : b(&be), bytes(n), dev(d) {
+    if (n) p = be.allocate(n, d);
+  }
+  ~DeviceBuffer() {
+    if (p) b->deallocate(p, bytes, dev);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// Runs one pass of one algorithm (with its own workspace) and waits for it.
+template <typename T>
+struct Runner {
+  ConvAlgorithm<T>* a;
+  DeviceBuffer ws;
+  Runner(ConvAlgorithm<T>* al, const ConvProblem& pr, Pass pass, Backend& be, device_t dev)
+      : a(al), ws(be, al->workspace_bytes(pr, pass), dev) {}
+  void run(const ConvProblem& pr, Pass pass, Backend& be, device_t dev, T* x, T* w, T* y) {
+    switch (pass) {
+      case Pass::Forward: a->forward(pr, x, w, nullptr, y, ws.p); break;
+      case Pass::BackwardData: a->backward_data(pr, y, w, x, ws.p); break;
+      case Pass::BackwardFilter: a->backward_filter(pr, x, y, w, nullptr, ws.p); break;
+    }
+    be.synchronize(dev);
+  }
+};
+
+template <typename T>
+Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, std::size_t limit) {
+  std::vector<ConvAlgorithm<T>*> cands;
+  for (ConvAlgorithm<T>* a : algorithms<T>(device)) {
+    if (a->supports(pr, pass) && a->workspace_bytes(pr, pass) <= limit) cands.push_back(a);
+  }
+  if (cands.size() > 1 && pr.macs() > kDirectTimingMacs) {
+    std::erase_if(cands, [](auto* a) { return a->id() == Algo::Direct; });
+  }
+  MAGMADNN_CHECK(!cands.empty(), NotSupportedError,
+                 "conv chooser: no " << device_label(device, dev) << " algorithm supports " << pass_name(pass)
+                                     << " of " << pr.to_string() << " within the workspace limit of " << limit
+                                     << " bytes");
+  Backend& be = backend_for(device);
+  be.set_device(dev);
+  const std::int64_t nx = pr.x_shape().numel(), nw = pr.w_shape().numel(), ny = pr.y_shape().numel();
+  DeviceBuffer x(be, sizeof(T) * nx, dev), w(be, sizeof(T) * nw, dev), y(be, sizeof(T) * ny, dev);
+  Kernels<T>& k = kernels<T>(be);
+  k.fill_uniform(static_cast<T*>(x.p), nx, T(-1), T(1), 7, 1);
+  k.fill_uniform(static_cast<T*>(w.p), nw, T(-1), T(1), 7, 2);
+  k.fill_uniform(static_cast<T*>(y.p), ny, T(-1), T(1), 7, 3);
+  // One warm-up each (plans, primitives, first touch), then rounds in which
+  // every candidate runs once: interleaving spreads any change in machine
+  // load over all candidates instead of penalising whichever ran during it.
+  std::vector<std::unique_ptr<Runner<T>>> runners;
+  T *px = static_cast<T*>(x.p), *pw = static_cast<T*>(w.p), *py = static_cast<T*>(y.p);
+  for (ConvAlgorithm<T>* a : cands) {
+    try {
+      auto r = std::make_unique<Runner<T>>(a, pr, pass, be, dev);
+      r->run(pr, pass, be, dev, px, pw, py);
+      runners.push_back(std::move(r));
+    } catch (const DeviceError&) {
+      // e.g. out of device memory for this algorithm's workspace: not a candidate
+    }
+  }
+  using clock = std::chrono::steady_clock;
+  std::vector<double> best(runners.size(), 1e300);
+  double total = 0;
+  for (int round = 0; round < 5 && (round < 2 || total < 1.0); ++round) {
+    for (std::size_t i = 0; i < runners.size(); ++i) {
+      const auto t0 = clock::now();
+      runners[i]->run(pr, pass, be, dev, px, pw, py);
+      const double dt = std::chrono::duration<double>(clock::now() - t0).count();
+      best[i] = std::min(best[i], dt);
+      total += dt;
+    }
+  }
+  Choice c;
+  c.source = Choice::Source::Measured;
+  c.seconds = 1e300;
+  for (std::size_t i = 0; i < runners.size(); ++i) {
+    c.times.emplace_back(runners[i]->a->id(), best[i]);
+    if (best[i] < c.seconds) c.seconds = best[i], c.algo = runners[i]->a->id();
+  }
+  MAGMADNN_CHECK(c.algo != Algo::Auto, DeviceError,
+                 "conv chooser: every candidate failed for " << pass_name(pass) << " of " << pr.to_string());
+  return c;
+}
+
+template <typename T>
+ConvAlgorithm<T>& forced(Algo id, const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev) {
+  ConvAlgorithm<T>* a = find_algorithm<T>(id, device);
+  MAGMADNN_CHECK(a != nullptr, NotSupportedError,
+                 "conv: algorithm '" << algo_name(id) << "' is not available on " << device_label(device, dev)
+                                     << " in this build (" << dtype_name(dtype_v<T>) << ")");
+  MAGMADNN_CHECK(a->supports(pr, pass), NotSupportedError,
+                 "conv: forced algorithm '" << algo_name(id) << "' does not support " << pass_name(pass) << " of "
+                                            << pr.to_string());
+  return *a;
+}
+
+}  // namespace
+
+template <typename T>
+ConvAlgorithm<T>& choose(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, Algo requested) {
+  const Algo force = requested != Algo::Auto ? requested : forced_algorithm();
+  if (force != Algo::Auto) return forced<T>(force, pr, pass, device, dev);
+
+  State& s = state();
+  std::lock_guard lock(s.mu);  // held while measuring, so one key is never measured twice
+  const std::string path = file_in_effect(s);
+  load_file(s, path);
+  const std::string key = make_key<T>(pr, pass, device, dev);
+  auto it = s.choices.find(key);
+  if (it != s.choices.end()) {
+    ConvAlgorithm<T>* a = find_algorithm<T>(it->second.algo, device);
+    if (a && a->supports(pr, pass)) return *a;
+    s.choices.erase(it);
+  }
+  Choice c = measure<T>(pr, pass, device, dev, s.limit);
+  s.choices[key] = c;
+  append_file(path, key, c);
+  return *find_algorithm<T>(c.algo, device);
+}
+
+template <typename T>
+std::optional<Choice> cached_choice(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  auto it = s.choices.find(make_key<T>(pr, pass, device, dev));
+  if (it == s.choices.end()) return std::nullopt;
+  return it->second;
+}
+
+void set_forced_algorithm(Algo a) {
+  std::lock_guard lock(state().mu);
+  state().forced = a;
+}
+
+Algo forced_algorithm() {
+  {
+    std::lock_guard lock(state().mu);
+    if (state().forced != Algo::Auto) return state().forced;
+  }
+  const char* env = std::getenv("MAGMADNN_CONV_ALGO");
+  if (!env || !*env) return Algo::Auto;
+  try {
+    return parse_algo(env);
+  } catch (const ValueError& e) {
+    MAGMADNN_THROW(ValueError, "MAGMADNN_CONV_ALGO: " << e.what());
+  }
+}
+
+void set_workspace_limit(std::size_t bytes) {
+  std::lock_guard lock(state().mu);
+  state().limit = bytes;
+}
+std::size_t workspace_limit() {
+  std::lock_guard lock(state().mu);
+  return state().limit;
+}
+
+void set_cache_file(const std::string& path) {
+  std::lock_guard lock(state().mu);
+  state().file_overridden = true;
+  state().file = path;
+  state().loaded_file.clear();
+}
+void reset_cache_file() {
+  std::lock_guard lock(state().mu);
+  state().file_overridden = false;
+  state().file.clear();
+  state().loaded_file.clear();
+}
+std::string cache_file() {
+  std::lock_guard lock(state().mu);
+  return file_in_effect(state());
+}
+void clear_choices() {
+  std::lock_guard lock(state().mu);
+  state().choices.clear();
+  state().loaded_file.clear();
+}
+
+template ConvAlgorithm<float>& choose<float>(const ConvProblem&, Pass, DeviceKind, device_t, Algo);
+template ConvAlgorithm<double>& choose<double>(const ConvProblem&, Pass, DeviceKind, device_t, Algo);
+template std::optional<Choice> cached_choice<float>(const ConvProblem&, Pass, DeviceKind, device_t);
+template std::optional<Choice> cached_choice<double>(const ConvProblem&, Pass, DeviceKind, device_t);
+
+}  // namespace magmadnn::conv

@@ -1,0 +1,138 @@
+#include "magmadnn/conv/conv.h"
+
+#include "magmadnn/conv/chooser.h"
+#include "magmadnn/conv/pool_impl.h"
+#include "magmadnn/core/errors.h"
+#include "magmadnn/tensor/dispatch.h"
+
+namespace magmadnn::conv {
+namespace {
+
+template <typename T>
+DeviceKind kind_of(const Tensor<T>& t) {
+  return t.on_device() ? DeviceKind::CUDA : DeviceKind::CPU;
+}
+
+// The workspace of one call, in the algorithm's device memory.
+struct Workspace {
+  Backend& b;
+  device_t dev;
+  std::size_t bytes;
+  void* p = nullptr;
+  Workspace(Backend& be, device_t d, std::size_t n) : b(be), dev(d), bytes(n) {
+    if (n) p = be.allocate(n, d);
+  }
+  ~Workspace() {
+    if (p) b.deallocate(p, bytes, dev);
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+};
+
+template <typename T>
+Tensor<T> like(const Shape& s, const Tensor<T>& t) {
+  return Tensor<T>(s, t.get_memory_type(), t.get_device_id());
+}
+
+}  // namespace
+
+template <typename T>
+Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, const ConvParams& params,
+                         Algo algo) {
+  const ConvProblem pr = make_problem(x.shape(), w.shape(), params);
+  if (bias) {
+    MAGMADNN_CHECK(bias->shape() == Shape{pr.k}, ShapeError,
+                   "conv2d: bias " << bias->shape() << " must be {" << pr.k << "} for filters " << w.shape());
+  }
+  Backend& be = bias ? common_backend("conv2d", x, w, *bias) : common_backend("conv2d", x, w);
+  ConvAlgorithm<T>& a = choose<T>(pr, Pass::Forward, kind_of(x), x.get_device_id(), algo);
+  Tensor<T> y = like(pr.y_shape(), x);
+  Workspace ws(be, x.get_device_id(), a.workspace_bytes(pr, Pass::Forward));
+  a.forward(pr, x.data(), w.data(), bias ? bias->data() : nullptr, y.mutable_data(), ws.p);
+  return y;
+}
+
+template <typename T>
+Tensor<T> conv2d_backward_data(const Tensor<T>& dy, const Tensor<T>& w, const Shape& x_shape, const ConvParams& params,
+                               Algo algo) {
+  const ConvProblem pr = make_problem(x_shape, w.shape(), params);
+  MAGMADNN_CHECK(dy.shape() == pr.y_shape(), ShapeError,
+                 "conv2d backward data: dy " << dy.shape() << " must be " << pr.y_shape() << " for input " << x_shape
+                                             << " and filters " << w.shape());
+  Backend& be = common_backend("conv2d backward data", dy, w);
+  ConvAlgorithm<T>& a = choose<T>(pr, Pass::BackwardData, kind_of(dy), dy.get_device_id(), algo);
+  Tensor<T> dx = like(x_shape, dy);
+  Workspace ws(be, dy.get_device_id(), a.workspace_bytes(pr, Pass::BackwardData));
+  a.backward_data(pr, dy.data(), w.data(), dx.mutable_data(), ws.p);
+  return dx;
+}
+
+template <typename T>
+Tensor<T> conv2d_backward_filter(const Tensor<T>& x, const Tensor<T>& dy, const Shape& w_shape,
+                                 const ConvParams& params, Algo algo, Tensor<T>* db) {
+  const ConvProblem pr = make_problem(x.shape(), w_shape, params);
+  MAGMADNN_CHECK(dy.shape() == pr.y_shape(), ShapeError,
+                 "conv2d backward filter: dy " << dy.shape() << " must be " << pr.y_shape() << " for input "
+                                               << x.shape() << " and filters " << w_shape);
+  Backend& be = common_backend("conv2d backward filter", x, dy);
+  ConvAlgorithm<T>& a = choose<T>(pr, Pass::BackwardFilter, kind_of(x), x.get_device_id(), algo);
+  Tensor<T> dw = like(w_shape, x);
+  if (db && (db->shape() != Shape{pr.k} || db->on_device() != x.on_device())) *db = like(Shape{pr.k}, x);
+  Workspace ws(be, x.get_device_id(), a.workspace_bytes(pr, Pass::BackwardFilter));
+  a.backward_filter(pr, x.data(), dy.data(), dw.mutable_data(), db ? db->mutable_data() : nullptr, ws.p);
+  return dw;
+}
+
+template <typename T>
+Tensor<T> pool2d_forward(const Tensor<T>& x, const PoolParams& params, Tensor<std::int32_t>* argmax) {
+  const Shape ys = pool_output_shape(x.shape(), params);
+  (void)backend_of(x);
+  PoolImpl<T>* impl = find_pool_impl<T>(kind_of(x));
+  MAGMADNN_CHECK(impl != nullptr, NotSupportedError,
+                 "pooling: no implementation for " << (x.on_device() ? "the GPU" : "the CPU") << " in this build");
+  Tensor<T> y = like(ys, x);
+  std::int32_t* am = nullptr;
+  if (argmax && params.mode == PoolMode::Max) {
+    if (argmax->shape() != ys || argmax->on_device() != x.on_device()) {
+      *argmax = Tensor<std::int32_t>(ys, x.get_memory_type(), x.get_device_id());
+    }
+    am = argmax->mutable_data();
+  }
+  impl->forward(x.shape(), params, x.data(), y.mutable_data(), am);
+  return y;
+}
+
+template <typename T>
+Tensor<T> pool2d_backward(const Tensor<T>& x, const Tensor<T>& dy, const PoolParams& params,
+                          const Tensor<std::int32_t>* argmax) {
+  const Shape ys = pool_output_shape(x.shape(), params);
+  MAGMADNN_CHECK(dy.shape() == ys, ShapeError,
+                 "pooling backward: dy " << dy.shape() << " must be " << ys << " for input " << x.shape());
+  (void)common_backend("pooling backward", x, dy);
+  const bool use_am = argmax && params.mode == PoolMode::Max && !argmax->empty();
+  if (use_am) {
+    MAGMADNN_CHECK(argmax->shape() == ys, ShapeError,
+                   "pooling backward: argmax " << argmax->shape() << " must be " << ys);
+  }
+  PoolImpl<T>* impl = find_pool_impl<T>(kind_of(x));
+  MAGMADNN_CHECK(impl != nullptr, NotSupportedError,
+                 "pooling: no implementation for " << (x.on_device() ? "the GPU" : "the CPU") << " in this build");
+  Tensor<T> dx = like(x.shape(), x);
+  impl->backward(x.shape(), params, x.data(), dy.data(), use_am ? argmax->data() : nullptr, dx.mutable_data());
+  return dx;
+}
+
+#define MAGMADNN_CONV_INSTANTIATE(T)                                                                             \
+  template Tensor<T> conv2d_forward<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>*, const ConvParams&, \
+                                       Algo);                                                                    \
+  template Tensor<T> conv2d_backward_data<T>(const Tensor<T>&, const Tensor<T>&, const Shape&, const ConvParams&, \
+                                             Algo);                                                              \
+  template Tensor<T> conv2d_backward_filter<T>(const Tensor<T>&, const Tensor<T>&, const Shape&,                  \
+                                               const ConvParams&, Algo, Tensor<T>*);                             \
+  template Tensor<T> pool2d_forward<T>(const Tensor<T>&, const PoolParams&, Tensor<std::int32_t>*);             \
+  template Tensor<T> pool2d_backward<T>(const Tensor<T>&, const Tensor<T>&, const PoolParams&,                   \
+                                        const Tensor<std::int32_t>*);
+MAGMADNN_CONV_INSTANTIATE(float)
+MAGMADNN_CONV_INSTANTIATE(double)
+
+}  // namespace magmadnn::conv

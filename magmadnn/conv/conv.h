@@ -1,0 +1,48 @@
+/// @file conv.h
+/// Convolution and pooling on Tensors: the entry points the graph ops and
+/// layers call.
+///
+/// Each function checks shapes (ShapeError naming them), runs where the
+/// tensors live (host tensors on the CPU algorithms, device tensors on the
+/// GPU ones; mixing them raises DeviceError), and allocates its result in the
+/// memory type and device of its first tensor argument. `algo` forces an
+/// algorithm (see chooser.h for the order of forcing); Auto lets the chooser
+/// time the candidates on first use of a shape. Requires T = float or double.
+#pragma once
+
+#include <cstdint>
+
+#include "magmadnn/conv/algorithm.h"
+#include "magmadnn/conv/conv_params.h"
+#include "magmadnn/tensor/tensor.h"
+
+namespace magmadnn::conv {
+
+/// y {N,K,P,Q} = conv(x {N,C,H,W}, w {K,C/G,R,S}) (+ bias {K} when not null).
+template <typename T>
+Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, const ConvParams& params = {},
+                         Algo algo = Algo::Auto);
+
+/// dx with shape x_shape from dy and w.
+template <typename T>
+Tensor<T> conv2d_backward_data(const Tensor<T>& dy, const Tensor<T>& w, const Shape& x_shape,
+                               const ConvParams& params = {}, Algo algo = Algo::Auto);
+
+/// dw with shape w_shape from x and dy; when db is not null it receives the
+/// bias gradient {K} (sum of dy over N, P, Q), reallocated if its shape differs.
+template <typename T>
+Tensor<T> conv2d_backward_filter(const Tensor<T>& x, const Tensor<T>& dy, const Shape& w_shape,
+                                 const ConvParams& params = {}, Algo algo = Algo::Auto, Tensor<T>* db = nullptr);
+
+/// y = pool(x {N,C,H,W}). For Max pooling, `argmax` (when not null) receives
+/// the position of each maximum within its plane, for pool2d_backward.
+template <typename T>
+Tensor<T> pool2d_forward(const Tensor<T>& x, const PoolParams& params, Tensor<std::int32_t>* argmax = nullptr);
+
+/// dx from dy (shape of pool2d_forward's result), x, and the argmax of the
+/// forward pass when available (null: recomputed from x).
+template <typename T>
+Tensor<T> pool2d_backward(const Tensor<T>& x, const Tensor<T>& dy, const PoolParams& params,
+                          const Tensor<std::int32_t>* argmax = nullptr);
+
+}  // namespace magmadnn::conv

@@ -1,0 +1,66 @@
+/// @file cpu_conv_util.h
+/// Internal helpers shared by the CPU convolution algorithms: the GEMM they
+/// all use, bias and bias-gradient passes, and the static registrar.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "magmadnn/backend/registry.h"
+#include "magmadnn/backend/cpu/cpu_parallel.h"
+#include "magmadnn/conv/algorithm.h"
+
+namespace magmadnn::conv::cpu_detail {
+
+/// Row-major C = alpha op(A) op(B) + beta C on the host (oneDNN for float,
+/// OpenBLAS for double, both threaded internally).
+template <typename T>
+inline void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,
+                 std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
+  kernels<T>(cpu_backend()).gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/// Threads pay off above roughly this many scalar operations per loop.
+inline constexpr std::int64_t kParallelWork = 1 << 15;
+
+/// y[n, k, :, :] += bias[k].
+template <typename T>
+void add_bias(const ConvProblem& pr, const T* bias, T* y) {
+  if (!bias) return;
+  const std::int64_t plane = pr.p * pr.q;
+  magmadnn::cpu::parallel_for(pr.n * pr.k, pr.n * pr.k * plane > kParallelWork, [&](std::int64_t i) {
+    const T b = bias[i % pr.k];
+    T* row = y + i * plane;
+    for (std::int64_t j = 0; j < plane; ++j) row[j] += b;
+  });
+}
+
+/// db[k] = sum of dy over N, P, Q.
+template <typename T>
+void bias_grad(const ConvProblem& pr, const T* dy, T* db) {
+  if (!db) return;
+  const std::int64_t plane = pr.p * pr.q;
+  magmadnn::cpu::parallel_for(pr.k, pr.n * pr.k * plane > kParallelWork, [&](std::int64_t k) {
+    double acc = 0;
+    for (std::int64_t n = 0; n < pr.n; ++n) {
+      const T* row = dy + (n * pr.k + k) * plane;
+      for (std::int64_t j = 0; j < plane; ++j) acc += row[j];
+    }
+    db[k] = static_cast<T>(acc);
+  });
+}
+
+/// Registers Algorithm<float> and Algorithm<double> at load time.
+template <template <typename> class Algorithm>
+struct Registrar {
+  Registrar() {
+    detail::register_algorithm<float>(std::make_unique<Algorithm<float>>());
+    detail::register_algorithm<double>(std::make_unique<Algorithm<double>>());
+  }
+};
+
+/// Bytes rounded up to a cache line, so that sub-buffers carved out of one
+/// workspace stay 64-byte aligned.
+inline std::size_t align64(std::size_t b) { return (b + 63) / 64 * 64; }
+
+}  // namespace magmadnn::conv::cpu_detail

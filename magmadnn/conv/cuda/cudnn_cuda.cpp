@@ -1,0 +1,292 @@
+// Convolution through cuDNN's v9 legacy-compatible API (cudnn_cnn_v9.h:
+// cudnnConvolutionForward / BackwardData / BackwardFilter), which is present
+// in cuDNN 9.19 and takes care of groups, dilation and its own kernel choice.
+//
+// Kernel choice: cudnnGet*Algorithm_v7 heuristics (no trial runs, no hidden
+// allocations), taking the first algorithm that succeeds, needs at most
+// kMaxWorkspace and computes in FMA math (see pick): TF32 or FP16 tensor-core
+// math would differ from the CPU algorithms by ~1e-3 relative. The choice,
+// the descriptors and the workspace size are cached per device and problem.
+#include "magmadnn/core/config.h"
+
+#if MAGMADNN_HAVE_CUDNN
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "magmadnn/backend/registry.h"
+#include "magmadnn/conv/algorithm.h"
+#include "magmadnn/conv/cuda/conv_context_cuda.h"
+
+namespace magmadnn::conv::cuda {
+namespace {
+
+constexpr std::size_t kMaxWorkspace = std::size_t{1} << 30;
+
+struct TensorDescFree {
+  void operator()(cudnnTensorStruct* d) const noexcept { cudnnDestroyTensorDescriptor(d); }
+};
+struct FilterDescFree {
+  void operator()(cudnnFilterStruct* d) const noexcept { cudnnDestroyFilterDescriptor(d); }
+};
+struct ConvDescFree {
+  void operator()(cudnnConvolutionStruct* d) const noexcept { cudnnDestroyConvolutionDescriptor(d); }
+};
+using TensorDesc = std::unique_ptr<cudnnTensorStruct, TensorDescFree>;
+using FilterDesc = std::unique_ptr<cudnnFilterStruct, FilterDescFree>;
+using ConvDesc = std::unique_ptr<cudnnConvolutionStruct, ConvDescFree>;
+
+template <typename T>
+constexpr cudnnDataType_t data_type() {
+  return std::is_same_v<T, float> ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+}
+
+TensorDesc tensor4d(cudnnDataType_t dt, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+  cudnnTensorDescriptor_t d = nullptr;
+  MAGMADNN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
+  TensorDesc owned(d);
+  MAGMADNN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, dt, int(n), int(c), int(h), int(w)));
+  return owned;
+}
+
+// What cuDNN needs for one problem, and its choice per pass.
+struct CudnnPlan {
+  TensorDesc x, y, bias;
+  FilterDesc w;
+  ConvDesc conv;
+  bool chosen[3] = {false, false, false};
+  int algo[3] = {0, 0, 0};
+  cudnnMathType_t math[3] = {CUDNN_FMA_MATH, CUDNN_FMA_MATH, CUDNN_FMA_MATH};
+  std::size_t work[3] = {0, 0, 0};
+};
+
+// The fastest usable entry (the list is sorted by expected speed) in FMA
+// math; failing that, in default math, which on Ampere and later may use TF32
+// for float (so float results may then differ from the CPU by ~1e-3).
+template <typename Perf>
+const Perf* pick(const std::vector<Perf>& perf, int got) {
+  for (cudnnMathType_t want : {CUDNN_FMA_MATH, CUDNN_DEFAULT_MATH}) {
+    for (int i = 0; i < got; ++i) {
+      const Perf& p = perf[static_cast<std::size_t>(i)];
+      if (p.status == CUDNN_STATUS_SUCCESS && p.memory <= kMaxWorkspace && p.mathType == want) return &p;
+    }
+  }
+  return nullptr;
+}
+
+template <typename T>
+std::unique_ptr<CudnnPlan> make_plan(const ConvProblem& pr) {
+  constexpr cudnnDataType_t dt = data_type<T>();
+  auto plan = std::make_unique<CudnnPlan>();
+  plan->x = tensor4d(dt, pr.n, pr.c, pr.h, pr.w);
+  plan->y = tensor4d(dt, pr.n, pr.k, pr.p, pr.q);
+  plan->bias = tensor4d(dt, 1, pr.k, 1, 1);
+  cudnnFilterDescriptor_t f = nullptr;
+  MAGMADNN_CUDNN_CHECK(cudnnCreateFilterDescriptor(&f));
+  plan->w.reset(f);
+  MAGMADNN_CUDNN_CHECK(cudnnSetFilter4dDescriptor(f, dt, CUDNN_TENSOR_NCHW, int(pr.k), int(pr.c / pr.geom.groups),
+                                                  int(pr.r), int(pr.s)));
+  cudnnConvolutionDescriptor_t c = nullptr;
+  MAGMADNN_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&c));
+  plan->conv.reset(c);
+  const ConvParams& g = pr.geom;
+  MAGMADNN_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(c, int(g.pad_h), int(g.pad_w), int(g.stride_h),
+                                                       int(g.stride_w), int(g.dilation_h), int(g.dilation_w),
+                                                       CUDNN_CROSS_CORRELATION, dt));
+  MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(c, int(g.groups)));
+  MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(c, CUDNN_FMA_MATH));
+  return plan;
+}
+
+[[noreturn]] void no_algorithm(const ConvProblem& pr, Pass pass) {
+  MAGMADNN_THROW(NotSupportedError, "cuDNN offers no FMA-math algorithm within " << (kMaxWorkspace >> 20)
+                                                                                   << " MiB of workspace for "
+                                                                                   << pass_name(pass) << " of "
+                                                                                   << pr.to_string());
+}
+
+// Fills in the plan's choice for `pass` (the handle must be the call's).
+void choose(cudnnHandle_t h, CudnnPlan& plan, const ConvProblem& pr, Pass pass) {
+  const int i = static_cast<int>(pass);
+  if (plan.chosen[i]) return;
+  int max = 0, got = 0;
+  switch (pass) {
+    case Pass::Forward: {
+      MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max));
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max));
+      MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, plan.x.get(), plan.w.get(), plan.conv.get(),
+                                                                  plan.y.get(), max, &got, perf.data()));
+      const auto* p = pick(perf, got);
+      if (!p) no_algorithm(pr, pass);
+      plan.algo[i] = p->algo, plan.math[i] = p->mathType;
+      MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv.get(), p->mathType));
+      MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, plan.x.get(), plan.w.get(), plan.conv.get(),
+                                                                   plan.y.get(), p->algo, &plan.work[i]));
+      break;
+    }
+    case Pass::BackwardData: {
+      MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max));
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(max));
+      MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan.w.get(), plan.y.get(), plan.conv.get(),
+                                                                       plan.x.get(), max, &got, perf.data()));
+      const auto* p = pick(perf, got);
+      if (!p) no_algorithm(pr, pass);
+      plan.algo[i] = p->algo, plan.math[i] = p->mathType;
+      MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv.get(), p->mathType));
+      MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+          h, plan.w.get(), plan.y.get(), plan.conv.get(), plan.x.get(), p->algo, &plan.work[i]));
+      break;
+    }
+    case Pass::BackwardFilter: {
+      MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max));
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(max));
+      MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+          h, plan.x.get(), plan.y.get(), plan.conv.get(), plan.w.get(), max, &got, perf.data()));
+      const auto* p = pick(perf, got);
+      if (!p) no_algorithm(pr, pass);
+      plan.algo[i] = p->algo, plan.math[i] = p->mathType;
+      MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv.get(), p->mathType));
+      MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          h, plan.x.get(), plan.y.get(), plan.conv.get(), plan.w.get(), p->algo, &plan.work[i]));
+      break;
+    }
+  }
+  plan.chosen[i] = true;
+}
+
+// "device dtype problem": to_string names every size and the whole geometry.
+std::string plan_key(int device, bool f64, const ConvProblem& pr) {
+  return std::to_string(device) + (f64 ? " f64 " : " f32 ") + pr.to_string();
+}
+
+// Plans of all devices; a device's plans are used and evicted only inside a
+// ConvCall on that device (which holds its lock). Never destroyed (see fft_cuda.cu).
+class Plans {
+ public:
+  static Plans& instance() {
+    static Plans* plans = new Plans;
+    return *plans;
+  }
+  template <typename T>
+  CudnnPlan& get(ConvCall& call, const ConvProblem& pr, Pass pass) {
+    const std::string key = plan_key(call.device(), std::is_same_v<T, double>, pr);
+    const std::string prefix = std::to_string(call.device()) + " ";
+    CudnnPlan* plan = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = plans_.find(key);
+      if (it == plans_.end()) {
+        if (plans_.size() >= kMaxPlans) {
+          for (auto e = plans_.begin(); e != plans_.end();)
+            e = e->first.starts_with(prefix) ? plans_.erase(e) : std::next(e);
+        }
+        it = plans_.emplace(key, make_plan<T>(pr)).first;
+      }
+      plan = it->second.get();
+    }
+    choose(call.dnn(), *plan, pr, pass);
+    return *plan;
+  }
+
+ private:
+  static constexpr std::size_t kMaxPlans = 256;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::unique_ptr<CudnnPlan>> plans_;
+};
+
+bool fits_int(const ConvProblem& pr) {
+  // The legacy descriptors take int sizes, and cuDNN's NCHW kernels index
+  // tensors with 32-bit offsets.
+  const std::int64_t lim = INT_MAX;
+  const std::int64_t most = std::max({pr.n * pr.c * pr.h * pr.w, pr.n * pr.k * pr.p * pr.q,
+                                      pr.k * (pr.c / pr.geom.groups) * pr.r * pr.s});
+  return most <= lim;
+}
+
+template <typename T>
+class CudnnConv final : public ConvAlgorithm<T> {
+ public:
+  Algo id() const noexcept override { return Algo::CuDNN; }
+  DeviceKind device() const noexcept override { return DeviceKind::CUDA; }
+  bool supports(const ConvProblem& pr, Pass) const override { return fits_int(pr); }
+
+  std::size_t workspace_bytes(const ConvProblem& pr, Pass pass) const override {
+    if (!has_cuda_device() || !fits_int(pr)) return 0;
+    ConvCall call;
+    const std::size_t bytes = Plans::instance().get<T>(call, pr, pass).work[static_cast<int>(pass)];
+    call.finish();
+    return bytes;
+  }
+
+  void forward(const ConvProblem& pr, const T* x, const T* w, const T* bias, T* y, void* workspace) override {
+    check(pr, Pass::Forward);
+    ConvCall call;
+    CudnnPlan& p = Plans::instance().get<T>(call, pr, Pass::Forward);
+    const int i = static_cast<int>(Pass::Forward);
+    void* ws = work_area(call, p, i, workspace);
+    const T one = 1, zero = 0;
+    MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv.get(), p.math[i]));
+    MAGMADNN_CUDNN_CHECK(cudnnConvolutionForward(call.dnn(), &one, p.x.get(), x, p.w.get(), w, p.conv.get(),
+                                                 static_cast<cudnnConvolutionFwdAlgo_t>(p.algo[i]), ws, p.work[i],
+                                                 &zero, p.y.get(), y));
+    if (bias) MAGMADNN_CUDNN_CHECK(cudnnAddTensor(call.dnn(), &one, p.bias.get(), bias, &one, p.y.get(), y));
+    call.finish();
+  }
+
+  void backward_data(const ConvProblem& pr, const T* dy, const T* w, T* dx, void* workspace) override {
+    check(pr, Pass::BackwardData);
+    ConvCall call;
+    CudnnPlan& p = Plans::instance().get<T>(call, pr, Pass::BackwardData);
+    const int i = static_cast<int>(Pass::BackwardData);
+    void* ws = work_area(call, p, i, workspace);
+    const T one = 1, zero = 0;
+    MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv.get(), p.math[i]));
+    MAGMADNN_CUDNN_CHECK(cudnnConvolutionBackwardData(call.dnn(), &one, p.w.get(), w, p.y.get(), dy, p.conv.get(),
+                                                      static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo[i]), ws,
+                                                      p.work[i], &zero, p.x.get(), dx));
+    call.finish();
+  }
+
+  void backward_filter(const ConvProblem& pr, const T* x, const T* dy, T* dw, T* db, void* workspace) override {
+    check(pr, Pass::BackwardFilter);
+    ConvCall call;
+    CudnnPlan& p = Plans::instance().get<T>(call, pr, Pass::BackwardFilter);
+    const int i = static_cast<int>(Pass::BackwardFilter);
+    void* ws = work_area(call, p, i, workspace);
+    const T one = 1, zero = 0;
+    MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv.get(), p.math[i]));
+    MAGMADNN_CUDNN_CHECK(cudnnConvolutionBackwardFilter(call.dnn(), &one, p.x.get(), x, p.y.get(), dy, p.conv.get(),
+                                                        static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo[i]), ws,
+                                                        p.work[i], &zero, p.w.get(), dw));
+    if (db) MAGMADNN_CUDNN_CHECK(cudnnConvolutionBackwardBias(call.dnn(), &one, p.y.get(), dy, &zero, p.bias.get(), db));
+    call.finish();
+  }
+
+ private:
+  // The caller's workspace when given (it holds workspace_bytes()), else the pool's.
+  static void* work_area(ConvCall& call, const CudnnPlan& p, int i, void* given) {
+    return given ? given : call.scratch(p.work[i]);
+  }
+  void check(const ConvProblem& pr, Pass pass) const {
+    MAGMADNN_CHECK(supports(pr, pass), NotSupportedError,
+                   "convolution algorithm cudnn does not support " << pass_name(pass) << " of " << pr.to_string()
+                                                                   << ": a tensor has more than 2^31-1 elements");
+  }
+};
+
+const bool registered = [] {
+  detail::register_algorithm<float>(std::make_unique<CudnnConv<float>>());
+  detail::register_algorithm<double>(std::make_unique<CudnnConv<double>>());
+  return true;
+}();
+
+}  // namespace
+}  // namespace magmadnn::conv::cuda
+
+#endif  // MAGMADNN_HAVE_CUDNN

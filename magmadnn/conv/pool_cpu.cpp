@@ -1,0 +1,107 @@
+// Max and average pooling on the host, one (image, channel) plane per task.
+#include <cstring>
+#include <limits>
+
+#include "magmadnn/backend/cpu/cpu_parallel.h"
+#include "magmadnn/conv/pool_impl.h"
+
+namespace magmadnn::conv {
+namespace {
+
+using magmadnn::cpu::parallel_for;
+
+struct Plane {
+  std::int64_t planes, h, w, oh, ow;
+  Plane(const Shape& x, const PoolParams& p) {
+    const Shape y = pool_output_shape(x, p);
+    planes = x[0] * x[1], h = x[2], w = x[3], oh = y[2], ow = y[3];
+  }
+};
+
+template <typename T>
+class CpuPool final : public PoolImpl<T> {
+ public:
+  DeviceKind device() const noexcept override { return DeviceKind::CPU; }
+
+  void forward(const Shape& xs, const PoolParams& p, const T* x, T* y, std::int32_t* argmax) override {
+    const Plane g(xs, p);
+    parallel_for(g.planes, g.planes * g.oh * g.ow * p.kernel_h * p.kernel_w > (1 << 15), [&](std::int64_t pl) {
+      const T* xp = x + pl * g.h * g.w;
+      for (std::int64_t i = 0; i < g.oh; ++i) {
+        for (std::int64_t j = 0; j < g.ow; ++j) {
+          const std::int64_t h0 = i * p.stride_h - p.pad_h, w0 = j * p.stride_w - p.pad_w;
+          const std::int64_t o = (pl * g.oh + i) * g.ow + j;
+          if (p.mode == PoolMode::Max) {
+            T best = -std::numeric_limits<T>::infinity();
+            std::int64_t at = -1;
+            for (std::int64_t a = std::max<std::int64_t>(h0, 0); a < std::min(h0 + p.kernel_h, g.h); ++a)
+              for (std::int64_t b = std::max<std::int64_t>(w0, 0); b < std::min(w0 + p.kernel_w, g.w); ++b)
+                if (at < 0 || xp[a * g.w + b] > best) best = xp[a * g.w + b], at = a * g.w + b;
+            y[o] = best;
+            if (argmax) argmax[o] = static_cast<std::int32_t>(at);
+          } else {
+            T sum = 0;
+            std::int64_t count = 0;
+            for (std::int64_t a = std::max<std::int64_t>(h0, 0); a < std::min(h0 + p.kernel_h, g.h); ++a)
+              for (std::int64_t b = std::max<std::int64_t>(w0, 0); b < std::min(w0 + p.kernel_w, g.w); ++b)
+                sum += xp[a * g.w + b], ++count;
+            y[o] = sum / static_cast<T>(divisor(p, h0, w0, g, count));
+          }
+        }
+      }
+    });
+  }
+
+  void backward(const Shape& xs, const PoolParams& p, const T* x, const T* dy, const std::int32_t* argmax,
+                T* dx) override {
+    const Plane g(xs, p);
+    parallel_for(g.planes, g.planes * g.oh * g.ow * p.kernel_h * p.kernel_w > (1 << 15), [&](std::int64_t pl) {
+      const T* xp = x ? x + pl * g.h * g.w : nullptr;
+      T* dxp = dx + pl * g.h * g.w;
+      std::memset(dxp, 0, sizeof(T) * g.h * g.w);
+      for (std::int64_t i = 0; i < g.oh; ++i) {
+        for (std::int64_t j = 0; j < g.ow; ++j) {
+          const std::int64_t h0 = i * p.stride_h - p.pad_h, w0 = j * p.stride_w - p.pad_w;
+          const std::int64_t o = (pl * g.oh + i) * g.ow + j;
+          const std::int64_t a0 = std::max<std::int64_t>(h0, 0), a1 = std::min(h0 + p.kernel_h, g.h);
+          const std::int64_t b0 = std::max<std::int64_t>(w0, 0), b1 = std::min(w0 + p.kernel_w, g.w);
+          if (p.mode == PoolMode::Max) {
+            std::int64_t at = argmax ? argmax[o] : -1;
+            if (!argmax) {
+              T best = T(0);
+              for (std::int64_t a = a0; a < a1; ++a)
+                for (std::int64_t b = b0; b < b1; ++b)
+                  if (at < 0 || xp[a * g.w + b] > best) best = xp[a * g.w + b], at = a * g.w + b;
+            }
+            if (at >= 0) dxp[at] += dy[o];
+          } else {
+            const T share = dy[o] / static_cast<T>(divisor(p, h0, w0, g, (a1 - a0) * (b1 - b0)));
+            for (std::int64_t a = a0; a < a1; ++a)
+              for (std::int64_t b = b0; b < b1; ++b) dxp[a * g.w + b] += share;
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  // Average pooling's divisor: the valid elements, or (count_include_pad) the
+  // window clipped to the padded image, as cuDNN and PyTorch do.
+  static std::int64_t divisor(const PoolParams& p, std::int64_t h0, std::int64_t w0, const Plane& g,
+                              std::int64_t valid) {
+    if (!p.count_include_pad) return valid > 0 ? valid : 1;
+    const std::int64_t hh = std::min(h0 + p.kernel_h, g.h + p.pad_h) - h0;
+    const std::int64_t ww = std::min(w0 + p.kernel_w, g.w + p.pad_w) - w0;
+    return hh * ww;
+  }
+};
+
+struct PoolRegistrar {
+  PoolRegistrar() {
+    detail::register_pool_impl<float>(std::make_unique<CpuPool<float>>());
+    detail::register_pool_impl<double>(std::make_unique<CpuPool<double>>());
+  }
+} const registrar;
+
+}  // namespace
+}  // namespace magmadnn::conv

@@ -1,0 +1,54 @@
+// The pooling registry: like algorithm.cpp, a function-local static so that
+// registrations from static initializers in other translation units (the CPU
+// and CUDA implementations) work whatever the initialization order.
+#include "magmadnn/conv/pool_impl.h"
+
+#include <mutex>
+#include <vector>
+
+#include "magmadnn/backend/registry.h"
+
+namespace magmadnn::conv {
+
+namespace {
+template <typename T>
+struct PoolRegistry {
+  std::mutex mu;
+  std::vector<std::unique_ptr<PoolImpl<T>>> impls;
+};
+template <typename T>
+PoolRegistry<T>& pool_registry() {
+  static PoolRegistry<T> r;
+  return r;
+}
+}  // namespace
+
+template <typename T>
+PoolImpl<T>* find_pool_impl(DeviceKind device) {
+  if (device == DeviceKind::CUDA && !has_cuda_device()) return nullptr;
+  PoolRegistry<T>& r = pool_registry<T>();
+  std::lock_guard lock(r.mu);
+  for (auto& p : r.impls) {
+    if (p->device() == device) return p.get();
+  }
+  return nullptr;
+}
+
+namespace detail {
+template <typename T>
+void register_pool_impl(std::unique_ptr<PoolImpl<T>> impl) {
+  PoolRegistry<T>& r = pool_registry<T>();
+  std::lock_guard lock(r.mu);
+  for (auto& p : r.impls) {
+    if (p->device() == impl->device()) return;
+  }
+  r.impls.push_back(std::move(impl));
+}
+template void register_pool_impl<float>(std::unique_ptr<PoolImpl<float>>);
+template void register_pool_impl<double>(std::unique_ptr<PoolImpl<double>>);
+}  // namespace detail
+
+template PoolImpl<float>* find_pool_impl<float>(DeviceKind);
+template PoolImpl<double>* find_pool_impl<double>(DeviceKind);
+
+}  // namespace magmadnn::conv

@@ -1,0 +1,17 @@
+/// @file layers.h
+/// Every built-in layer and its MagmaDNN v1 factory (namespace
+/// magmadnn::layer): input, fullyconnected, activation, conv2d, pooling,
+/// dropout, flatten, batchnorm, output. Factories return layer::Ref<L>
+/// (see layer.h), which v1 code may store as `layer::Layer<T>*`.
+#pragma once
+
+#include "magmadnn/layer/activation_layer.h"
+#include "magmadnn/layer/batchnorm_layer.h"
+#include "magmadnn/layer/conv2d_layer.h"
+#include "magmadnn/layer/dropout_layer.h"
+#include "magmadnn/layer/flatten_layer.h"
+#include "magmadnn/layer/fully_connected.h"
+#include "magmadnn/layer/input_layer.h"
+#include "magmadnn/layer/layer.h"
+#include "magmadnn/layer/output_layer.h"
+#include "magmadnn/layer/pooling_layer.h"

@@ -1,0 +1,10 @@
+/// @file model.h
+/// Everything in magmadnn::model: NeuralNetwork (fit / evaluate / predict,
+/// checkpoints), its parameters and results, callbacks and fit options.
+#pragma once
+
+#include "magmadnn/io/checkpoint.h"
+#include "magmadnn/model/callbacks.h"
+#include "magmadnn/model/fit_options.h"
+#include "magmadnn/model/neural_network.h"
+#include "magmadnn/model/params.h"

@@ -1,0 +1,330 @@
+// NeuralNetwork: construction, graph building, inference and the summary.
+// The training loop is in neural_network_fit.cpp, checkpoints in
+// neural_network_checkpoint.cpp.
+#include "magmadnn/model/neural_network.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+#include <unordered_set>
+
+#include "magmadnn/compute/loss.h"
+#include "magmadnn/compute/passes.h"
+#include "magmadnn/core/errors.h"
+#include "magmadnn/core/random.h"
+#include "magmadnn/model/batch_order.h"
+#include "magmadnn/model/network_detail.h"
+#include "magmadnn/optimizer/optimizer.h"
+#include "magmadnn/tensor/math.h"
+
+namespace magmadnn::model {
+
+namespace {
+
+template <typename T>
+std::vector<std::shared_ptr<layer::Layer<T>>> share_all(const std::vector<layer::Layer<T>*>& raw) {
+  std::vector<std::shared_ptr<layer::Layer<T>>> out;
+  out.reserve(raw.size());
+  for (auto* p : raw) out.push_back(layer::share(p));
+  return out;
+}
+
+// The single placeholder feeding `root` (the input layer's).
+template <typename T>
+op::Var<T> find_input(const op::Expr<T>& root) {
+  std::vector<op::Var<T>> found;
+  for (op::Operation<T>* n : op::topological_order(root.get())) {
+    auto* v = dynamic_cast<op::Variable<T>*>(n);
+    if (v != nullptr && v->role() == op::Variable<T>::Role::Placeholder) {
+      found.emplace_back(std::static_pointer_cast<op::Variable<T>>(v->shared_from_this()));
+    }
+  }
+  if (found.size() != 1) {
+    std::ostringstream names;
+    for (const auto& f : found) names << " '" << f->get_name() << "'";
+    MAGMADNN_THROW(ValueError, "NeuralNetwork: the network must be fed by exactly one placeholder (an InputLayer), "
+                                   << "found " << found.size() << (found.empty() ? "" : ":") << names.str());
+  }
+  return found.front();
+}
+
+}  // namespace
+
+// ---- construction -----------------------------------------------------------------
+
+template <typename T>
+NeuralNetwork<T>::NeuralNetwork(std::vector<layer::Layer<T>*> layers, optimizer::loss_t loss,
+                                optimizer::optimizer_t opt, nn_params_t params)
+    : NeuralNetwork(share_all(layers), loss, opt, params) {}
+
+template <typename T>
+NeuralNetwork<T>::NeuralNetwork(std::vector<layer::Layer<T>*> layers, optimizer::loss_t loss,
+                                optimizer::Optimizer<T>* opt, nn_params_t params)
+    : NeuralNetwork(share_all(layers), loss,
+                    // v1 passes an optimizer it owns: alias it without taking ownership.
+                    std::shared_ptr<optimizer::Optimizer<T>>(std::shared_ptr<void>(), opt), params) {
+  MAGMADNN_CHECK(opt != nullptr, ValueError, "NeuralNetwork: null optimizer pointer");
+}
+
+template <typename T>
+NeuralNetwork<T>::NeuralNetwork(std::vector<LayerPtr> layers, optimizer::loss_t loss, optimizer::optimizer_t opt,
+                                nn_params_t params)
+    : layers_(std::move(layers)), loss_kind_(loss), nn_params_(params) {
+  make_optimizer(opt);
+  build(loss);
+}
+
+template <typename T>
+NeuralNetwork<T>::NeuralNetwork(std::vector<LayerPtr> layers, optimizer::loss_t loss,
+                                std::shared_ptr<optimizer::Optimizer<T>> opt, nn_params_t params)
+    : layers_(std::move(layers)), loss_kind_(loss), nn_params_(params), opt_(std::move(opt)) {
+  MAGMADNN_CHECK(opt_ != nullptr, ValueError, "NeuralNetwork: null optimizer");
+  build(loss);
+}
+
+template <typename T>
+NeuralNetwork<T>::~NeuralNetwork() = default;
+
+template <typename T>
+void NeuralNetwork<T>::make_optimizer(optimizer::optimizer_t kind) {
+  const nn_params_t& p = nn_params_;
+  switch (kind) {
+    case optimizer::SGD:
+      opt_ = std::make_shared<optimizer::GradientDescent<T>>(p.learning_rate, p.momentum, p.nesterov);
+      optimizer_name_ = "sgd";
+      break;
+    case optimizer::ADAM:
+      opt_ = std::make_shared<optimizer::Adam<T>>(p.learning_rate, p.beta1, p.beta2, p.epsilon);
+      optimizer_name_ = "adam";
+      break;
+    case optimizer::ADAMW:
+      opt_ = std::make_shared<optimizer::AdamW<T>>(p.learning_rate, p.weight_decay, p.beta1, p.beta2, p.epsilon);
+      optimizer_name_ = "adamw";
+      break;
+    case optimizer::ADAGRAD:
+      opt_ = std::make_shared<optimizer::AdaGrad<T>>(p.learning_rate, p.epsilon);
+      optimizer_name_ = "adagrad";
+      break;
+    case optimizer::RMSPROP:
+      opt_ = std::make_shared<optimizer::RMSProp<T>>(p.learning_rate, p.decaying_factor, p.epsilon);
+      optimizer_name_ = "rmsprop";
+      break;
+    default:
+      MAGMADNN_THROW(ValueError, "NeuralNetwork: unknown optimizer_t value " << static_cast<int>(kind));
+  }
+  if (kind != optimizer::ADAMW && p.weight_decay > 0.0) opt_->set_weight_decay(p.weight_decay);
+}
+
+template <typename T>
+void NeuralNetwork<T>::build(optimizer::loss_t loss) {
+  MAGMADNN_CHECK(!layers_.empty(), ValueError, "NeuralNetwork: no layers");
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    MAGMADNN_CHECK(layers_[i] != nullptr, ValueError, "NeuralNetwork: layer " << i << " is null");
+  }
+  MAGMADNN_CHECK(nn_params_.batch_size > 0, ValueError, "NeuralNetwork: batch_size must be > 0");
+  op::Expr<T> raw_out = layers_.back()->out();
+  MAGMADNN_CHECK(raw_out, ValueError, "NeuralNetwork: the last layer '" << layers_.back()->get_name()
+                                                                         << "' has no output");
+  x_ph_ = find_input(raw_out);
+
+  // Parameters in layer order; a layer (or variable) listed twice counts once.
+  std::unordered_set<const void*> seen;
+  std::vector<std::string> names;
+  for (const auto& l : layers_) {
+    for (auto& [name, v] : l->named_weights()) {
+      if (!seen.insert(v.get()).second) continue;
+      params_.push_back(v);
+      param_exprs_.push_back(v);
+      names.push_back(name);
+    }
+    for (auto& [name, t] : l->get_state()) state_.emplace_back(name, t);
+  }
+  param_names_ = detail::unique_names(names);
+  grad_ptrs_.assign(params_.size(), nullptr);
+
+  // Label placeholder: {-1, <prediction without the batch axis>}, where the input lives.
+  std::vector<std::int64_t> pattern = raw_out->get_output_shape().dims();
+  MAGMADNN_CHECK(!pattern.empty(), ShapeError, "NeuralNetwork: the prediction has no batch axis");
+  pattern[0] = -1;
+  y_ph_ = op::placeholder<T>("labels", pattern, x_ph_->output().get_memory_type(), x_ph_->output().get_device_id());
+
+  // Fusion passes once, on the prediction; the loss is built on the result.
+  out_ = op::optimize(raw_out);
+  if (loss == optimizer::CROSS_ENTROPY && out_->kind() == "softmax") {
+    score_ = op::Expr<T>(out_->get_inputs()[0]);  // logits: fused, stable loss
+    loss_ = op::softmax_crossentropy(score_, y_ph_);
+  } else if (loss == optimizer::CROSS_ENTROPY) {
+    score_ = out_;
+    loss_ = op::crossentropy(y_ph_, out_);
+  } else if (loss == optimizer::MSE) {
+    score_ = out_;
+    loss_ = op::mse(out_, y_ph_);
+  } else {
+    MAGMADNN_THROW(ValueError, "NeuralNetwork: unknown loss_t value " << static_cast<int>(loss));
+  }
+  // Optimizer slots now, so that their names (and a checkpoint's) do not
+  // depend on when the first step happens.
+  opt_->init_state(param_exprs_);
+  data_seed_ = get_seed() != 0 ? get_seed() : kDefaultSeed;
+}
+
+template <typename T>
+std::int64_t NeuralNetwork<T>::num_params() const {
+  std::int64_t n = 0;
+  for (const auto& p : params_) n += p->value().size();
+  return n;
+}
+
+template <typename T>
+void NeuralNetwork<T>::set_mode(bool training) {
+  for (const auto& l : layers_) l->set_training(training);
+  op::set_training(loss_, training);
+  op::set_training(out_, training);
+  training_mode_ = training;
+}
+
+// ---- data plumbing -----------------------------------------------------------------
+
+template <typename T>
+void NeuralNetwork<T>::check_data(const Tensor<T>& x, const Tensor<T>* y, const char* what) const {
+  MAGMADNN_CHECK(x.ndim() >= 1 && x.shape()[0] > 0, ShapeError,
+                 "NeuralNetwork::" << what << ": x of shape " << x.shape() << " has no samples");
+  if (y != nullptr) {
+    MAGMADNN_CHECK(y->ndim() >= 1 && y->shape()[0] == x.shape()[0], ShapeError,
+                   "NeuralNetwork::" << what << ": x " << x.shape() << " and y " << y->shape()
+                                     << " have different numbers of samples");
+  }
+}
+
+template <typename T>
+void NeuralNetwork<T>::feed(const Tensor<T>& x, const Tensor<T>& y, const std::int64_t* rows, std::int64_t begin,
+                            std::int64_t n) {
+  detail::feed_placeholder(x_ph_, x, rows, begin, n);
+  if (!y.empty()) detail::feed_placeholder(y_ph_, y, rows, begin, n);
+}
+
+template <typename T>
+double NeuralNetwork<T>::read_loss() const {
+  return static_cast<double>(loss_->output().get(0));
+}
+
+template <typename T>
+std::int64_t NeuralNetwork<T>::count_correct(const Tensor<T>& pred, const Tensor<T>& y) const {
+  return detail::count_correct(pred, y);
+}
+
+template <typename T>
+Evaluation NeuralNetwork<T>::evaluate_batches(const Tensor<T>& x, const Tensor<T>& y) {
+  set_mode(false);
+  const std::int64_t n = x.shape()[0];
+  const std::int64_t bs = nn_params_.batch_size;
+  double loss_sum = 0.0;
+  std::int64_t correct = 0;
+  for (std::int64_t begin = 0; begin < n; begin += bs) {
+    const std::int64_t m = std::min(bs, n - begin);
+    feed(x, y, nullptr, begin, m);
+    loss_->eval();
+    loss_sum += read_loss() * static_cast<double>(m);
+    correct += count_correct(score_->output(), y_ph_->output());
+  }
+  Evaluation e;
+  e.samples = n;
+  e.loss = loss_sum / static_cast<double>(n);
+  e.accuracy = static_cast<double>(correct) / static_cast<double>(n);
+  return e;
+}
+
+template <typename T>
+Evaluation NeuralNetwork<T>::evaluate(const Tensor<T>& x, const Tensor<T>& y) {
+  check_data(x, &y, "evaluate");
+  return evaluate_batches(x, y);
+}
+
+template <typename T>
+Tensor<T> NeuralNetwork<T>::predict(const Tensor<T>& x) {
+  check_data(x, nullptr, "predict");
+  set_mode(false);
+  const std::int64_t n = x.shape()[0];
+  const std::int64_t bs = nn_params_.batch_size;
+  Tensor<T> result;
+  for (std::int64_t begin = 0; begin < n; begin += bs) {
+    const std::int64_t m = std::min(bs, n - begin);
+    detail::feed_placeholder(x_ph_, x, nullptr, begin, m);
+    const Tensor<T>* o = out_->eval();
+    if (begin == 0) {
+      std::vector<std::int64_t> dims = o->shape().dims();
+      dims[0] = n;
+      result = Tensor<T>(Shape(dims), o->get_memory_type(), o->get_device_id());
+    }
+    result.slice(begin, begin + m).copy_from(*o);
+  }
+  return result;
+}
+
+template <typename T>
+Tensor<T>* NeuralNetwork<T>::predict(Tensor<T>* sample) {
+  MAGMADNN_CHECK(sample != nullptr, ValueError, "NeuralNetwork::predict: null sample");
+  set_mode(false);
+  detail::feed_sample(x_ph_, *sample);
+  predict_out_ = *out_->eval();
+  return &predict_out_;
+}
+
+template <typename T>
+unsigned int NeuralNetwork<T>::predict_class(Tensor<T>* sample) {
+  MAGMADNN_CHECK(sample != nullptr, ValueError, "NeuralNetwork::predict_class: null sample");
+  return predict_class(*sample);
+}
+
+template <typename T>
+unsigned int NeuralNetwork<T>::predict_class(const Tensor<T>& sample) {
+  set_mode(false);
+  detail::feed_sample(x_ph_, sample);
+  const Tensor<T>* o = out_->eval();
+  MAGMADNN_CHECK(o->shape()[0] == 1, ShapeError,
+                 "NeuralNetwork::predict_class: takes one sample, got " << sample.shape()
+                                                                        << "; use predict_classes for a batch");
+  return static_cast<unsigned int>(detail::row_classes(*o).at(0));
+}
+
+template <typename T>
+std::vector<std::int64_t> NeuralNetwork<T>::predict_classes(const Tensor<T>& x) {
+  return detail::row_classes(predict(x));
+}
+
+// ---- summary --------------------------------------------------------------------
+
+template <typename T>
+std::string NeuralNetwork<T>::summary() const {
+  std::ostringstream os;
+  const int w1 = 34, w2 = 20, w3 = 12;
+  const std::string rule(w1 + w2 + w3, '-');
+  os << std::left << std::setw(w1) << "Layer (type)" << std::setw(w2) << "Output shape" << std::right
+     << std::setw(w3) << "Params" << '\n'
+     << rule << '\n';
+  for (const auto& l : layers_) {
+    std::string shape = "?";
+    try {
+      auto d = l->get_output_shape().dims();
+      std::ostringstream s;
+      s << "(N";
+      for (std::size_t i = 1; i < d.size(); ++i) s << ", " << d[i];
+      s << ")";
+      shape = s.str();
+    } catch (const Error&) {
+      // the input has no value yet: the shape is not known
+    }
+    os << std::left << std::setw(w1) << (l->get_name() + " (" + l->type_name() + ")") << std::setw(w2) << shape
+       << std::right << std::setw(w3) << l->num_params() << '\n';
+  }
+  os << rule << '\n'
+     << "Trainable params: " << num_params() << '\n'
+     << "Loss: " << (loss_kind_ == optimizer::MSE ? "mse" : "cross_entropy")
+     << ", optimizer: " << optimizer_name_ << '\n';
+  return os.str();
+}
+
+template class NeuralNetwork<float>;
+template class NeuralNetwork<double>;
+
+}  // namespace magmadnn::model

@@ -1,0 +1,195 @@
+/// @file neural_network.h
+/// model::NeuralNetwork<T>: a chain of layers with a loss and an optimizer,
+/// trained by fit() and used by evaluate() / predict() (paper §2.4, slides
+/// "Model"). T is float or double.
+///
+///   model::nn_params_t p{100, 10, 0.05};                 // batch, epochs, lr
+///   model::NeuralNetwork<float> net(layers, optimizer::CROSS_ENTROPY, optimizer::SGD, p);
+///   model::metric_t m;
+///   net.fit(x, y, m, true);                              // slides / v1 (also &x, &y)
+///   auto hist = net.fit(x, y, opts);                     // modern: FitOptions, History
+///   model::Evaluation e = net.evaluate(x_test, y_test);
+///
+/// Requires: the layers form a chain ending in the prediction; exactly one
+/// placeholder (the InputLayer's, e.g. {-1, 784}) feeds the graph; x has the
+/// samples on axis 0 and y is {N, ...} matching the prediction (one-hot rows
+/// for classification). The network and the data live where their tensors
+/// live (MANAGED by default: on the GPU when there is one).
+///
+/// Guarantees:
+///  - every sample is used exactly once per epoch; the last partial batch
+///    trains and evaluates like the others (the graph is not tied to a batch
+///    size). Shuffling (nn_params_t::shuffle) uses an order that is a
+///    function of (data seed, epoch) only, so a resumed run sees the same
+///    order;
+///  - epoch loss / accuracy are sample-weighted means over the epoch; with
+///    CROSS_ENTROPY on a softmax output the loss is the fused, stable
+///    softmax cross-entropy on the logits; accuracy compares argmax of the
+///    prediction with argmax of y (a single output column: threshold 0.5);
+///  - a training step is: forward + backward, the gradient hook (exactly
+///    once), the optimizer step, then on_batch_end callbacks. The hook is the
+///    one place where gradients may be exchanged between ranks;
+///  - a NaN or infinite loss stops fit with a ValueError naming the epoch and
+///    batch (and the last checkpoint written or loaded, if any) before the
+///    optimizer step, so the weights stay those of the last good step;
+///  - save()/load() cover weights, layer state (BatchNorm statistics),
+///    optimizer state and step count, the RNG state, the data cursor and the
+///    history: fit after load continues bit-identically;
+///  - load() validates the whole file and every tensor name and shape before
+///    changing anything (IOError for a bad file, ShapeError naming a tensor
+///    whose shape differs, ValueError for a missing tensor or another dtype).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "magmadnn/compute/gradients.h"
+#include "magmadnn/compute/variable.h"
+#include "magmadnn/layer/layer.h"
+#include "magmadnn/model/callbacks.h"
+#include "magmadnn/model/fit_options.h"
+#include "magmadnn/model/params.h"
+#include "magmadnn/optimizer/optimizer_base.h"
+
+namespace magmadnn::model {
+
+template <typename T>
+class NeuralNetwork {
+ public:
+  using LayerPtr = std::shared_ptr<layer::Layer<T>>;
+  /// Called once per step between backward and the optimizer step with the
+  /// trainable parameters and their gradients (same order). Modify the
+  /// gradient tensors in place (e.g. average them across ranks).
+  using GradientHook = std::function<void(const std::vector<op::Var<T>>& params, std::vector<Tensor<T>*>& grads)>;
+
+  /// Where training stands: the 0-based epoch in progress (equal to the
+  /// number of finished epochs when `batch` is 0) and the steps done in it.
+  struct Cursor {
+    unsigned int epoch = 0;
+    std::int64_t batch = 0;
+  };
+
+  /// MagmaDNN v1: layers as raw pointers (from layer::Ref conversions); the
+  /// model takes shared ownership. The optimizer is chosen by name and built
+  /// from `params` (learning_rate, momentum, nesterov, betas, epsilon,
+  /// decaying_factor, weight_decay).
+  NeuralNetwork(std::vector<layer::Layer<T>*> layers, optimizer::loss_t loss, optimizer::optimizer_t opt,
+                nn_params_t params);
+  /// MagmaDNN v1: a caller-owned optimizer, which must outlive the model.
+  NeuralNetwork(std::vector<layer::Layer<T>*> layers, optimizer::loss_t loss, optimizer::Optimizer<T>* opt,
+                nn_params_t params);
+  NeuralNetwork(std::vector<LayerPtr> layers, optimizer::loss_t loss, optimizer::optimizer_t opt,
+                nn_params_t params);
+  NeuralNetwork(std::vector<LayerPtr> layers, optimizer::loss_t loss, std::shared_ptr<optimizer::Optimizer<T>> opt,
+                nn_params_t params);
+  NeuralNetwork(const NeuralNetwork&) = delete;
+  NeuralNetwork& operator=(const NeuralNetwork&) = delete;
+  NeuralNetwork(NeuralNetwork&&) = default;  ///< not during fit
+  NeuralNetwork& operator=(NeuralNetwork&&) = default;
+  ~NeuralNetwork();
+
+  // -- training ------------------------------------------------------------------
+  /// Trains on (x, y); returns the whole history (also history()).
+  History fit(const Tensor<T>& x, const Tensor<T>& y, const FitOptions<T>& options = {});
+  /// Slides: fit(x, y, metrics, verbose). Fills `metric_out` from the last epoch.
+  magmadnn_error_t fit(const Tensor<T>& x, const Tensor<T>& y, metric_t& metric_out, bool verbose = false);
+  /// MagmaDNN v1: fit(&x, &y, metrics, verbose).
+  magmadnn_error_t fit(Tensor<T>* x, Tensor<T>* y, metric_t& metric_out, bool verbose = false);
+  /// FitOptions and a metric_t summary.
+  History fit(const Tensor<T>& x, const Tensor<T>& y, metric_t& metric_out, const FitOptions<T>& options);
+
+  /// Asks a running fit to stop after the current batch (callbacks use it).
+  void stop_training() noexcept { stop_ = true; }
+  /// Replaces the gradient hook (an empty function removes it).
+  void set_gradient_hook(GradientHook hook) { hook_ = std::move(hook); }
+
+  // -- inference ------------------------------------------------------------------
+  /// Loss and accuracy over (x, y), in eval mode, batch by batch.
+  Evaluation evaluate(const Tensor<T>& x, const Tensor<T>& y);
+  /// The predictions {N, ...} for x {N, ...}, in eval mode, batch by batch
+  /// (softmax probabilities when the network ends in a softmax).
+  Tensor<T> predict(const Tensor<T>& x);
+  /// MagmaDNN v1: the prediction for one sample (without the batch axis, e.g.
+  /// {28, 28} for a {-1, 28, 28} input) or a batch; the result is owned by
+  /// the model and valid until the next call.
+  Tensor<T>* predict(Tensor<T>* sample);
+  /// MagmaDNN v1: the class (argmax) of ONE sample, with or without a batch axis of 1.
+  unsigned int predict_class(Tensor<T>* sample);
+  unsigned int predict_class(const Tensor<T>& sample);
+  /// The class of every row of x {N, ...}.
+  std::vector<std::int64_t> predict_classes(const Tensor<T>& x);
+
+  // -- checkpoints ------------------------------------------------------------------
+  /// Writes the full training state atomically (format: docs/checkpoint_format.md).
+  void save(const std::string& path);
+  /// Restores what save() wrote (see the guarantees in the file comment).
+  void load(const std::string& path);
+
+  // -- inspection ------------------------------------------------------------------
+  const std::vector<op::Var<T>>& parameters() const noexcept { return params_; }
+  const std::vector<LayerPtr>& layers() const noexcept { return layers_; }
+  optimizer::Optimizer<T>& optimizer() noexcept { return *opt_; }
+  const History& history() const noexcept { return history_; }
+  nn_params_t& params() noexcept { return nn_params_; }
+  Cursor cursor() const noexcept { return {epoch_, batch_}; }
+  /// Number of trainable scalars.
+  std::int64_t num_params() const;
+  /// A table: layer name (type), output shape, parameter count; then totals.
+  std::string summary() const;
+  /// The prediction node (after graph passes) and the training loss node.
+  op::Expr<T> output() const { return out_; }
+  op::Expr<T> loss() const { return loss_; }
+  /// The placeholder batches are written into.
+  op::Var<T> input() const { return x_ph_; }
+
+ private:
+  void build(optimizer::loss_t loss);
+  void make_optimizer(optimizer::optimizer_t kind);
+  void set_mode(bool training);
+  void feed(const Tensor<T>& x, const Tensor<T>& y, const std::int64_t* rows, std::int64_t begin, std::int64_t n);
+  std::int64_t count_correct(const Tensor<T>& pred, const Tensor<T>& y) const;
+  double read_loss() const;
+  void check_data(const Tensor<T>& x, const Tensor<T>* y, const char* what) const;
+  Evaluation evaluate_batches(const Tensor<T>& x, const Tensor<T>& y);
+  void train_step(double& batch_loss, std::int64_t& correct);
+  void write_checkpoint(const std::string& path, std::int64_t data_size);
+
+  std::vector<LayerPtr> layers_;
+  optimizer::loss_t loss_kind_;
+  std::string optimizer_name_ = "custom";
+  nn_params_t nn_params_;
+  std::shared_ptr<optimizer::Optimizer<T>> opt_;
+
+  op::Var<T> x_ph_, y_ph_;
+  op::Expr<T> out_;    // prediction (after fusion)
+  op::Expr<T> score_;  // what accuracy reads: the logits under a fused softmax, else out_
+  op::Expr<T> loss_;
+  std::vector<op::Var<T>> params_;
+  std::vector<op::Expr<T>> param_exprs_;
+  std::vector<std::string> param_names_;  // "<layer>/<key>", unique: checkpoint names
+  std::vector<Tensor<T>*> grad_ptrs_;
+  std::vector<std::pair<std::string, Tensor<T>*>> state_;  // layer state for checkpoints
+  GradientHook hook_;
+  bool training_mode_ = true;
+
+  History history_;
+  unsigned int epoch_ = 0;
+  std::int64_t batch_ = 0;
+  std::uint64_t data_seed_ = 0;
+  bool data_seed_set_ = false;
+  double partial_loss_ = 0.0;  // sums over the epoch in progress
+  std::int64_t partial_correct_ = 0;
+  std::int64_t partial_samples_ = 0;
+  double partial_seconds_ = 0.0;
+  std::int64_t data_size_ = -1;  // training set size of the cursor (for resume checks)
+  std::string last_checkpoint_;
+  bool stop_ = false;
+
+  Tensor<T> bx_, by_;       // batch staging buffers (reused)
+  Tensor<T> predict_out_;   // v1 predict(Tensor*) result
+};
+
+}  // namespace magmadnn::model

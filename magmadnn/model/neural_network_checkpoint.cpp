@@ -1,0 +1,173 @@
+// NeuralNetwork::save / load: the model's side of the checkpoint format
+// (docs/checkpoint_format.md lists every header key and tensor name).
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "magmadnn/core/errors.h"
+#include "magmadnn/core/random.h"
+#include "magmadnn/io/checkpoint.h"
+#include "magmadnn/model/neural_network.h"
+
+namespace magmadnn::model {
+
+namespace {
+
+std::string indexed(const char* prefix, std::size_t i, const char* field = nullptr) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04zu", i);
+  return std::string(prefix) + buf + (field ? std::string(".") + field : std::string());
+}
+
+std::string shape_text(const Shape& s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+}  // namespace
+
+template <typename T>
+void NeuralNetwork<T>::save(const std::string& path) {
+  write_checkpoint(path, data_size_);
+}
+
+template <typename T>
+void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t data_size) {
+  io::Checkpoint ck;
+  ck.set("producer", "magmadnn");
+  ck.set("model.dtype", dtype_name(dtype_v<T>));
+  ck.set("model.loss", loss_kind_ == optimizer::MSE ? "mse" : "cross_entropy");
+  ck.set_uint("model.layers", layers_.size());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const auto& l = layers_[i];
+    std::string shape = "?";
+    try {
+      shape = shape_text(l->get_output_shape());
+    } catch (const Error&) {
+      // shape not known (input without a value): informational only
+    }
+    ck.set(indexed("model.layer.", i), l->type_name() + " " + l->get_name() + " " + shape);
+  }
+  ck.set_int("model.params", num_params());
+  ck.set("optimizer.kind", optimizer_name_);
+  ck.set_double("optimizer.learning_rate", opt_->base_learning_rate());
+  ck.set_int("optimizer.step_count", opt_->step_count());
+  ck.set_double("optimizer.momentum", nn_params_.momentum);
+  ck.set_double("optimizer.weight_decay", nn_params_.weight_decay);
+  ck.set_double("optimizer.beta1", nn_params_.beta1);
+  ck.set_double("optimizer.beta2", nn_params_.beta2);
+  ck.set_double("optimizer.epsilon", nn_params_.epsilon);
+  ck.set_uint("train.batch_size", nn_params_.batch_size);
+  ck.set_uint("train.epoch", epoch_);
+  ck.set_int("train.batch", batch_);
+  ck.set_uint("train.data_seed", data_seed_);
+  ck.set_int("train.data_size", data_size);
+  ck.set_int("train.shuffle", nn_params_.shuffle ? 1 : 0);
+  ck.set_double("train.partial_loss", partial_loss_);
+  ck.set_int("train.partial_correct", partial_correct_);
+  ck.set_int("train.partial_samples", partial_samples_);
+  ck.set_double("train.partial_seconds", partial_seconds_);
+  const RngState rng = get_rng_state();
+  ck.set_uint("rng.seed", rng.seed);
+  ck.set_uint("rng.next_stream", rng.next_stream);
+  ck.set_uint("history.count", history_.size());
+  for (std::size_t i = 0; i < history_.size(); ++i) {
+    const EpochRecord& r = history_[i];
+    ck.set_uint(indexed("history.", i, "epoch"), r.epoch);
+    ck.set_double(indexed("history.", i, "train_loss"), r.train_loss);
+    ck.set_double(indexed("history.", i, "train_accuracy"), r.train_accuracy);
+    ck.set_double(indexed("history.", i, "val_loss"), r.val_loss);
+    ck.set_double(indexed("history.", i, "val_accuracy"), r.val_accuracy);
+    ck.set_double(indexed("history.", i, "seconds"), r.seconds);
+    ck.set_double(indexed("history.", i, "samples_per_second"), r.samples_per_second);
+    ck.set_double(indexed("history.", i, "learning_rate"), r.learning_rate);
+  }
+  for (std::size_t i = 0; i < params_.size(); ++i) ck.add_tensor("param/" + param_names_[i], params_[i]->value());
+  for (const auto& [name, t] : state_) ck.add_tensor("state/" + name, *t);
+  for (const auto& [name, t] : opt_->state()) ck.add_tensor("optim/" + name, *t);
+  io::write_checkpoint(path, ck);
+  last_checkpoint_ = path;
+}
+
+template <typename T>
+void NeuralNetwork<T>::load(const std::string& path) {
+  const io::Checkpoint ck = io::read_checkpoint(path);  // the whole file is validated here
+
+  // Everything is checked before anything changes.
+  const std::string dt = ck.get("model.dtype");
+  MAGMADNN_CHECK(dt == dtype_name(dtype_v<T>), ValueError,
+                 "checkpoint " << path << " holds a " << dt << " model, this model is " << dtype_name(dtype_v<T>));
+  std::set<std::string> expected;
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const std::string key = "param/" + param_names_[i];
+    ck.check_tensor(key, params_[i]->value());
+    expected.insert(key);
+  }
+  for (const auto& [name, t] : state_) {
+    ck.check_tensor("state/" + name, *t);
+    expected.insert("state/" + name);
+  }
+  const auto opt_state = opt_->state();
+  for (const auto& [name, t] : opt_state) {
+    ck.check_tensor("optim/" + name, *t);
+    expected.insert("optim/" + name);
+  }
+  for (const auto& rec : ck.tensors()) {
+    MAGMADNN_CHECK(expected.count(rec.name), ShapeError,
+                   "checkpoint " << path << ": tensor '" << rec.name << "' " << Shape(rec.shape)
+                                 << " has no counterpart in this model (it was written for another model)");
+  }
+  const auto step_count = ck.get_int("optimizer.step_count");
+  const auto epoch = ck.get_uint("train.epoch");
+  const auto batch = ck.get_int("train.batch");
+  const auto data_seed = ck.get_uint("train.data_seed");
+  const auto data_size = ck.get_int("train.data_size");
+  const double partial_loss = ck.get_double("train.partial_loss");
+  const auto partial_correct = ck.get_int("train.partial_correct");
+  const auto partial_samples = ck.get_int("train.partial_samples");
+  const double partial_seconds = ck.get_double("train.partial_seconds");
+  const RngState rng{ck.get_uint("rng.seed"), ck.get_uint("rng.next_stream")};
+  History hist(ck.get_uint("history.count"));
+  for (std::size_t i = 0; i < hist.size(); ++i) {
+    EpochRecord& r = hist[i];
+    r.epoch = static_cast<unsigned int>(ck.get_uint(indexed("history.", i, "epoch")));
+    r.train_loss = ck.get_double(indexed("history.", i, "train_loss"));
+    r.train_accuracy = ck.get_double(indexed("history.", i, "train_accuracy"));
+    r.val_loss = ck.get_double(indexed("history.", i, "val_loss"));
+    r.val_accuracy = ck.get_double(indexed("history.", i, "val_accuracy"));
+    r.seconds = ck.get_double(indexed("history.", i, "seconds"));
+    r.samples_per_second = ck.get_double(indexed("history.", i, "samples_per_second"));
+    r.learning_rate = ck.get_double(indexed("history.", i, "learning_rate"));
+  }
+
+  // Commit: nothing below can fail on a validated checkpoint.
+  for (std::size_t i = 0; i < params_.size(); ++i) ck.copy_tensor("param/" + param_names_[i], params_[i]->value());
+  for (const auto& [name, t] : state_) ck.copy_tensor("state/" + name, *t);
+  for (const auto& [name, t] : opt_state) ck.copy_tensor("optim/" + name, *t);
+  opt_->set_step_count(step_count);
+  set_rng_state(rng);
+  epoch_ = static_cast<unsigned int>(epoch);
+  batch_ = batch;
+  data_seed_ = data_seed;
+  data_size_ = data_size;
+  partial_loss_ = partial_loss;
+  partial_correct_ = partial_correct;
+  partial_samples_ = partial_samples;
+  partial_seconds_ = partial_seconds;
+  history_ = std::move(hist);
+  last_checkpoint_ = path;
+  // Nodes computed from the old weights must recompute.
+  out_->invalidate();
+  loss_->invalidate();
+}
+
+#define MAGMADNN_CKPT_INSTANTIATE(T)                                                     \
+  template void NeuralNetwork<T>::save(const std::string&);                             \
+  template void NeuralNetwork<T>::write_checkpoint(const std::string&, std::int64_t);   \
+  template void NeuralNetwork<T>::load(const std::string&);
+MAGMADNN_CKPT_INSTANTIATE(float)
+MAGMADNN_CKPT_INSTANTIATE(double)
+#undef MAGMADNN_CKPT_INSTANTIATE
+
+}  // namespace magmadnn::model

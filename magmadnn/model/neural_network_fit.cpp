@@ -1,0 +1,236 @@
+// NeuralNetwork::fit: the training loop.
+//   loader order -> feed -> forward + backward -> NaN check -> gradient hook
+//   -> optimizer step -> callbacks / checkpoints.
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include "magmadnn/core/errors.h"
+#include "magmadnn/data/dataloader.h"
+#include "magmadnn/model/batch_order.h"
+#include "magmadnn/model/neural_network.h"
+#include "magmadnn/model/network_detail.h"
+
+namespace magmadnn::model {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+}  // namespace
+
+template <typename T>
+void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
+  op::GradTable<T> grads = op::gradients(loss_, param_exprs_);  // forward (cached values) + backward
+  batch_loss = read_loss();
+  if (!std::isfinite(batch_loss)) {
+    MAGMADNN_THROW(ValueError, "NeuralNetwork::fit: the loss is " << batch_loss << " at epoch " << epoch_ + 1
+                                                                  << ", batch " << batch_ + 1
+                                                                  << (last_checkpoint_.empty()
+                                                                          ? std::string("; no checkpoint was written")
+                                                                          : "; last good checkpoint: " +
+                                                                                last_checkpoint_));
+  }
+  correct = count_correct(score_->output(), y_ph_->output());
+  for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
+  if (hook_) {
+    hook_(params_, grad_ptrs_);
+    // The hook may hand back other tensors: the optimizer reads the table.
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+      Tensor<T>* g = grads.get(param_exprs_[i]);
+      if (grad_ptrs_[i] != g) {
+        MAGMADNN_CHECK(grad_ptrs_[i] != nullptr, ValueError,
+                       "gradient hook: set the gradient of '" << param_names_[i] << "' to null");
+        g->copy_from(*grad_ptrs_[i]);
+      }
+    }
+  }
+  opt_->step(param_exprs_, grads);
+}
+
+template <typename T>
+History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, const FitOptions<T>& options) {
+  check_data(x_in, &y_in, "fit");
+  MAGMADNN_CHECK((options.validation_x == nullptr) == (options.validation_y == nullptr), ValueError,
+                 "NeuralNetwork::fit: give both validation_x and validation_y, or neither");
+  if (options.validation_x != nullptr) check_data(*options.validation_x, options.validation_y, "fit (validation)");
+  MAGMADNN_CHECK(options.loader_workers >= 0, ValueError,
+                 "NeuralNetwork::fit: loader_workers = " << options.loader_workers << " must be >= 0");
+  MAGMADNN_CHECK(options.checkpoint_path.empty() == false ||
+                     (options.checkpoint_every_epochs == 0 && options.checkpoint_every_batches == 0 && !options.resume),
+                 ValueError, "NeuralNetwork::fit: checkpoint options need a checkpoint_path");
+
+  // Batches are gathered on the host; device-only data is staged there once.
+  const bool stage = x_in.get_memory_type() == DEVICE || y_in.get_memory_type() == DEVICE;
+  Tensor<T> xs = stage ? x_in.to(HOST) : Tensor<T>();
+  Tensor<T> ys = stage ? y_in.to(HOST) : Tensor<T>();
+  const Tensor<T>& x = stage ? xs : x_in;
+  const Tensor<T>& y = stage ? ys : y_in;
+  const std::int64_t n = x.shape()[0];
+
+  if (options.resume && std::filesystem::exists(options.checkpoint_path)) load(options.checkpoint_path);
+  MAGMADNN_CHECK(batch_ == 0 || data_size_ == n, ValueError,
+                 "NeuralNetwork::fit: the model stands in the middle of an epoch over " << data_size_
+                                                                                       << " samples, but x has " << n);
+
+  const unsigned int epochs = options.epochs != 0 ? options.epochs : nn_params_.n_epochs;
+  const unsigned int end_epoch = options.resume ? epochs : epoch_ + epochs;
+  const std::int64_t bs = nn_params_.batch_size;
+  data::LoaderOptions lo;
+  lo.batch_size = bs;
+  lo.shuffle = nn_params_.shuffle;
+  lo.workers = options.loader_workers;
+  lo.seed = data_seed_;  // never 0: a 0 would make the loader draw a seed of its own
+  data::DataLoader<T> loader(x, y, lo, options.augment);
+  // Inline gathering straight into the placeholders (no per-step allocation)
+  // unless background workers or augmentation are asked for.
+  const bool inline_batches = options.loader_workers == 0 && options.augment.empty();
+  const std::int64_t nb = loader.num_batches();
+
+  std::vector<std::shared_ptr<Callback<T>>> callbacks = options.callbacks;
+  if (options.verbose) callbacks.push_back(std::make_shared<ProgressBar<T>>());
+  TrainInfo info;
+  info.first_epoch = epoch_ + 1;
+  info.last_epoch = std::max(end_epoch, epoch_);
+  info.samples = n;
+  info.batches_per_epoch = nb;
+  info.batch_size = bs;
+  info.has_validation = options.validation_x != nullptr;
+
+  stop_ = false;
+  data_size_ = n;
+  set_mode(true);
+  for (auto& cb : callbacks) cb->on_train_begin(*this, info);
+
+  std::vector<std::int64_t> order;
+  data::Batch<T> batch;
+  while (epoch_ < end_epoch && !stop_) {
+    if (batch_ == 0) {
+      partial_loss_ = 0.0;
+      partial_correct_ = 0;
+      partial_samples_ = 0;
+      partial_seconds_ = 0.0;
+    }
+    for (auto& cb : callbacks) cb->on_epoch_begin(*this, epoch_ + 1);
+    if (!training_mode_) set_mode(true);
+    const std::int64_t* rows = nullptr;
+    if (inline_batches && nn_params_.shuffle) {
+      order = loader.epoch_order(epoch_);
+      rows = order.data();
+    }
+    if (!inline_batches) loader.start_epoch(epoch_, batch_);
+    const auto t0 = Clock::now();
+    const double seconds_before = partial_seconds_;
+    BatchLogs logs;
+    logs.epoch = epoch_ + 1;
+    logs.batches = nb;
+    while (batch_ < nb) {
+      const std::int64_t begin = batch_ * bs;
+      const std::int64_t m = std::min(bs, n - begin);
+      if (inline_batches) {
+        feed(x, y, rows, begin, m);
+      } else {
+        MAGMADNN_CHECK(loader.next(batch) && batch.index == batch_ && batch.size == m, ValueError,
+                       "NeuralNetwork::fit: the data loader did not deliver batch " << batch_ << " of " << nb);
+        x_ph_->set_value(batch.x);
+        y_ph_->set_value(batch.y);
+      }
+      double l = 0.0;
+      std::int64_t c = 0;
+      train_step(l, c);
+      partial_loss_ += l * static_cast<double>(m);
+      partial_correct_ += c;
+      partial_samples_ += m;
+      ++batch_;
+      partial_seconds_ = seconds_before + seconds_since(t0);
+      if (options.checkpoint_every_batches > 0 && batch_ < nb &&
+          opt_->step_count() % options.checkpoint_every_batches == 0) {
+        write_checkpoint(options.checkpoint_path, n);
+      }
+      logs.batch = batch_ - 1;
+      logs.size = m;
+      logs.loss = l;
+      logs.samples_done = partial_samples_;
+      logs.epoch_loss = partial_loss_ / static_cast<double>(partial_samples_);
+      logs.epoch_accuracy = static_cast<double>(partial_correct_) / static_cast<double>(partial_samples_);
+      logs.seconds = partial_seconds_;
+      for (auto& cb : callbacks) cb->on_batch_end(*this, logs);
+      if (stop_) break;
+    }
+    if (batch_ < nb) break;  // stopped inside the epoch: the cursor stays there
+
+    EpochRecord r;
+    r.epoch = epoch_ + 1;
+    r.train_loss = partial_loss_ / static_cast<double>(partial_samples_);
+    r.train_accuracy = static_cast<double>(partial_correct_) / static_cast<double>(partial_samples_);
+    r.seconds = partial_seconds_;
+    r.samples_per_second = r.seconds > 0.0 ? static_cast<double>(partial_samples_) / r.seconds : 0.0;
+    r.learning_rate = opt_->learning_rate();
+    if (options.validation_x != nullptr) {
+      const Evaluation v = evaluate_batches(*options.validation_x, *options.validation_y);
+      r.val_loss = v.loss;
+      r.val_accuracy = v.accuracy;
+    }
+    ++epoch_;
+    batch_ = 0;
+    partial_loss_ = 0.0;
+    partial_correct_ = 0;
+    partial_samples_ = 0;
+    partial_seconds_ = 0.0;
+    history_.push_back(r);
+    if (options.checkpoint_every_epochs > 0 && epoch_ % options.checkpoint_every_epochs == 0) {
+      write_checkpoint(options.checkpoint_path, n);
+    }
+    for (auto& cb : callbacks) cb->on_epoch_end(*this, r);
+  }
+  for (auto& cb : callbacks) cb->on_train_end(*this, history_);
+  return history_;
+}
+
+template <typename T>
+History NeuralNetwork<T>::fit(const Tensor<T>& x, const Tensor<T>& y, metric_t& metric_out,
+                              const FitOptions<T>& options) {
+  const auto t0 = Clock::now();
+  const std::size_t before = history_.size();
+  fit(x, y, options);
+  metric_out.training_time = seconds_since(t0);
+  metric_out.epochs = static_cast<unsigned int>(history_.size() - before);
+  if (!history_.empty()) {
+    const EpochRecord& last = history_.back();
+    metric_out.loss = last.train_loss;
+    metric_out.accuracy = last.train_accuracy;
+    double seconds = 0.0;
+    for (std::size_t i = before; i < history_.size(); ++i) seconds += history_[i].seconds;
+    metric_out.samples_per_second =
+        seconds > 0.0 ? static_cast<double>(metric_out.epochs) * static_cast<double>(x.shape()[0]) / seconds : 0.0;
+  }
+  return history_;
+}
+
+template <typename T>
+magmadnn_error_t NeuralNetwork<T>::fit(const Tensor<T>& x, const Tensor<T>& y, metric_t& metric_out, bool verbose) {
+  FitOptions<T> o;
+  o.verbose = verbose;
+  fit(x, y, metric_out, o);
+  return 0;
+}
+
+template <typename T>
+magmadnn_error_t NeuralNetwork<T>::fit(Tensor<T>* x, Tensor<T>* y, metric_t& metric_out, bool verbose) {
+  MAGMADNN_CHECK(x != nullptr && y != nullptr, ValueError, "NeuralNetwork::fit: null data pointer");
+  return fit(*x, *y, metric_out, verbose);
+}
+
+// The rest of NeuralNetwork is instantiated in neural_network.cpp.
+#define MAGMADNN_FIT_INSTANTIATE(T)                                                                  \
+  template void NeuralNetwork<T>::train_step(double&, std::int64_t&);                                \
+  template History NeuralNetwork<T>::fit(const Tensor<T>&, const Tensor<T>&, const FitOptions<T>&);  \
+  template History NeuralNetwork<T>::fit(const Tensor<T>&, const Tensor<T>&, metric_t&,             \
+                                         const FitOptions<T>&);                                      \
+  template magmadnn_error_t NeuralNetwork<T>::fit(const Tensor<T>&, const Tensor<T>&, metric_t&, bool); \
+  template magmadnn_error_t NeuralNetwork<T>::fit(Tensor<T>*, Tensor<T>*, metric_t&, bool);
+MAGMADNN_FIT_INSTANTIATE(float)
+MAGMADNN_FIT_INSTANTIATE(double)
+#undef MAGMADNN_FIT_INSTANTIATE
+
+}  // namespace magmadnn::model

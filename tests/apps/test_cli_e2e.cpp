@@ -1,0 +1,275 @@
+// The magmadnn command end to end, in process, on a small synthetic IDX data
+// set written to a temp dir: train, the run folder, evaluate, predict,
+// --resume, and the command-line errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "config.h"
+#include "magmadnn/io/idx.h"
+#include "run_folder.h"
+
+using namespace magmadnn;
+using namespace magmadnn::cli;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kSide = 8, kClasses = 3;
+
+// Class c lights up rows [2c+1, 2c+3) of an 8x8 image; the rest is noise.
+void write_split(const std::string& dir, const std::string& prefix, int n, unsigned seed,
+                 std::vector<std::vector<double>>* keep = nullptr, std::vector<int>* keep_labels = nullptr) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> noise(0, 60), label(0, kClasses - 1);
+  std::vector<double> pixels, labels;
+  for (int i = 0; i < n; ++i) {
+    const int c = label(rng);
+    std::vector<double> img;
+    for (int r = 0; r < kSide; ++r) {
+      for (int col = 0; col < kSide; ++col) {
+        img.push_back(r >= 2 * c + 1 && r < 2 * c + 3 ? 200 + noise(rng) / 2 : noise(rng));
+      }
+    }
+    pixels.insert(pixels.end(), img.begin(), img.end());
+    labels.push_back(c);
+    if (keep) keep->push_back(img);
+    if (keep_labels) keep_labels->push_back(c);
+  }
+  io::write_idx(dir + "/" + prefix + "-images-idx3-ubyte.gz", io::IdxType::u8, {n, kSide, kSide}, pixels, true);
+  io::write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", io::IdxType::u8, {n}, labels, false);
+}
+
+struct Result {
+  int rc;
+  std::string out, err;
+};
+
+Result run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int rc = run_cli(args, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+class CliEndToEnd : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = ::testing::TempDir() + "/magmadnn_cli_e2e";
+    fs::remove_all(root_);
+    fs::create_directories(root_ + "/data");
+    write_split(root_ + "/data", "train", 240, 1);
+    write_split(root_ + "/data", "t10k", 60, 2, &test_images_, &test_labels_);
+    const Json cfg = {
+        {"name", "tiny"},
+        {"layers", Json::array({{{"type", "flatten"}},
+                                {{"type", "dense"}, {"units", 16}, {"activation", "relu"}},
+                                {{"type", "dense"}, {"units", kClasses}, {"activation", "softmax"}}})},
+        {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}}},
+        {"epochs", 4},
+        {"batch_size", 20},
+        {"seed", 5},
+        {"data", {{"dir", root_ + "/data"}}}};
+    std::ofstream(root_ + "/tiny.json") << cfg.dump(2);
+  }
+  static std::string path(const std::string& name) { return root_ + "/" + name; }
+  static Json read(const std::string& file) { return read_json_file(file); }
+
+  static std::string root_;
+  static std::vector<std::vector<double>> test_images_;
+  static std::vector<int> test_labels_;
+};
+std::string CliEndToEnd::root_;
+std::vector<std::vector<double>> CliEndToEnd::test_images_;
+std::vector<int> CliEndToEnd::test_labels_;
+
+}  // namespace
+
+TEST_F(CliEndToEnd, TrainWritesACompleteRunFolder) {
+  const Result r = run({"train", "--config", path("tiny.json"), "--out", path("run"), "--overwrite"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("epoch 4/4"), std::string::npos) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(test accuracy: (0\.\d{4}|1\.0000) \(loss [0-9.e+-]+\) in [0-9.]+ s)")))
+      << r.out;
+  for (const char* f : {"config.json", "metrics.csv", "summary.json", "checkpoint.bin", "report.html"}) {
+    EXPECT_TRUE(fs::exists(path("run/") + f)) << f;
+  }
+  const Json s = read(path("run/summary.json"));
+  for (const char* key : {"test_accuracy", "test_loss", "train_seconds", "epochs", "samples_per_second"}) {
+    EXPECT_TRUE(s.contains(key)) << key;
+  }
+  EXPECT_EQ(s["epochs"], 4);
+  EXPECT_GE(s["test_accuracy"].get<double>(), 0.9);  // the classes are separable
+  EXPECT_NEAR(std::stod(m[1]), s["test_accuracy"].get<double>(), 1e-4);
+  EXPECT_GT(s["samples_per_second"].get<double>(), 0.0);
+  EXPECT_EQ(RunFolder(path("run")).read_metrics().size(), 4u);
+  EXPECT_EQ(parse_config(read(path("run/config.json"))).name, "tiny");
+  std::ifstream html(path("run/report.html"));
+  const std::string report((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("<svg"), std::string::npos);
+  EXPECT_NE(report.find("data-series=\"validation accuracy\""), std::string::npos);
+  EXPECT_EQ(report.find("http"), std::string::npos);
+
+  // evaluate: the checkpoint alone (copied away from its folder) gives the same numbers.
+  fs::copy_file(path("run/checkpoint.bin"), path("moved.bin"), fs::copy_options::overwrite_existing);
+  const Result e = run({"evaluate", "--checkpoint", path("moved.bin"), "--json"});
+  ASSERT_EQ(e.rc, 0) << e.err;
+  const Json ej = Json::parse(e.out);
+  EXPECT_DOUBLE_EQ(ej["test_accuracy"].get<double>(), s["test_accuracy"].get<double>());
+  EXPECT_NEAR(ej["test_loss"].get<double>(), s["test_loss"].get<double>(), 1e-6);
+  EXPECT_EQ(ej["samples"], 60);
+
+  // predict from CSV (raw pixels, with a header line) and from the IDX file.
+  {
+    std::ofstream csv(path("inputs.csv"));
+    csv << "pixels\n";
+    for (int i = 0; i < 10; ++i) {
+      for (int j = 0; j < kSide * kSide; ++j) csv << (j ? "," : "") << test_images_[i][j];
+      csv << "\n";
+    }
+  }
+  const Result p = run({"predict", "--checkpoint", path("run/checkpoint.bin"), "--input", path("inputs.csv")});
+  ASSERT_EQ(p.rc, 0) << p.err;
+  std::istringstream lines(p.out);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "index,class,p0,p1,p2");
+  int rows = 0, right = 0;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
+    ASSERT_EQ(f.size(), 5u) << line;
+    EXPECT_EQ(std::stoi(f[0]), rows);
+    const double total = std::stod(f[2]) + std::stod(f[3]) + std::stod(f[4]);
+    EXPECT_NEAR(total, 1.0, 1e-4);  // softmax probabilities
+    right += std::stoi(f[1]) == test_labels_[rows];
+    ++rows;
+  }
+  EXPECT_EQ(rows, 10);
+  EXPECT_GE(right, 8);
+  const Result q = run({"predict", "--checkpoint", path("run/checkpoint.bin"), "--input",
+                        path("data/t10k-images-idx3-ubyte.gz"), "--output", path("pred.csv")});
+  ASSERT_EQ(q.rc, 0) << q.err;
+  std::ifstream pred(path("pred.csv"));
+  int n = 0;
+  while (std::getline(pred, line)) ++n;
+  EXPECT_EQ(n, 61);
+}
+
+TEST_F(CliEndToEnd, ResumeContinuesExactlyWhereTheRunStopped) {
+  const std::string base = path("tiny.json");
+  ASSERT_EQ(run({"train", "--config", base, "--out", path("full"), "--overwrite", "--quiet"}).rc, 0);
+  const Result first = run({"train", "--config", base, "--epochs", "2", "--out", path("part"), "--overwrite"});
+  ASSERT_EQ(first.rc, 0) << first.err;
+  EXPECT_EQ(RunFolder(path("part")).read_metrics().size(), 2u);
+  const Result second = run({"train", "--out", path("part"), "--resume", "--epochs", "4"});
+  ASSERT_EQ(second.rc, 0) << second.err;
+  EXPECT_NE(second.out.find("(resuming)"), std::string::npos);
+  EXPECT_EQ(second.out.find("epoch 1/4"), std::string::npos);  // epochs 1-2 are not trained again
+  EXPECT_NE(second.out.find("epoch 3/4"), std::string::npos);
+
+  const model::History full = RunFolder(path("full")).read_metrics();
+  const model::History resumed = RunFolder(path("part")).read_metrics();
+  ASSERT_EQ(resumed.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(resumed[i].epoch, i + 1);
+    EXPECT_DOUBLE_EQ(resumed[i].train_loss, full[i].train_loss) << "epoch " << i + 1;
+    EXPECT_DOUBLE_EQ(resumed[i].val_accuracy, full[i].val_accuracy) << "epoch " << i + 1;
+  }
+  EXPECT_DOUBLE_EQ(read(path("part/summary.json"))["test_loss"].get<double>(),
+                   read(path("full/summary.json"))["test_loss"].get<double>());
+}
+
+TEST_F(CliEndToEnd, ConvolutionConfigTrains) {
+  Json cfg = read(path("tiny.json"));
+  cfg["layers"] = Json::array({{{"type", "conv2d"}, {"filters", 4}, {"kernel", 3}, {"padding", 1}, {"activation", "relu"}},
+                               {{"type", "pool"}, {"mode", "max"}, {"kernel", 2}},
+                               {{"type", "flatten"}},
+                               {{"type", "dense"}, {"units", kClasses}, {"activation", "softmax"}}});
+  cfg["epochs"] = 2;
+  std::ofstream(path("conv.json")) << cfg.dump();
+  const Result r = run({"train", "--config", path("conv.json"), "--out", path("conv"), "--overwrite", "--quiet"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("epoch"), std::string::npos);  // --quiet: only the result line
+  EXPECT_EQ(r.out.rfind("test accuracy: ", 0), 0u) << r.out;
+  EXPECT_GE(read(path("conv/summary.json"))["test_accuracy"].get<double>(), 0.8);
+}
+
+TEST_F(CliEndToEnd, MistakesExitWithTwoAndNameTheProblem) {
+  Result r = run({"train", "--epochz", "3"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "magmadnn: error: magmadnn train: unknown option --epochz (see magmadnn train --help)\n");
+  r = run({"train", "--epochs", "three"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--epochs: expected an integer >= 1, got \"three\""), std::string::npos) << r.err;
+  r = run({"train", "--preset", "lenet5", "--layers", "2", "--print-config"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--layers applies to the mlp preset only"), std::string::npos) << r.err;
+
+  Json bad = read(path("tiny.json"));
+  bad["layers"][1]["units"] = "abc";
+  std::ofstream(path("bad.json")) << bad.dump();
+  r = run({"train", "--config", path("bad.json")});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "magmadnn: error: layers[1].units: expected a positive integer, got \"abc\"\n");
+
+  Json wrong = read(path("tiny.json"));
+  wrong["layers"][2]["units"] = 10;  // the data has 3 classes
+  std::ofstream(path("wrong.json")) << wrong.dump();
+  r = run({"train", "--config", path("wrong.json"), "--out", path("wrong"), "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("data has 3 classes"), std::string::npos) << r.err;
+
+  r = run({"train", "--out", path("nothing-here"), "--resume"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("nothing to resume"), std::string::npos) << r.err;
+  r = run({"train", "--config", path("tiny.json"), "--data", path("no-such-dir"), "--out", path("x"), "--quiet"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("dataset-fashion-mnist"), std::string::npos) << r.err;
+  r = run({"evaluate"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--checkpoint FILE is required"), std::string::npos);
+  r = run({"frobnicate"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("unknown command \"frobnicate\""), std::string::npos);
+}
+
+TEST_F(CliEndToEnd, RefusesToMixTwoRunsInOneFolder) {
+  ASSERT_EQ(run({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("once"), "--overwrite",
+                 "--quiet"})
+                .rc,
+            0);
+  const Result r = run({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("once"), "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("already holds a run"), std::string::npos) << r.err;
+}
+
+TEST_F(CliEndToEnd, PrintConfigAndHelp) {
+  Result r = run({"train", "--preset", "mlp", "--layers", "2", "--lr", "0.1", "--print-config"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const TrainSpec s = parse_config(Json::parse(r.out));
+  EXPECT_EQ(s.layers.size(), 4u);
+  EXPECT_DOUBLE_EQ(s.optimizer.learning_rate, 0.1);
+  for (const char* cmd : {"train", "evaluate", "predict"}) {
+    r = run({cmd, "--help"});
+    EXPECT_EQ(r.rc, 0) << cmd;
+    EXPECT_EQ(r.out.rfind(std::string("usage: magmadnn ") + cmd, 0), 0u) << r.out;
+  }
+  r = run({"train", "--help"});
+  for (const char* opt : {"--config", "--preset", "--layers", "--epochs", "--batch-size", "--lr", "--seed", "--out",
+                          "--data", "--resume", "--threads", "--limit-train", "--limit-test", "--quiet"}) {
+    EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
+  }
+  r = run({"bench", "--help"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("magmadnn bench conv"), std::string::npos);
+}

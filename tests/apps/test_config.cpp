@@ -1,0 +1,204 @@
+// Config parsing: a valid document, the round trip, every error path with its
+// message, presets and their expansion.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "config.h"
+#include "presets.h"
+
+using namespace magmadnn::cli;
+
+namespace {
+
+Json valid() {
+  return Json::parse(R"({
+    "name": "small",
+    "layers": [
+      {"type": "conv2d", "filters": 4, "kernel": 3, "padding": [1, 1], "activation": "relu"},
+      {"type": "pool", "mode": "average", "kernel": [2, 2]},
+      {"type": "flatten"},
+      {"type": "dropout", "rate": 0.25},
+      {"type": "batchnorm"},
+      {"type": "dense", "units": 10, "bias": false},
+      {"type": "activation", "function": "softmax"}
+    ],
+    "loss": "cross_entropy",
+    "optimizer": {"type": "adam", "learning_rate": 0.001, "weight_decay": 0.0001},
+    "schedule": {"type": "step", "step_epochs": 2, "gamma": 0.5},
+    "data": {"limit_train": 100, "validation": "none"},
+    "epochs": 3, "batch_size": 16, "seed": 7
+  })");
+}
+
+// The message parse_config throws for `j`, or "" if it parses.
+std::string error_of(const Json& j) {
+  try {
+    parse_config(j);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Json with(const char* pointer, const Json& value) {
+  Json j = valid();
+  j[Json::json_pointer(pointer)] = value;
+  return j;
+}
+
+}  // namespace
+
+TEST(CliConfig, ParsesEveryField) {
+  const TrainSpec s = parse_config(valid());
+  EXPECT_EQ(s.name, "small");
+  ASSERT_EQ(s.layers.size(), 7u);
+  EXPECT_EQ(s.layers[0].type, "conv2d");
+  EXPECT_EQ(s.layers[0].filters, 4);
+  EXPECT_EQ(s.layers[0].kernel, (std::vector<std::int64_t>{3, 3}));  // a scalar means a square window
+  EXPECT_EQ(s.layers[0].padding, (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(s.layers[0].stride, (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(s.layers[0].activation, "relu");
+  EXPECT_EQ(s.layers[1].mode, "average");
+  EXPECT_EQ(s.layers[1].stride, (std::vector<std::int64_t>{2, 2}));  // pool stride defaults to its kernel
+  EXPECT_DOUBLE_EQ(s.layers[3].rate, 0.25);
+  EXPECT_EQ(s.layers[5].units, 10);
+  EXPECT_FALSE(s.layers[5].bias);
+  EXPECT_EQ(s.layers[6].activation, "softmax");
+  EXPECT_EQ(s.optimizer.type, "adam");
+  EXPECT_DOUBLE_EQ(s.optimizer.learning_rate, 0.001);
+  EXPECT_DOUBLE_EQ(s.optimizer.weight_decay, 0.0001);
+  EXPECT_EQ(s.schedule.type, "step");
+  EXPECT_DOUBLE_EQ(s.schedule.gamma, 0.5);
+  EXPECT_EQ(s.data.limit_train, 100);
+  EXPECT_EQ(s.data.validation, "none");
+  EXPECT_EQ(s.data.dir, "/usr/share/datasets/fashion-mnist");
+  EXPECT_EQ(s.epochs, 3);
+  EXPECT_EQ(s.batch_size, 16);
+  EXPECT_EQ(s.seed, 7u);
+}
+
+TEST(CliConfig, RoundTripsThroughJson) {
+  const TrainSpec s = parse_config(valid());
+  const Json j = to_json(s);
+  EXPECT_EQ(parse_config(j), s);
+  EXPECT_EQ(parse_config(Json::parse(j.dump())), s);  // and through text
+}
+
+TEST(CliConfig, ErrorsNameThePathAndTheValue) {
+  EXPECT_EQ(error_of(with("/layers/5/units", "abc")),
+            R"(layers[5].units: expected a positive integer, got "abc")");
+  EXPECT_EQ(error_of(with("/layers/5/units", 0)), "layers[5].units: expected a positive integer, got 0");
+  EXPECT_EQ(error_of(with("/layers/5/units", 2.5)), "layers[5].units: expected a positive integer, got 2.5");
+  EXPECT_EQ(error_of(with("/epochs", -1)), "epochs: expected a positive integer, got -1");
+  EXPECT_EQ(error_of(with("/batch_size", "8")), R"(batch_size: expected a positive integer, got "8")");
+  EXPECT_EQ(error_of(with("/seed", -3)), "seed: expected a non-negative integer, got -3");
+  EXPECT_EQ(error_of(with("/optimizer/learning_rate", -0.1)),
+            "optimizer.learning_rate: expected a positive number, got -0.1");
+  EXPECT_EQ(error_of(with("/optimizer/type", "sdg")),
+            R"(optimizer.type: expected one of "sgd", "adam", "adamw", "adagrad", "rmsprop", got "sdg")");
+  EXPECT_EQ(error_of(with("/optimizer/momentum", 1.5)),
+            "optimizer.momentum: expected a number in [0, 1), got 1.5");
+  EXPECT_EQ(error_of(with("/optimizer/nesterov", "yes")), R"(optimizer.nesterov: expected true or false, got "yes")");
+  EXPECT_EQ(error_of(with("/layers/3/rate", 1.0)), "layers[3].rate: expected a number in [0, 1), got 1.0");
+  EXPECT_EQ(error_of(with("/layers/0/kernel", Json::array({5}))),
+            "layers[0].kernel: expected a positive integer or [h, w] of positive integers, got [5]");
+  EXPECT_EQ(error_of(with("/layers/0/padding", -1)),
+            "layers[0].padding: expected a non-negative integer or [h, w] of non-negative integers, got -1");
+  EXPECT_EQ(error_of(with("/layers/0/activation", "swish")),
+            R"(layers[0].activation: expected one of "none", "relu", "sigmoid", "tanh", "softmax", "leaky_relu", "gelu", got "swish")");
+  EXPECT_EQ(error_of(with("/layers/1/type", "maxpool")),
+            R"(layers[1].type: expected one of "dense", "conv2d", "pool", "flatten", "dropout", "batchnorm", "activation", got "maxpool")");
+  EXPECT_EQ(error_of(with("/layers/2", 3)), "layers[2]: expected a layer object, got 3");
+  EXPECT_EQ(error_of(with("/loss", "hinge")), R"(loss: expected one of "cross_entropy", "mse", got "hinge")");
+  EXPECT_EQ(error_of(with("/data/validation", "train")), R"(data.validation: expected one of "test", "none", got "train")");
+  EXPECT_EQ(error_of(with("/schedule", "cosine")), R"(schedule: expected an object, got "cosine")");
+  EXPECT_EQ(error_of(with("/layers", Json::array())), "layers: expected a non-empty array of layers, got []");
+}
+
+TEST(CliConfig, UnknownAndMissingKeys) {
+  EXPECT_EQ(error_of(with("/layers/5/unit", 3)),
+            R"(layers[5].unit: unknown key in a dense layer (allowed: "type", "units", "activation", "bias"))");
+  EXPECT_EQ(error_of(with("/layers/2/units", 3)),
+            R"(layers[2].units: unknown key in a flatten layer (allowed: "type"))");
+  EXPECT_EQ(error_of(with("/epoch", 3)).rfind("epoch: unknown key in the config (allowed: ", 0), 0u);
+  Json j = valid();
+  j["layers"][5].erase("units");
+  EXPECT_EQ(error_of(j), "layers[5].units: missing (a dense layer needs its number of units)");
+  j = valid();
+  j["layers"][0].erase("type");
+  EXPECT_EQ(error_of(j).rfind("layers[0].type: missing", 0), 0u);
+  j = valid();
+  j.erase("layers");
+  EXPECT_EQ(error_of(j), "layers: missing (a config needs at least one layer)");
+  EXPECT_EQ(error_of(Json::array()), "config: expected an object, got []");
+  EXPECT_EQ(error_of(with("/optimizer/nesterov", true)), "optimizer.nesterov: true needs a positive optimizer.momentum");
+}
+
+TEST(CliConfig, ReadsFilesAndReportsSyntaxErrors) {
+  const std::string path = ::testing::TempDir() + "/cli_config_bad.json";
+  std::ofstream(path) << "{\"layers\": [ }";
+  try {
+    read_json_file(path);
+    FAIL() << "no error for invalid JSON";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("invalid JSON in " + path), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_json_file(path + ".missing"), ConfigError);
+}
+
+TEST(CliConfig, MergeReplacesLeavesAndMergesObjects) {
+  Json base = Json::parse(R"({"epochs": 5, "optimizer": {"type": "sgd", "learning_rate": 0.05}, "layers": [1, 2]})");
+  merge_json(base, Json::parse(R"({"optimizer": {"learning_rate": 0.1}, "layers": [3]})"));
+  EXPECT_EQ(base["optimizer"]["type"], "sgd");
+  EXPECT_EQ(base["optimizer"]["learning_rate"], 0.1);
+  EXPECT_EQ(base["layers"], Json::array({3}));
+  EXPECT_EQ(base["epochs"], 5);
+}
+
+TEST(CliPresets, MlpMatchesThePaperBenchmark) {
+  const TrainSpec s = parse_config(preset("mlp", 3));
+  ASSERT_EQ(s.layers.size(), 5u);  // flatten, 3 x hidden, output
+  EXPECT_EQ(s.layers.front().type, "flatten");
+  for (int i = 1; i <= 3; ++i) {
+    EXPECT_EQ(s.layers[i].type, "dense");
+    EXPECT_EQ(s.layers[i].units, 528);
+    EXPECT_EQ(s.layers[i].activation, "sigmoid");
+  }
+  EXPECT_EQ(s.layers.back().units, 10);
+  EXPECT_EQ(s.layers.back().activation, "softmax");
+  EXPECT_EQ(s.optimizer.type, "sgd");
+  EXPECT_DOUBLE_EQ(s.optimizer.learning_rate, 0.05);
+  EXPECT_DOUBLE_EQ(s.optimizer.weight_decay, 0.001);
+  EXPECT_EQ(s.batch_size, 100);
+  EXPECT_EQ(s.epochs, 5);
+  EXPECT_EQ(parse_config(preset("mlp")).layers.size(), 3u);  // one hidden layer by default
+}
+
+TEST(CliPresets, Lenet5UsesReluMaxPoolingAndMomentum) {
+  const TrainSpec s = parse_config(preset("lenet5"));
+  int convs = 0, pools = 0, dense = 0;
+  for (const auto& l : s.layers) {
+    convs += l.type == "conv2d";
+    pools += l.type == "pool";
+    dense += l.type == "dense";
+    if (l.type == "conv2d") EXPECT_EQ(l.activation, "relu");
+    if (l.type == "pool") EXPECT_EQ(l.mode, "max");
+  }
+  EXPECT_EQ(convs, 2);
+  EXPECT_EQ(pools, 2);
+  EXPECT_EQ(dense, 3);
+  EXPECT_EQ(s.optimizer.type, "sgd");
+  EXPECT_GT(s.optimizer.momentum, 0.0);
+  EXPECT_EQ(s.epochs, 3);
+}
+
+TEST(CliPresets, UnknownNameListsTheAvailableOnes) {
+  try {
+    preset("resnet");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), R"(--preset: unknown preset "resnet" (available: mlp, lenet5))");
+  }
+}

@@ -1,0 +1,203 @@
+// The chooser: measured choice and cache, forcing by argument, API and
+// environment, errors for bad and unsupported forced algorithms, the cache
+// file round trip, and the workspace limit.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "magmadnn/conv/chooser.h"
+#include "magmadnn/core/errors.h"
+
+using namespace magmadnn;
+using namespace magmadnn::conv;
+
+namespace {
+
+ConvProblem p3x3() {
+  ConvParams g;
+  g.pad_h = g.pad_w = 1;
+  return make_problem(Shape{2, 8, 12, 12}, Shape{8, 8, 3, 3}, g);
+}
+ConvProblem p5x5() { return make_problem(Shape{1, 2, 9, 9}, Shape{2, 2, 5, 5}, ConvParams{}); }
+
+// Leaves the chooser as it found it: no force, no file, default limit, empty cache.
+class Chooser : public ::testing::Test {
+ protected:
+  void SetUp() override { reset(); }
+  void TearDown() override { reset(); }
+  static void reset() {
+    unsetenv("MAGMADNN_CONV_ALGO");
+    set_forced_algorithm(Algo::Auto);
+    set_cache_file("");
+    set_workspace_limit(std::size_t{1} << 30);
+    clear_choices();
+  }
+  std::string tmp(const char* name) {
+    auto p = std::filesystem::temp_directory_path() / (std::string("magmadnn_conv_") + name + "_" +
+                                                        std::to_string(::getpid()));
+    std::filesystem::remove(p);
+    return p.string();
+  }
+};
+
+}  // namespace
+
+TEST_F(Chooser, MeasuresOnceAndPicksTheFastestCandidate) {
+  const ConvProblem pr = p3x3();
+  EXPECT_FALSE(cached_choice<double>(pr, Pass::Forward, DeviceKind::CPU).has_value());
+  ConvAlgorithm<double>& a = choose<double>(pr, Pass::Forward, DeviceKind::CPU);
+  auto c = cached_choice<double>(pr, Pass::Forward, DeviceKind::CPU);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->source, Choice::Source::Measured);
+  EXPECT_EQ(c->algo, a.id());
+  // Every CPU algorithm supports this small 3x3 problem (Direct too: it is small).
+  EXPECT_EQ(c->times.size(), algorithms<double>(DeviceKind::CPU).size());
+  for (auto& [algo, t] : c->times) {
+    EXPECT_GT(t, 0.0);
+    EXPECT_LE(c->seconds, t) << algo_name(algo);
+  }
+  // Other passes and types are separate keys.
+  EXPECT_FALSE(cached_choice<double>(pr, Pass::BackwardData, DeviceKind::CPU).has_value());
+  EXPECT_FALSE(cached_choice<float>(pr, Pass::Forward, DeviceKind::CPU).has_value());
+  // A second call is served from the cache (same object, no new entry).
+  EXPECT_EQ(&choose<double>(pr, Pass::Forward, DeviceKind::CPU), &a);
+}
+
+TEST_F(Chooser, DirectIsNotTimedOnLargeProblems) {
+  ConvParams g;
+  g.pad_h = g.pad_w = 1;
+  const ConvProblem big = make_problem(Shape{8, 32, 32, 32}, Shape{32, 32, 3, 3}, g);
+  ASSERT_GT(big.macs(), kDirectTimingMacs);
+  choose<float>(big, Pass::Forward, DeviceKind::CPU);
+  auto c = cached_choice<float>(big, Pass::Forward, DeviceKind::CPU);
+  ASSERT_TRUE(c.has_value());
+  for (auto& [algo, t] : c->times) EXPECT_NE(algo, Algo::Direct);
+  EXPECT_NE(c->algo, Algo::Direct);
+}
+
+TEST_F(Chooser, ForcingByArgumentApiAndEnvironment) {
+  const ConvProblem pr = p3x3();
+  EXPECT_EQ(choose<double>(pr, Pass::Forward, DeviceKind::CPU, 0, Algo::WinogradF2x2).id(), Algo::WinogradF2x2);
+  set_forced_algorithm(Algo::Im2colGemm);
+  EXPECT_EQ(forced_algorithm(), Algo::Im2colGemm);
+  EXPECT_EQ(choose<double>(pr, Pass::BackwardData, DeviceKind::CPU).id(), Algo::Im2colGemm);
+  // The argument beats the API force.
+  EXPECT_EQ(choose<double>(pr, Pass::Forward, DeviceKind::CPU, 0, Algo::Direct).id(), Algo::Direct);
+  set_forced_algorithm(Algo::Auto);
+  setenv("MAGMADNN_CONV_ALGO", "winograd_f4x4", 1);
+  EXPECT_EQ(forced_algorithm(), Algo::WinogradF4x4);
+  EXPECT_EQ(choose<float>(pr, Pass::BackwardFilter, DeviceKind::CPU).id(), Algo::WinogradF4x4);
+  // The API force beats the environment.
+  set_forced_algorithm(Algo::Direct);
+  EXPECT_EQ(choose<float>(pr, Pass::BackwardFilter, DeviceKind::CPU).id(), Algo::Direct);
+  // Forced choices are not cached.
+  EXPECT_FALSE(cached_choice<float>(pr, Pass::BackwardFilter, DeviceKind::CPU).has_value());
+}
+
+TEST_F(Chooser, BadAlgorithmNameIsAValueErrorListingTheNames) {
+  try {
+    parse_algo("winograd");
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("'winograd'"), std::string::npos) << m;
+    EXPECT_NE(m.find("winograd_f4x4"), std::string::npos) << m;
+    EXPECT_NE(m.find("im2col"), std::string::npos) << m;
+  }
+  setenv("MAGMADNN_CONV_ALGO", "fastest-please", 1);
+  try {
+    choose<double>(p3x3(), Pass::Forward, DeviceKind::CPU);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("MAGMADNN_CONV_ALGO"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Chooser, UnsupportedForcedAlgorithmNamesAlgorithmAndProblem) {
+  const ConvProblem pr = p5x5();
+  try {
+    choose<double>(pr, Pass::Forward, DeviceKind::CPU, 0, Algo::WinogradF4x4);
+    FAIL() << "expected NotSupportedError";
+  } catch (const NotSupportedError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("winograd_f4x4"), std::string::npos) << m;
+    EXPECT_NE(m.find(pr.to_string()), std::string::npos) << m;
+  }
+  EXPECT_THROW(choose<double>(pr, Pass::Forward, DeviceKind::CPU, 0, Algo::CuDNN), NotSupportedError);
+  set_forced_algorithm(Algo::WinogradF2x2);
+  EXPECT_THROW(choose<float>(pr, Pass::BackwardData, DeviceKind::CPU), NotSupportedError);
+}
+
+TEST_F(Chooser, CacheFileRoundTrip) {
+  const std::string path = tmp("cache");
+  set_cache_file(path);
+  EXPECT_EQ(cache_file(), path);
+  const ConvProblem pr = p3x3();
+  const Algo first = choose<double>(pr, Pass::BackwardFilter, DeviceKind::CPU).id();
+  {
+    std::ifstream in(path);
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line));
+    EXPECT_NE(line.find(pr.to_string()), std::string::npos) << line;
+    EXPECT_NE(line.find("backward_filter"), std::string::npos) << line;
+    EXPECT_NE(line.find(algo_name(first)), std::string::npos) << line;
+  }
+  clear_choices();  // a new process, as far as the cache is concerned
+  EXPECT_EQ(choose<double>(pr, Pass::BackwardFilter, DeviceKind::CPU).id(), first);
+  auto c = cached_choice<double>(pr, Pass::BackwardFilter, DeviceKind::CPU);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->source, Choice::Source::CacheFile);
+
+  // A file naming another algorithm is obeyed (proof that it is read, not re-measured).
+  const std::string forced_path = tmp("forced");
+  {
+    std::ofstream out(forced_path);
+    out << "cpu\tfloat64\tforward\t" << pr.to_string() << "\twinograd_f2x2\t0.5\n";
+  }
+  set_cache_file(forced_path);
+  EXPECT_EQ(choose<double>(pr, Pass::Forward, DeviceKind::CPU).id(), Algo::WinogradF2x2);
+
+  std::filesystem::remove(path);
+  std::filesystem::remove(forced_path);
+}
+
+TEST_F(Chooser, MalformedCacheFileIsAnIOErrorNamingFileAndLine) {
+  const std::string path = tmp("bad");
+  {
+    std::ofstream out(path);
+    out << "# comment\n" << "cpu\tfloat64\tforward\tn1 c1\n";
+  }
+  set_cache_file(path);
+  try {
+    choose<double>(p3x3(), Pass::Forward, DeviceKind::CPU);
+    FAIL() << "expected IOError";
+  } catch (const IOError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":2"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_F(Chooser, EnvironmentNamesTheCacheFile) {
+  const std::string path = tmp("env");
+  setenv("MAGMADNN_CONV_CACHE", path.c_str(), 1);
+  reset_cache_file();  // SetUp's set_cache_file("") overrode the environment
+  EXPECT_EQ(cache_file(), path);
+  choose<float>(p5x5(), Pass::Forward, DeviceKind::CPU);
+  EXPECT_TRUE(std::filesystem::exists(path));
+  unsetenv("MAGMADNN_CONV_CACHE");
+  std::filesystem::remove(path);
+}
+
+TEST_F(Chooser, WorkspaceLimitExcludesCandidates) {
+  set_workspace_limit(0);
+  // Only Direct needs no workspace for a 3x3 layer.
+  EXPECT_EQ(choose<double>(p3x3(), Pass::Forward, DeviceKind::CPU).id(), Algo::Direct);
+  auto c = cached_choice<double>(p3x3(), Pass::Forward, DeviceKind::CPU);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->times.size(), 1u);
+  EXPECT_EQ(workspace_limit(), 0u);
+}
