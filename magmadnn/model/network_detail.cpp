@@ -1,5 +1,6 @@
 #include "magmadnn/model/network_detail.h"
 
+#include <cctype>
 #include <map>
 
 #include "magmadnn/core/errors.h"
@@ -126,6 +127,17 @@ std::vector<std::int64_t> row_classes(const Tensor<T>& pred) {
   const T* p = pred.host_data();
   for (std::int64_t r = 0; r < rows; ++r) out[r] = argmax_row(p + r * cols, cols);
   return out;
+}
+
+std::string structural_prefix(std::size_t index, const std::string& type_name) {
+  std::string kind;
+  for (char c : type_name) kind += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return std::to_string(index) + "_" + kind + "/";
+}
+
+std::string name_key(const std::string& name) {
+  const auto slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
 }
 
 std::vector<std::string> unique_names(const std::vector<std::string>& names) {

@@ -27,6 +27,10 @@ std::int64_t count_correct(const Tensor<T>& pred, const Tensor<T>& y);
 /// The class of every row (argmax; threshold 0.5 for a single column).
 template <typename T>
 std::vector<std::int64_t> row_classes(const Tensor<T>& pred);
+/// "<index>_<lower-case type>/": the structural part of a checkpoint name.
+std::string structural_prefix(std::size_t index, const std::string& type_name);
+/// The part of "<layer>/<key>" after the last '/'.
+std::string name_key(const std::string& name);
 /// The same names with "#2", "#3", ... appended to repeats.
 std::vector<std::string> unique_names(const std::vector<std::string>& names);
 

@@ -115,6 +115,14 @@ void NeuralNetwork<T>::make_optimizer(optimizer::optimizer_t kind) {
   if (kind != optimizer::ADAMW && p.weight_decay > 0.0) opt_->set_weight_decay(p.weight_decay);
 }
 
+// Whether a node's values are probabilities in [0, 1] (so v1's
+// cross-entropy of probabilities applies to it directly).
+template <typename T>
+static bool produces_probabilities(const op::Operation<T>& node) {
+  const std::string k = node.kind();
+  return k == "sigmoid" || k == "linear_sigmoid" || k == "softmax";
+}
+
 template <typename T>
 void NeuralNetwork<T>::build(optimizer::loss_t loss) {
   MAGMADNN_CHECK(!layers_.empty(), ValueError, "NeuralNetwork: no layers");
@@ -130,14 +138,20 @@ void NeuralNetwork<T>::build(optimizer::loss_t loss) {
   // Parameters in layer order; a layer (or variable) listed twice counts once.
   std::unordered_set<const void*> seen;
   std::vector<std::string> names;
-  for (const auto& l : layers_) {
+  // Checkpoint names follow the network's structure ("3_fullyconnected/W":
+  // position, kind, key), not the layers' names, which count up per process
+  // and can be changed: the same architecture built twice, in any process,
+  // reads the same checkpoint.
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const auto& l = layers_[i];
+    const std::string prefix = detail::structural_prefix(i, l->type_name());
     for (auto& [name, v] : l->named_weights()) {
       if (!seen.insert(v.get()).second) continue;
       params_.push_back(v);
       param_exprs_.push_back(v);
-      names.push_back(name);
+      names.push_back(prefix + detail::name_key(name));
     }
-    for (auto& [name, t] : l->get_state()) state_.emplace_back(name, t);
+    for (auto& [name, t] : l->get_state()) state_.emplace_back(prefix + detail::name_key(name), t);
   }
   param_names_ = detail::unique_names(names);
   grad_ptrs_.assign(params_.size(), nullptr);
@@ -153,9 +167,14 @@ void NeuralNetwork<T>::build(optimizer::loss_t loss) {
   if (loss == optimizer::CROSS_ENTROPY && out_->kind() == "softmax") {
     score_ = op::Expr<T>(out_->get_inputs()[0]);  // logits: fused, stable loss
     loss_ = op::softmax_crossentropy(score_, y_ph_);
-  } else if (loss == optimizer::CROSS_ENTROPY) {
-    score_ = out_;
+  } else if (loss == optimizer::CROSS_ENTROPY && produces_probabilities(*out_)) {
+    score_ = out_;  // v1: cross-entropy of probabilities (e.g. a sigmoid output)
     loss_ = op::crossentropy(y_ph_, out_);
+  } else if (loss == optimizer::CROSS_ENTROPY) {
+    // An unbounded output (a FullyConnected layer last) is taken as logits, as
+    // PyTorch's CrossEntropyLoss does; log of a raw score would be NaN.
+    score_ = out_;
+    loss_ = op::softmax_crossentropy(out_, y_ph_);
   } else if (loss == optimizer::MSE) {
     score_ = out_;
     loss_ = op::mse(out_, y_ph_);

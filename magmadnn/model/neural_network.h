@@ -24,7 +24,10 @@
 ///    order;
 ///  - epoch loss / accuracy are sample-weighted means over the epoch; with
 ///    CROSS_ENTROPY on a softmax output the loss is the fused, stable
-///    softmax cross-entropy on the logits; accuracy compares argmax of the
+///    softmax cross-entropy on the logits; on a sigmoid output it is v1's
+///    cross-entropy of probabilities; on any other output (a FullyConnected
+///    layer last) the output is taken as logits, as in PyTorch's
+///    CrossEntropyLoss, and predict() returns those logits; accuracy compares argmax of the
 ///    prediction with argmax of y (a single output column: threshold 0.5);
 ///  - a training step is: forward + backward, the gradient hook (exactly
 ///    once), the optimizer step, then on_batch_end callbacks. The hook is the

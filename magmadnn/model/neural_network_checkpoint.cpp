@@ -85,7 +85,9 @@ void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t da
   }
   for (std::size_t i = 0; i < params_.size(); ++i) ck.add_tensor("param/" + param_names_[i], params_[i]->value());
   for (const auto& [name, t] : state_) ck.add_tensor("state/" + name, *t);
-  for (const auto& [name, t] : opt_->state()) ck.add_tensor("optim/" + name, *t);
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    for (const auto& [slot, t] : opt_->slots_of(params_[i])) ck.add_tensor("optim/" + param_names_[i] + "/" + slot, *t);
+  }
   io::write_checkpoint(path, ck);
   last_checkpoint_ = path;
 }
@@ -108,7 +110,10 @@ void NeuralNetwork<T>::load(const std::string& path) {
     ck.check_tensor("state/" + name, *t);
     expected.insert("state/" + name);
   }
-  const auto opt_state = opt_->state();
+  std::vector<std::pair<std::string, Tensor<T>*>> opt_state;
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    for (const auto& [slot, t] : opt_->slots_of(params_[i])) opt_state.emplace_back(param_names_[i] + "/" + slot, t);
+  }
   for (const auto& [name, t] : opt_state) {
     ck.check_tensor("optim/" + name, *t);
     expected.insert("optim/" + name);

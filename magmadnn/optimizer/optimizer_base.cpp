@@ -54,6 +54,15 @@ void Optimizer<T>::init_state(const std::vector<op::Expr<T>>& vars) {
 }
 
 template <typename T>
+std::vector<std::pair<std::string, Tensor<T>*>> Optimizer<T>::slots_of(const op::Expr<T>& var) {
+  ParamState& st = state_of(var);
+  const auto names = slot_names();
+  std::vector<std::pair<std::string, Tensor<T>*>> out;
+  for (std::size_t i = 0; i < st.slots.size(); ++i) out.emplace_back(names[i], &st.slots[i]);
+  return out;
+}
+
+template <typename T>
 void Optimizer<T>::minimize(const op::Expr<T>& loss, const std::vector<op::Expr<T>>& vars) {
   op::GradTable<T> grads = op::compute_gradients<T>(loss, vars);
   step(vars, grads);

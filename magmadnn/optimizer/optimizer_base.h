@@ -58,6 +58,10 @@ class Optimizer {
   std::map<std::string, Tensor<T>*> state();
   /// Creates the state of `vars` now (zeros), e.g. before loading a checkpoint.
   void init_state(const std::vector<op::Expr<T>>& vars);
+  /// The state of one variable as (slot name, tensor), in slot order,
+  /// created (zeros) if it does not exist yet. Lets a model name the state
+  /// after its own structure rather than after variable names.
+  std::vector<std::pair<std::string, Tensor<T>*>> slots_of(const op::Expr<T>& var);
 
  protected:
   /// Names of the state slots this optimizer keeps per parameter.

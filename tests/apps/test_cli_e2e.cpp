@@ -272,4 +272,10 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   r = run({"bench", "--help"});
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("magmadnn bench conv"), std::string::npos);
+  r = run({"bench", "conv", "--list-layers"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("lenet_conv1"), std::string::npos) << r.out;
+  r = run({"bench", "fft"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("unknown benchmark \"fft\" (available: conv)"), std::string::npos) << r.err;
 }
