@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "cli.h"
 #include "config.h"
 #include "magmadnn/io/idx.h"
@@ -61,8 +63,12 @@ Result run(std::vector<std::string> args) {
 
 class CliEndToEnd : public ::testing::Test {
  protected:
+  static void TearDownTestSuite() { fs::remove_all(root_); }
   static void SetUpTestSuite() {
-    root_ = ::testing::TempDir() + "/magmadnn_cli_e2e";
+    // One folder per process: ctest runs each test of this suite as its own
+    // process, in parallel, and a shared folder would be removed under a
+    // neighbour's feet.
+    root_ = ::testing::TempDir() + "/magmadnn_cli_e2e_" + std::to_string(::getpid());
     fs::remove_all(root_);
     fs::create_directories(root_ + "/data");
     write_split(root_ + "/data", "train", 240, 1);

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <limits>
 
+#include <unistd.h>
+
 #include "run_folder.h"
 
 using namespace magmadnn;
@@ -25,7 +27,7 @@ TEST(CliRunFolder, MetricsRoundTrip) {
   h[1].epoch = 2;
   h[1].val_loss = 0.5;
   h[1].val_accuracy = 0.8125;
-  const std::string dir = ::testing::TempDir() + "/cli_run_folder";
+  const std::string dir = ::testing::TempDir() + "/cli_run_folder_" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   RunFolder rf(dir + "/nested");  // parents are created
   rf.write_metrics(h);
