@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/data/transforms.h"
 #include "magmadnn/io/idx.h"
 
 namespace magmadnn::cli {
@@ -27,12 +28,6 @@ std::string find_file(const std::string& dir, const std::string& stem) {
 }
 
 }  // namespace
-
-Tensor<float> one_hot(const std::vector<std::int64_t>& labels, std::int64_t classes) {
-  std::vector<float> v(labels.size() * static_cast<std::size_t>(classes), 0.0f);
-  for (std::size_t i = 0; i < labels.size(); ++i) v[i * classes + labels[i]] = 1.0f;
-  return Tensor<float>::from_vector({static_cast<std::int64_t>(labels.size()), classes}, v);
-}
 
 Split load_split(const std::string& dir, const std::string& split, std::int64_t limit, std::int64_t classes) {
   MAGMADNN_CHECK(split == "train" || split == "test", ValueError, "unknown split \"" << split << "\"");
@@ -67,7 +62,7 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
                                << ")");
   }
   s.x = Tensor<float>::from_vector({n, 1, h, w}, pixels);
-  s.y = one_hot(s.labels, classes);
+  s.y = data::one_hot<float>(s.labels, classes);
   return s;
 }
 

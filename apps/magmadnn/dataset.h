@@ -33,7 +33,4 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
 /// floats. Both hold raw pixel values, scaled by 1/255 like the training data.
 Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_t>& sample_shape);
 
-/// `labels` as one-hot rows {N, classes}.
-Tensor<float> one_hot(const std::vector<std::int64_t>& labels, std::int64_t classes);
-
 }  // namespace magmadnn::cli

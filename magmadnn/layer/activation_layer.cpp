@@ -23,10 +23,8 @@ op::Expr<T> apply_activation(const op::Expr<T>& x, activation_t a, double alpha)
     case TANH: return op::tanh(x);
     case RELU: return op::relu(x);
     case SOFTMAX: return op::softmax(x);
-    // compute/activation.h has no factories for these two yet; the generic
-    // unary node computes them (value and gradient) from backend/scalar_ops.h.
-    case LEAKY_RELU: return op::detail::unary(UnaryOp::LeakyRelu, static_cast<T>(alpha), x);
-    case GELU: return op::detail::unary(UnaryOp::Gelu, T(0), x);
+    case LEAKY_RELU: return op::leaky_relu(x, alpha);
+    case GELU: return op::gelu(x);
   }
   MAGMADNN_THROW(ValueError, "layer::activation: unknown activation_t value " << static_cast<int>(a));
 }
