@@ -18,36 +18,17 @@
 #include <algorithm>
 #include <cstring>
 
+#include "magmadnn/backend/cpu/cpu_gemm.h"
+#include "magmadnn/backend/cpu/simd_clones.h"
 #include "magmadnn/conv/cpu_conv_util.h"
+#include "magmadnn/conv/winograd_transform.h"
 
 namespace magmadnn::conv {
 namespace {
 
 using cpu_detail::align64;
-using cpu_detail::gemm;
 using magmadnn::cpu::parallel_for;
-
-template <int M>
-struct Mat;
-template <>
-struct Mat<2> {
-  static constexpr double BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-  static constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  static constexpr double AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
-};
-template <>
-struct Mat<4> {
-  static constexpr double BT[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
-                                      {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
-                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                     {0, 0, 1}};
-  static constexpr double AT[4][6] = {
-      {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
-};
+using winograd::sandwich;
 
 // Where the tiles of one "forward-shaped" convolution are: an input of
 // n x ci x ih x iw, an output of oh x ow, the input origin of tile (i, j)
@@ -55,151 +36,190 @@ struct Mat<4> {
 struct Tiling {
   std::int64_t n, ih, iw, oh, ow, ph, pw, th, tw;
   std::int64_t tiles() const { return n * th * tw; }
+  struct Pos {
+    std::int64_t n, i, j;
+  };
+  Pos pos(std::int64_t t) const {
+    const std::int64_t per_img = th * tw;
+    return {t / per_img, (t % per_img) / tw, t % tw};
+  }
+  // The tile after p, without pos()'s divisions (they cost more than a tile's gather).
+  void next(Pos& p) const {
+    if (++p.j < tw) return;
+    p.j = 0;
+    if (++p.i < th) return;
+    p.i = 0;
+    ++p.n;
+  }
 };
 
+// The transformed-domain buffers V, Mo, Z are [position][channel][tile], so
+// the tiles of one channel and position are contiguous. The transforms work on
+// L consecutive tiles at once (one vector register of T): pixels are gathered
+// into (or scattered from) [row][column][lane] one lane at a time, which is
+// plain copying, and all arithmetic is on whole vectors (winograd::sandwich).
+//
+// Tried and measured slower (2026-11-21): loading whole image rows into a
+// strip per run of tiles within one tile row, then reading lanes at stride M.
+// Rows of 8 or 14 tiles (32x32 and 56x56 images) leave a 16-lane vector half
+// or 7/8 used, and the partial stores cost more than the per-lane gather.
 template <typename T, int M>
 struct Winograd {
   static constexpr int A = M + 2;
   static constexpr int AA = A * A;
-  using Mx = Mat<M>;
+  static constexpr int L = 64 / static_cast<int>(sizeof(T));
+  using Mx = winograd::Matrices<M>;
+  static constexpr auto AT = Mx::AT;
+  static constexpr auto ATt = Mx::AT.transposed();
+  static constexpr auto Gt = Mx::G.transposed();
 
   // out[pos * stride] = (G g G^T)[pos] for a 3x3 filter g (r, s), read through (rs, ss) strides.
   static void filter_transform(const T* g, std::int64_t rs, std::int64_t ss, T* out, std::int64_t stride) {
-    double tmp[A][3];
-    for (int i = 0; i < A; ++i)
-      for (int s = 0; s < 3; ++s) {
-        double acc = 0;
-        for (int r = 0; r < 3; ++r) acc += Mx::G[i][r] * double(g[r * rs + s * ss]);
-        tmp[i][s] = acc;
+    double in[3][3][1], u[A][A][1];
+    for (int r = 0; r < 3; ++r)
+      for (int s = 0; s < 3; ++s) in[r][s][0] = double(g[r * rs + s * ss]);
+    sandwich<Mx::G, Mx::G>(in, u);
+    for (int i = 0; i < AA; ++i) out[i * stride] = static_cast<T>(u[i / A][i % A][0]);
+  }
+
+  // dw (3x3, contiguous) = G^T dU G, dU[pos] read at u[pos * stride].
+  static void filter_grad_transform(const T* u, std::int64_t stride, T* dw) {
+    double in[A][A][1], g[3][3][1];
+    for (int i = 0; i < AA; ++i) in[i / A][i % A][0] = double(u[i * stride]);
+    sandwich<Gt, Gt>(in, g);
+    for (int i = 0; i < 9; ++i) dw[i] = static_cast<T>(g[i / 3][i % 3][0]);
+  }
+
+  // d[a][b][l] = plane[h0 + a][w0 + b] (zero outside the h x w plane) for lane l.
+  template <int R>
+  static void gather_lane(const T* plane, std::int64_t h, std::int64_t w, std::int64_t h0, std::int64_t w0, int l,
+                          T (&d)[R][R][L]) {
+    if (h0 >= 0 && w0 >= 0 && h0 + R <= h && w0 + R <= w) {
+      const T* row = plane + h0 * w + w0;
+      for (int a = 0; a < R; ++a, row += w)
+        for (int b = 0; b < R; ++b) d[a][b][l] = row[b];
+      return;
+    }
+    for (int a = 0; a < R; ++a) {
+      const std::int64_t hi = h0 + a;
+      for (int b = 0; b < R; ++b) {
+        const std::int64_t wi = w0 + b;
+        d[a][b][l] = (hi >= 0 && hi < h && wi >= 0 && wi < w) ? plane[hi * w + wi] : T(0);
       }
-    for (int i = 0; i < A; ++i)
-      for (int j = 0; j < A; ++j) {
-        double acc = 0;
-        for (int s = 0; s < 3; ++s) acc += tmp[i][s] * Mx::G[j][s];
-        out[(i * A + j) * stride] = static_cast<T>(acc);
+    }
+  }
+
+  template <int R>
+  static void zero_lane(int l, T (&d)[R][R][L]) {
+    for (int a = 0; a < R; ++a)
+      for (int b = 0; b < R; ++b) d[a][b][l] = T(0);
+  }
+
+  // dst[pos * stride + l] = src[pos][l] for the first cnt lanes.
+  static void store_lanes(const T (&src)[A][A][L], int cnt, T* dst, std::int64_t stride) {
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) {
+        T* o = dst + (a * A + b) * stride;
+        if (cnt == L) {
+          for (int l = 0; l < L; ++l) o[l] = src[a][b][l];
+        } else {
+          for (int l = 0; l < cnt; ++l) o[l] = src[a][b][l];
+        }
       }
   }
 
-  // V[pos][c][t - t0] = (B^T d B)[pos] for channels [c0, c0 + ci) of x and tiles [t0, t0 + nb).
+  // V[pos][c][t - t0] = (B^T d B)[pos] for channel c0 + c of x and tiles t0 + [tb, tb + L) within the block.
+  MAGMADNN_SIMD_CLONES
+  static void input_block(const Tiling& tl, const T* x, std::int64_t ctot, std::int64_t c0, std::int64_t ci,
+                          std::int64_t c, std::int64_t t0, std::int64_t nb, std::int64_t tb, T* V) {
+    const int cnt = static_cast<int>(std::min<std::int64_t>(L, nb - tb));
+    alignas(64) T d[A][A][L];
+    auto p = tl.pos(t0 + tb);
+    for (int l = 0; l < L; ++l, tl.next(p)) {
+      if (l >= cnt) {
+        zero_lane(l, d);
+      } else {
+        gather_lane(x + (p.n * ctot + c0 + c) * tl.ih * tl.iw, tl.ih, tl.iw, p.i * M - tl.ph, p.j * M - tl.pw, l, d);
+      }
+    }
+    alignas(64) T v[A][A][L];
+    sandwich<Mx::BT, Mx::BT>(d, v);
+    store_lanes(v, cnt, V + c * nb + tb, ci * nb);
+  }
+
+  // Z[pos][k][t - t0] = (A dy A^T)[pos] for the M x M tiles of dy (zeros beyond oh x ow)
+  // of channel k0 + k and tiles t0 + [tb, tb + L) within the block.
+  MAGMADNN_SIMD_CLONES
+  static void grad_output_block(const Tiling& tl, const T* dy, std::int64_t ktot, std::int64_t k0,
+                                std::int64_t co, std::int64_t k, std::int64_t t0, std::int64_t nb, std::int64_t tb,
+                                T* Z) {
+    const int cnt = static_cast<int>(std::min<std::int64_t>(L, nb - tb));
+    alignas(64) T e[M][M][L];
+    auto p = tl.pos(t0 + tb);
+    for (int l = 0; l < L; ++l, tl.next(p)) {
+      if (l >= cnt) {
+        zero_lane(l, e);
+      } else {
+        gather_lane(dy + (p.n * ktot + k0 + k) * tl.oh * tl.ow, tl.oh, tl.ow, p.i * M, p.j * M, l, e);
+      }
+    }
+    alignas(64) T z[A][A][L];
+    sandwich<ATt, ATt>(e, z);
+    store_lanes(z, cnt, Z + k * nb + tb, co * nb);
+  }
+
+  // y[n, k0 + k, tile] = (A^T m A) (+ bias) for tiles t0 + [tb, tb + L) within the block,
+  // m read from Mo[pos][k][t - t0].
+  MAGMADNN_SIMD_CLONES
+  static void output_block(const Tiling& tl, const T* Mo, std::int64_t ktot, std::int64_t k0, std::int64_t co,
+                           std::int64_t k, std::int64_t t0, std::int64_t nb, std::int64_t tb, const T* bias,
+                           T* y) {
+    const int cnt = static_cast<int>(std::min<std::int64_t>(L, nb - tb));
+    alignas(64) T m[A][A][L];
+    const T* in = Mo + k * nb + tb;
+    const std::int64_t stride = co * nb;
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) {
+        const T* src = in + (a * A + b) * stride;
+        for (int l = 0; l < L; ++l) m[a][b][l] = l < cnt ? src[l] : T(0);
+      }
+    alignas(64) T r[M][M][L];
+    sandwich<AT, AT>(m, r);
+    const T bv = bias ? bias[k0 + k] : T(0);
+    auto p = tl.pos(t0 + tb);
+    for (int l = 0; l < cnt; ++l, tl.next(p)) {
+      T* yp = y + (p.n * ktot + k0 + k) * tl.oh * tl.ow;
+      for (int a = 0; a < M; ++a) {
+        const std::int64_t ho = p.i * M + a;
+        if (ho >= tl.oh) break;
+        for (int b = 0; b < M; ++b) {
+          const std::int64_t wo = p.j * M + b;
+          if (wo < tl.ow) yp[ho * tl.ow + wo] = r[a][b][l] + bv;
+        }
+      }
+    }
+  }
+
+  // The three passes over a block of nb tiles, parallel over (channel, group of L tiles).
   static void input_transform(const Tiling& tl, const T* x, std::int64_t ctot, std::int64_t c0, std::int64_t ci,
                               std::int64_t t0, std::int64_t nb, T* V) {
-    const std::int64_t per_img = tl.th * tl.tw;
-    parallel_for(ci * nb, ci * nb > 64, [&](std::int64_t ct) {
-      const std::int64_t c = ct / nb, tb = ct % nb, t = t0 + tb;
-      const std::int64_t n = t / per_img, i = (t % per_img) / tl.tw, j = t % tl.tw;
-      const T* xp = x + (n * ctot + c0 + c) * tl.ih * tl.iw;
-      const std::int64_t h0 = i * M - tl.ph, w0 = j * M - tl.pw;
-      T d[A][A];
-      const bool inside = h0 >= 0 && w0 >= 0 && h0 + A <= tl.ih && w0 + A <= tl.iw;
-#pragma GCC unroll 6
-      for (int a = 0; a < A; ++a) {
-        const std::int64_t hi = h0 + a;
-#pragma GCC unroll 6
-        for (int b = 0; b < A; ++b) {
-          const std::int64_t wi = w0 + b;
-          d[a][b] = (inside || (hi >= 0 && hi < tl.ih && wi >= 0 && wi < tl.iw)) ? xp[hi * tl.iw + wi] : T(0);
-        }
-      }
-      T tmp[A][A];
-#pragma GCC unroll 6
-      for (int a = 0; a < A; ++a)
-#pragma GCC unroll 6
-        for (int b = 0; b < A; ++b) {
-          T acc = 0;
-#pragma GCC unroll 6
-          for (int k = 0; k < A; ++k) acc += T(Mx::BT[a][k]) * d[k][b];
-          tmp[a][b] = acc;
-        }
-      T* out = V + c * nb + tb;
-      const std::int64_t stride = ci * nb;
-#pragma GCC unroll 6
-      for (int a = 0; a < A; ++a)
-#pragma GCC unroll 6
-        for (int b = 0; b < A; ++b) {
-          T acc = 0;
-#pragma GCC unroll 6
-          for (int k = 0; k < A; ++k) acc += tmp[a][k] * T(Mx::BT[b][k]);
-          out[(a * A + b) * stride] = acc;
-        }
+    const std::int64_t groups = (nb + L - 1) / L;
+    parallel_for(ci * groups, ci * nb > 64, [&](std::int64_t cg) {
+      input_block(tl, x, ctot, c0, ci, cg / groups, t0, nb, (cg % groups) * L, V);
     });
   }
-
-  // y[n, k0 + k, tile] = (A^T m A) (+ bias) for k < co, m gathered from Mo[pos][k][t - t0].
   static void output_transform(const Tiling& tl, const T* Mo, std::int64_t ktot, std::int64_t k0, std::int64_t co,
                                std::int64_t t0, std::int64_t nb, const T* bias, T* y) {
-    const std::int64_t per_img = tl.th * tl.tw;
-    parallel_for(co * nb, co * nb > 64, [&](std::int64_t kt) {
-      const std::int64_t k = kt / nb, tb = kt % nb, t = t0 + tb;
-      const std::int64_t n = t / per_img, i = (t % per_img) / tl.tw, j = t % tl.tw;
-      const T* in = Mo + k * nb + tb;
-      const std::int64_t stride = co * nb;
-      T m[A][A];
-#pragma GCC unroll 6
-      for (int a = 0; a < A; ++a)
-#pragma GCC unroll 6
-        for (int b = 0; b < A; ++b) m[a][b] = in[(a * A + b) * stride];
-      T tmp[M][A];
-#pragma GCC unroll 6
-      for (int a = 0; a < M; ++a)
-#pragma GCC unroll 6
-        for (int b = 0; b < A; ++b) {
-          T acc = 0;
-#pragma GCC unroll 6
-          for (int kk = 0; kk < A; ++kk) acc += T(Mx::AT[a][kk]) * m[kk][b];
-          tmp[a][b] = acc;
-        }
-      const T bv = bias ? bias[k0 + k] : T(0);
-      T* yp = y + (n * ktot + k0 + k) * tl.oh * tl.ow;
-      for (int a = 0; a < M; ++a) {
-        const std::int64_t ho = i * M + a;
-        if (ho >= tl.oh) break;
-#pragma GCC unroll 6
-        for (int b = 0; b < M; ++b) {
-          const std::int64_t wo = j * M + b;
-          T acc = bv;
-#pragma GCC unroll 6
-          for (int kk = 0; kk < A; ++kk) acc += tmp[a][kk] * T(Mx::AT[b][kk]);
-          if (wo < tl.ow) yp[ho * tl.ow + wo] = acc;
-        }
-      }
+    const std::int64_t groups = (nb + L - 1) / L;
+    parallel_for(co * groups, co * nb > 64, [&](std::int64_t kg) {
+      output_block(tl, Mo, ktot, k0, co, kg / groups, t0, nb, (kg % groups) * L, bias, y);
     });
   }
-
-  // Z[pos][k][t - t0] = (A dy A^T)[pos] for the M x M tile of dy (zeros beyond oh x ow).
   static void grad_output_transform(const Tiling& tl, const T* dy, std::int64_t ktot, std::int64_t k0,
                                     std::int64_t co, std::int64_t t0, std::int64_t nb, T* Z) {
-    const std::int64_t per_img = tl.th * tl.tw;
-    parallel_for(co * nb, co * nb > 64, [&](std::int64_t kt) {
-      const std::int64_t k = kt / nb, tb = kt % nb, t = t0 + tb;
-      const std::int64_t n = t / per_img, i = (t % per_img) / tl.tw, j = t % tl.tw;
-      const T* yp = dy + (n * ktot + k0 + k) * tl.oh * tl.ow;
-      T e[M][M];
-      for (int a = 0; a < M; ++a)
-        for (int b = 0; b < M; ++b) {
-          const std::int64_t ho = i * M + a, wo = j * M + b;
-          e[a][b] = (ho < tl.oh && wo < tl.ow) ? yp[ho * tl.ow + wo] : T(0);
-        }
-      T tmp[A][M];
-#pragma GCC unroll 6
-      for (int a = 0; a < A; ++a)
-#pragma GCC unroll 6
-        for (int b = 0; b < M; ++b) {
-          T acc = 0;
-#pragma GCC unroll 6
-          for (int kk = 0; kk < M; ++kk) acc += T(Mx::AT[kk][a]) * e[kk][b];
-          tmp[a][b] = acc;
-        }
-      T* out = Z + k * nb + tb;
-      const std::int64_t stride = co * nb;
-#pragma GCC unroll 6
-      for (int a = 0; a < A; ++a)
-#pragma GCC unroll 6
-        for (int b = 0; b < A; ++b) {
-          T acc = 0;
-#pragma GCC unroll 6
-          for (int kk = 0; kk < M; ++kk) acc += tmp[a][kk] * T(Mx::AT[kk][b]);
-          out[(a * A + b) * stride] = acc;
-        }
+    const std::int64_t groups = (nb + L - 1) / L;
+    parallel_for(co * groups, co * nb > 64, [&](std::int64_t kg) {
+      grad_output_block(tl, dy, ktot, k0, co, kg / groups, t0, nb, (kg % groups) * L, Z);
     });
   }
 
@@ -207,7 +227,7 @@ struct Winograd {
   // positions) within ~8 MiB, so it is still in cache when the GEMMs read it.
   static std::int64_t block_tiles(std::int64_t tiles, std::int64_t ci, std::int64_t co) {
     const std::int64_t per_tile = AA * (ci + co) * static_cast<std::int64_t>(sizeof(T));
-    const std::int64_t b = std::max<std::int64_t>(32, (std::int64_t{8} << 20) / per_tile);
+    const std::int64_t b = std::max<std::int64_t>(32, (std::int64_t{8} << 20) / per_tile) / L * L;
     return std::min(tiles, b);
   }
   static std::size_t workspace(std::int64_t groups, std::int64_t tiles, std::int64_t ci, std::int64_t co) {
@@ -226,11 +246,24 @@ struct Winograd {
       for (std::int64_t g = 0; g < G; ++g) {
         input_transform(tl, x, ci * G, g * ci, ci, t0, nb, V);
         const T* Ug = U + g * AA * co * ci;
-        for (int pos = 0; pos < AA; ++pos) {
-          gemm<T>(false, false, co, nb, ci, T(1), Ug + pos * co * ci, ci, V + pos * ci * nb, nb, T(0),
-                  Mo + pos * co * nb, nb);
-        }
+        cpu::gemm_strided_batched(false, false, co, nb, ci, T(1), Ug, ci, co * ci, V, nb, ci * nb, T(0), Mo, nb,
+                                  co * nb, AA);
         output_transform(tl, Mo, co * G, g * co, co, t0, nb, bias, y);
+      }
+    }
+  }
+
+  // dU[g][pos][kg][cg] = sum over tiles of (A dy A^T)[pos] (B^T x B)[pos]^T (x has cg*G channels).
+  static void run_filter_grad(const Tiling& tl, std::int64_t G, std::int64_t cg, std::int64_t kg, const T* x,
+                              const T* dy, T* dU, T* V, T* Z) {
+    const std::int64_t tiles = tl.tiles(), nbmax = block_tiles(tiles, cg, kg);
+    for (std::int64_t t0 = 0; t0 < tiles; t0 += nbmax) {
+      const std::int64_t nb = std::min(nbmax, tiles - t0);
+      for (std::int64_t g = 0; g < G; ++g) {
+        input_transform(tl, x, cg * G, g * cg, cg, t0, nb, V);
+        grad_output_transform(tl, dy, kg * G, g * kg, kg, t0, nb, Z);
+        cpu::gemm_strided_batched(false, true, kg, cg, nb, T(1), Z, nb, kg * nb, V, nb, cg * nb,
+                                  t0 == 0 ? T(0) : T(1), dU + g * AA * kg * cg, cg, kg * cg, AA);
       }
     }
   }
@@ -280,38 +313,12 @@ class WinogradConv final : public ConvAlgorithm<T> {
   void backward_filter(const ConvProblem& pr, const T* x, const T* dy, T* dw, T* db, void* ws) override {
     const std::int64_t G = pr.geom.groups, cg = pr.c / G, kg = pr.k / G;
     const Tiling tl = fwd_tiling(pr);
-    const std::int64_t tiles = tl.tiles(), nbmax = W::block_tiles(tiles, cg, kg);
-    auto [dU, V, Z] = carve(ws, G, tiles, cg, kg);
-    for (std::int64_t t0 = 0; t0 < tiles; t0 += nbmax) {
-      const std::int64_t nb = std::min(nbmax, tiles - t0);
-      for (std::int64_t g = 0; g < G; ++g) {
-        W::input_transform(tl, x, pr.c, g * cg, cg, t0, nb, V);
-        W::grad_output_transform(tl, dy, pr.k, g * kg, kg, t0, nb, Z);
-        T* dUg = dU + g * W::AA * kg * cg;
-        for (int pos = 0; pos < W::AA; ++pos) {
-          gemm<T>(false, true, kg, cg, nb, T(1), Z + pos * kg * nb, nb, V + pos * cg * nb, nb,
-                  t0 == 0 ? T(0) : T(1), dUg + pos * kg * cg, cg);
-        }
-      }
-    }
+    auto [dU, V, Z] = carve(ws, G, tl.tiles(), cg, kg);
+    W::run_filter_grad(tl, G, cg, kg, x, dy, dU, V, Z);
     // dw[k][c] = G^T dU G
     parallel_for(pr.k * cg, pr.k * cg > 256, [&](std::int64_t kc) {
       const std::int64_t k = kc / cg, c = kc % cg, g = k / kg, kk = k % kg;
-      const T* u = dU + ((g * W::AA) * kg + kk) * cg + c;
-      const std::int64_t stride = kg * cg;
-      double tmp[3][W::A];
-      for (int r = 0; r < 3; ++r)
-        for (int j = 0; j < W::A; ++j) {
-          double acc = 0;
-          for (int i = 0; i < W::A; ++i) acc += Mat<M>::G[i][r] * double(u[(i * W::A + j) * stride]);
-          tmp[r][j] = acc;
-        }
-      for (int r = 0; r < 3; ++r)
-        for (int s = 0; s < 3; ++s) {
-          double acc = 0;
-          for (int j = 0; j < W::A; ++j) acc += tmp[r][j] * Mat<M>::G[j][s];
-          dw[kc * 9 + r * 3 + s] = static_cast<T>(acc);
-        }
+      W::filter_grad_transform(dU + ((g * W::AA) * kg + kk) * cg + c, kg * cg, dw + kc * 9);
     });
     cpu_detail::bias_grad(pr, dy, db);
   }

@@ -15,6 +15,7 @@
 #include "magmadnn/backend/cpu/blas.h"
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/registry.h"
+#include "magmadnn/core/errors.h"
 
 using namespace magmadnn;
 
@@ -409,6 +410,59 @@ TYPED_TEST(CpuKernelsTest, GemmRepeatedCallsReusePrimitives) {
   EXPECT_EQ(C, first);
   // The first alpha != 1 adds at most one primitive; the loop adds no more.
   EXPECT_LE(cpu::onednn_matmul_cache_size(), cached + 1);
+}
+
+TYPED_TEST(CpuKernelsTest, GemmStridedBatchedMatchesEachProduct) {
+  // Every transpose combination, alpha/beta forms, padded leading dimensions
+  // and batch strides with gaps; shapes on both sides of the small-product
+  // cut-off (so float takes both the oneDNN batch and the per-product loop).
+  using T = TypeParam;
+  struct Case {
+    std::int64_t m, n, k, batch;
+  };
+  for (const Case s : {Case{3, 5, 4, 7}, Case{33, 40, 36, 6}, Case{64, 70, 48, 3}}) {
+    for (int t = 0; t < 4; ++t) {
+      const bool ta = t & 1, tb = t & 2;
+      for (const auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{-0.5, 1.0}}) {
+        const std::int64_t a_rows = ta ? s.k : s.m, a_cols = ta ? s.m : s.k;
+        const std::int64_t b_rows = tb ? s.n : s.k, b_cols = tb ? s.k : s.n;
+        const std::int64_t lda = a_cols + 1, ldb = b_cols + 2, ldc = s.n + 3;
+        const std::int64_t sa = a_rows * lda + 5, sb = b_rows * ldb + 1, sc = s.m * ldc + 2;
+        const auto A = random_vec<T>(sa * s.batch), B = random_vec<T>(sb * s.batch);
+        const auto C0 = random_vec<T>(sc * s.batch);
+        auto C = C0;
+        cpu::gemm_strided_batched(ta, tb, s.m, s.n, s.k, T(alpha), A.data(), lda, sa, B.data(), ldb, sb, T(beta),
+                                  C.data(), ldc, sc, s.batch);
+        for (std::int64_t b = 0; b < s.batch; ++b) {
+          const T* Ab = A.data() + b * sa;
+          const T* Bb = B.data() + b * sb;
+          for (std::int64_t i = 0; i < s.m; ++i)
+            for (std::int64_t j = 0; j < s.n; ++j) {
+              double acc = 0, mag = 0;
+              for (std::int64_t p = 0; p < s.k; ++p) {
+                const double x = ta ? Ab[p * lda + i] : Ab[i * lda + p];
+                const double y = tb ? Bb[j * ldb + p] : Bb[p * ldb + j];
+                acc += x * y;
+                mag += std::abs(x * y);
+              }
+              const double c0 = C0[b * sc + i * ldc + j];
+              ASSERT_TRUE(near<T>(C[b * sc + i * ldc + j], alpha * acc + beta * c0,
+                                  std::abs(alpha) * mag + std::abs(beta * c0)))
+                  << "batch " << b << " C[" << i << "][" << j << "] ta=" << ta << " tb=" << tb;
+            }
+          // Row padding and the gap between batch members stay untouched.
+          for (std::int64_t i = 0; i < s.m; ++i)
+            for (std::int64_t j = s.n; j < ldc && b * sc + i * ldc + j < sc * s.batch; ++j)
+              ASSERT_EQ(C[b * sc + i * ldc + j], C0[b * sc + i * ldc + j]);
+          for (std::int64_t g = s.m * ldc; g < sc; ++g) ASSERT_EQ(C[b * sc + g], C0[b * sc + g]);
+        }
+      }
+    }
+  }
+  EXPECT_THROW(cpu::gemm_strided_batched(false, false, 2, 2, 2, T(1), static_cast<const T*>(nullptr), 2, 4,
+                                         static_cast<const T*>(nullptr), 2, 4, T(0), static_cast<T*>(nullptr), 2, 4,
+                                         -1),
+               ValueError);
 }
 
 TEST(CpuKernels, GemmFromSeveralThreadsAtOnce) {

@@ -111,6 +111,8 @@ struct MatmulKey {
   float beta;
   UnaryOp act;
   float act_p;
+  // A strided batch of products (batch > 1): operand i starts stride_* elements after operand i - 1.
+  std::int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
   bool operator==(const MatmulKey&) const = default;
 };
 
@@ -118,7 +120,9 @@ struct MatmulKeyHash {
   std::size_t operator()(const MatmulKey& key) const noexcept {
     std::size_t h = 0;
     auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-    for (std::int64_t v : {key.m, key.n, key.k, key.lda, key.ldb, key.ldc}) mix(std::hash<std::int64_t>{}(v));
+    for (std::int64_t v : {key.m, key.n, key.k, key.lda, key.ldb, key.ldc, key.batch, key.stride_a, key.stride_b,
+                           key.stride_c})
+      mix(std::hash<std::int64_t>{}(v));
     mix((std::size_t(key.ta) << 0) | (std::size_t(key.tb) << 1) | (std::size_t(key.scaled) << 2) |
         (std::size_t(key.bias) << 3) | (std::size_t(key.act) << 4));
     mix(std::hash<float>{}(key.beta));
@@ -213,10 +217,19 @@ class OnednnMatmul {
     // op(A) is m x k: stored row-major either as m x k (strides lda, 1) or as
     // k x m, which read as m x k has strides (1, lda). Likewise for B.
     auto out = std::make_unique<CachedMatmul>();
-    out->a_md = memory::desc({key.m, key.k}, f32, key.ta ? dims{1, key.lda} : dims{key.lda, 1});
-    out->b_md = memory::desc({key.k, key.n}, f32, key.tb ? dims{1, key.ldb} : dims{key.ldb, 1});
-    out->c_md = memory::desc({key.m, key.n}, f32, dims{key.ldc, 1});
-    if (key.bias) out->bias_md = memory::desc({1, key.n}, f32, dims{key.n, 1});
+    if (key.batch == 1) {
+      out->a_md = memory::desc({key.m, key.k}, f32, key.ta ? dims{1, key.lda} : dims{key.lda, 1});
+      out->b_md = memory::desc({key.k, key.n}, f32, key.tb ? dims{1, key.ldb} : dims{key.ldb, 1});
+      out->c_md = memory::desc({key.m, key.n}, f32, dims{key.ldc, 1});
+      if (key.bias) out->bias_md = memory::desc({1, key.n}, f32, dims{key.n, 1});
+    } else {
+      // A batch is one 3-D matmul whose leading dimension has the batch strides.
+      out->a_md = memory::desc({key.batch, key.m, key.k}, f32,
+                               key.ta ? dims{key.stride_a, 1, key.lda} : dims{key.stride_a, key.lda, 1});
+      out->b_md = memory::desc({key.batch, key.k, key.n}, f32,
+                               key.tb ? dims{key.stride_b, 1, key.ldb} : dims{key.stride_b, key.ldb, 1});
+      out->c_md = memory::desc({key.batch, key.m, key.n}, f32, dims{key.stride_c, key.ldc, 1});
+    }
 
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -318,6 +331,47 @@ void CpuKernels<T>::gemm_bias_act(bool ta, bool tb, std::int64_t m, std::int64_t
   }
   blas_gemm_impl(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C, ldc);
   bias_act_pass(C, m, n, ldc, bias, act, p);
+}
+
+template <typename T>
+void gemm_strided_batched_impl(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                               const T* A, std::int64_t lda, std::int64_t stride_a, const T* B, std::int64_t ldb,
+                               std::int64_t stride_b, T beta, T* C, std::int64_t ldc, std::int64_t stride_c,
+                               std::int64_t batch) {
+  MAGMADNN_CHECK(batch >= 0, ValueError, "gemm_strided_batched: batch = " << batch << " is negative");
+  if (batch == 0 || m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float>) {
+    // One oneDNN call for the whole batch, so its fixed cost is paid once:
+    // the small-product cut-off applies to the batch's total work.
+    if (batch > 1 && k > 0 && alpha != 0.f && !small_problem(m * batch, n, k)) {
+      MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
+      key.batch = batch;
+      key.stride_a = stride_a;
+      key.stride_b = stride_b;
+      key.stride_c = stride_c;
+      OnednnMatmul::instance().run(key, alpha, A, B, nullptr, C);
+      return;
+    }
+  }
+  CpuKernels<T> kern;
+  for (std::int64_t i = 0; i < batch; ++i) {
+    kern.gemm(ta, tb, m, n, k, alpha, A + i * stride_a, lda, B + i * stride_b, ldb, beta, C + i * stride_c, ldc);
+  }
+}
+
+void gemm_strided_batched(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                          const float* A, std::int64_t lda, std::int64_t stride_a, const float* B, std::int64_t ldb,
+                          std::int64_t stride_b, float beta, float* C, std::int64_t ldc, std::int64_t stride_c,
+                          std::int64_t batch) {
+  gemm_strided_batched_impl(ta, tb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c,
+                            batch);
+}
+void gemm_strided_batched(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+                          const double* A, std::int64_t lda, std::int64_t stride_a, const double* B, std::int64_t ldb,
+                          std::int64_t stride_b, double beta, double* C, std::int64_t ldc, std::int64_t stride_c,
+                          std::int64_t batch) {
+  gemm_strided_batched_impl(ta, tb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c,
+                            batch);
 }
 
 template void CpuKernels<float>::gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*,
