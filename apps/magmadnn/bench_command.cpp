@@ -62,13 +62,24 @@ int run_conv_bench(const ParsedArgs& a, std::ostream& out) {
 }  // namespace
 
 int bench_command(const std::vector<std::string>& args, std::ostream& out) {
-  const std::string synopsis = "magmadnn bench conv [--json FILE]";
+  const std::string synopsis = "magmadnn bench conv [--json FILE] | magmadnn bench --profile [train options]";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    out << usage_text(synopsis, "conv: the time of each convolution algorithm on LeNet-5 and VGG-style 3x3 layers.",
+    out << usage_text(synopsis,
+                      "conv: the time of each convolution algorithm on LeNet-5 and VGG-style 3x3 layers.\n"
+                      "--profile: trains (the mlp preset unless --preset/--config say otherwise) and prints where\n"
+                      "the time of a training step goes, per operation; the same as `magmadnn train --profile`.",
                       kOptions);
     return args.empty() ? 2 : 0;
   }
-  if (args[0] != "conv") throw UsageError("magmadnn bench: unknown benchmark \"" + args[0] + "\" (available: conv)");
+  if (args[0] == "--profile" || args[0] == "profile") {
+    std::vector<std::string> train_args(args.begin() + 1, args.end());
+    train_args.push_back("--profile");
+    if (std::find(train_args.begin(), train_args.end(), "--quiet") == train_args.end()) train_args.push_back("--quiet");
+    return train_command(train_args, out);
+  }
+  if (args[0] != "conv") {
+    throw UsageError("magmadnn bench: unknown benchmark \"" + args[0] + "\" (available: conv, --profile)");
+  }
   const ParsedArgs a = parse_args("magmadnn bench conv", {args.begin() + 1, args.end()}, kOptions);
   if (a.has("help")) {
     out << usage_text(synopsis, "Times each convolution algorithm on LeNet-5 and VGG-style 3x3 layers.", kOptions);

@@ -74,6 +74,12 @@ class Kernels {
 
   /// y = alpha * x + y (BLAS axpy).
   virtual void axpy(std::int64_t n, T alpha, const T* x, T* y) = 0;
+  /// y = alpha * x + beta * y. The default is a scale then an axpy (two
+  /// passes over y); a backend overrides it with one pass.
+  virtual void axpby(std::int64_t n, T alpha, const T* x, T beta, T* y) {
+    if (beta != T(1)) unary(UnaryOp::Scale, y, y, n, beta);
+    axpy(n, alpha, x, y);
+  }
 
   /// Row-major C = alpha * op(A) * op(B) + beta * C with op(A) m x k,
   /// op(B) k x n, C m x n; lda/ldb/ldc are row strides of the stored matrices.

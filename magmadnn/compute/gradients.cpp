@@ -3,6 +3,8 @@
 #include <unordered_set>
 
 #include "magmadnn/compute/grad_utils.h"
+#include "magmadnn/compute/profiler.h"
+#include "magmadnn/tensor/dispatch.h"
 
 namespace magmadnn::op {
 
@@ -61,7 +63,12 @@ GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& 
     for (std::size_t i = 0; i < ins.size(); ++i) any |= (needed[i] = on_path.count(ins[i].get()) > 0);
     if (any) {
       std::vector<Tensor<T>> gin(ins.size());
-      n->backward(g->second, needed, gin);
+      if (Profiler::enabled()) {
+        Profiler::Scope scope("backward", n->kind(), detail::profile_label(*n), detail::device_sync_of(g->second));
+        n->backward(g->second, needed, gin);
+      } else {
+        n->backward(g->second, needed, gin);
+      }
       for (std::size_t i = 0; i < ins.size(); ++i) {
         if (!needed[i]) continue;
         const Shape& expect = ins[i]->output().shape();

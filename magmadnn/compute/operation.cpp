@@ -6,7 +6,9 @@
 #include <unordered_set>
 #include <utility>
 
+#include "magmadnn/compute/profiler.h"
 #include "magmadnn/core/errors.h"
+#include "magmadnn/tensor/dispatch.h"
 
 namespace magmadnn::op {
 
@@ -121,7 +123,12 @@ bool Operation<T>::eval_self(bool recompute) {
   bool stale = recompute || !evaluated_ || dirty_;
   for (std::size_t i = 0; i < inputs_.size() && !stale; ++i) stale = inputs_[i]->version_ != seen_versions_[i];
   if (!stale) return false;
-  forward();
+  if (Profiler::enabled()) {
+    Profiler::Scope scope("forward", kind(), detail::profile_label(*this), detail::device_sync_of(inputs_[0]->output_));
+    forward();
+  } else {
+    forward();
+  }
   for (std::size_t i = 0; i < inputs_.size(); ++i) seen_versions_[i] = inputs_[i]->version_;
   ++version_;
   ++eval_count_;

@@ -5,8 +5,11 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
+#include "magmadnn/compute/profiler.h"
 #include "magmadnn/core/errors.h"
+#include "magmadnn/tensor/dispatch.h"
 #include "magmadnn/data/dataloader.h"
 #include "magmadnn/model/batch_order.h"
 #include "magmadnn/model/neural_network.h"
@@ -22,6 +25,8 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 template <typename T>
 void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
   op::GradTable<T> grads = op::gradients(loss_, param_exprs_);  // forward (cached values) + backward
+  std::optional<op::Profiler::Scope> scope;
+  if (op::Profiler::enabled()) scope.emplace("step", "loss+accuracy", "", op::detail::device_sync_of(score_->output()));
   batch_loss = read_loss();
   if (!std::isfinite(batch_loss)) {
     MAGMADNN_THROW(ValueError, "NeuralNetwork::fit: the loss is " << batch_loss << " at epoch " << epoch_ + 1
@@ -32,6 +37,7 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
                                                                                 last_checkpoint_));
   }
   correct = count_correct(score_->output(), y_ph_->output());
+  scope.reset();
   for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
   if (hook_) {
     hook_(params_, grad_ptrs_);
@@ -128,6 +134,8 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
       const std::int64_t begin = batch_ * bs;
       const std::int64_t m = std::min(bs, n - begin);
       if (inline_batches) {
+        std::optional<op::Profiler::Scope> scope;
+        if (op::Profiler::enabled()) scope.emplace("step", "feed batch", "", op::detail::device_sync_of(x));
         feed(x, y, rows, begin, m);
       } else {
         MAGMADNN_CHECK(loader.next(batch) && batch.index == batch_ && batch.size == m, ValueError,
@@ -167,6 +175,7 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
     r.samples_per_second = r.seconds > 0.0 ? static_cast<double>(partial_samples_) / r.seconds : 0.0;
     r.learning_rate = opt_->learning_rate();
     if (options.validation_x != nullptr) {
+      const op::Profiler::Pause not_training;  // a profile of fit is a profile of training steps
       const Evaluation v = evaluate_batches(*options.validation_x, *options.validation_y);
       r.val_loss = v.loss;
       r.val_accuracy = v.accuracy;

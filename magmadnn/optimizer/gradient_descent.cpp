@@ -36,6 +36,16 @@ void GradientDescent<T>::update(Tensor<T>& p, const Tensor<T>& g, double lr, std
   }
 }
 
+template <typename T>
+void GradientDescent<T>::update_decayed(Tensor<T>& p, const Tensor<T>& g, double lr, std::int64_t t,
+                                        std::vector<Tensor<T>>& slots, T keep) {
+  if (mu_ != 0.0) {
+    Optimizer<T>::update_decayed(p, g, lr, t, slots, keep);
+    return;
+  }
+  math::axpby(static_cast<T>(-lr), g, keep, p);  // p = keep * p - lr * g, one pass
+}
+
 template class GradientDescent<float>;
 template class GradientDescent<double>;
 

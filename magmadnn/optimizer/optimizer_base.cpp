@@ -1,5 +1,10 @@
 #include "magmadnn/optimizer/optimizer_base.h"
 
+#include <optional>
+
+#include "magmadnn/compute/profiler.h"
+#include "magmadnn/tensor/dispatch.h"
+
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/math.h"
 
@@ -81,15 +86,30 @@ void Optimizer<T>::step(const std::vector<op::Expr<T>>& vars, op::GradTable<T>& 
                    "optimizer: gradient " << g->shape() << " for variable '" << var.get_name() << "' of shape "
                                           << p.shape());
     ParamState& st = state_of(v);
-    if (decay_ > 0.0 && decay_mode_ == WeightDecay::L2) {
-      Tensor<T> gd(*g);
-      math::axpy(static_cast<T>(decay_), p, gd);
-      update(p, gd, lr, steps_, st.slots);
+    std::optional<op::Profiler::Scope> scope;
+    if (op::Profiler::enabled()) scope.emplace("optimizer", "update", var.get_name(), op::detail::device_sync_of(p));
+    if (decay_ > 0.0 && decay_mode_ == WeightDecay::L2 && !l2_is_decoupled()) {
+      if (st.decayed.shape() != g->shape() || st.decayed.get_memory_type() != g->get_memory_type()) {
+        st.decayed = Tensor<T>(g->shape(), g->get_memory_type(), g->get_device_id());
+      }
+      st.decayed.copy_from(*g);
+      math::axpy(static_cast<T>(decay_), p, st.decayed);
+      update(p, st.decayed, lr, steps_, st.slots);
     } else {
-      if (decay_ > 0.0) math::unary(UnaryOp::Scale, p, p, static_cast<T>(1.0 - lr * decay_));
-      update(p, *g, lr, steps_, st.slots);
+      if (decay_ > 0.0) {
+        update_decayed(p, *g, lr, steps_, st.slots, static_cast<T>(1.0 - lr * decay_));
+      } else {
+        update(p, *g, lr, steps_, st.slots);
+      }
     }
   }
+}
+
+template <typename T>
+void Optimizer<T>::update_decayed(Tensor<T>& p, const Tensor<T>& g, double lr, std::int64_t t,
+                                  std::vector<Tensor<T>>& slots, T keep) {
+  math::unary(UnaryOp::Scale, p, p, keep);
+  update(p, g, lr, t, slots);
 }
 
 template <typename T>

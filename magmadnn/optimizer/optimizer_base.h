@@ -70,12 +70,23 @@ class Optimizer {
   /// state slots (in slot_names() order). `t` is the 1-based step number.
   virtual void update(Tensor<T>& param, const Tensor<T>& grad, double lr, std::int64_t t,
                       std::vector<Tensor<T>>& slots) = 0;
+  /// True when an L2 penalty gives exactly the update of decoupled decay
+  /// (p *= 1 - lr * decay before the plain update), as for SGD without
+  /// momentum: the step then takes the decoupled path, which needs no copy
+  /// of the gradient.
+  virtual bool l2_is_decoupled() const { return false; }
+  /// update() after param *= keep (decoupled weight decay, keep = 1 - lr *
+  /// decay). The default does the two in turn; an optimizer that can fold
+  /// the scaling into its update overrides this to save a pass over param.
+  virtual void update_decayed(Tensor<T>& param, const Tensor<T>& grad, double lr, std::int64_t t,
+                              std::vector<Tensor<T>>& slots, T keep);
 
  private:
   struct ParamState {
     op::OpPtr<T> node;
     std::string name;
     std::vector<Tensor<T>> slots;
+    Tensor<T> decayed;  // gradient + decay * param (L2), kept to avoid an allocation per step
   };
   ParamState& state_of(const op::Expr<T>& var);
 

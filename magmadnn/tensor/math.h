@@ -68,6 +68,9 @@ void fill(Tensor<T>& x, T value);
 /// y += alpha * x (same number of elements).
 template <typename T>
 void axpy(T alpha, const Tensor<T>& x, Tensor<T>& y);
+/// y = alpha * x + beta * y in one pass (same number of elements).
+template <typename T>
+void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y);
 
 // -- matrix products ------------------------------------------------------------------
 /// out = alpha * op(a) * op(b) + beta * out for 2-D a, b, out, where op

@@ -119,6 +119,15 @@ void axpy(T alpha, const Tensor<T>& x, Tensor<T>& y) {
   kernels<T>(be).axpy(x.size(), alpha, x.data(), y.mutable_data());
 }
 
+template <typename T>
+void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y) {
+  MAGMADNN_CHECK(x.size() == y.size(), ShapeError,
+                 "math::axpby: x " << x.shape() << " and y " << y.shape() << " have different sizes");
+  Backend& be = common_backend("axpby", x, y);
+  if (x.size() == 0) return;
+  kernels<T>(be).axpby(x.size(), alpha, x.data(), beta, y.mutable_data());
+}
+
 #define MAGMADNN_INSTANTIATE(T)                                                                          \
   template void binary<T>(BinaryOp, const Tensor<T>&, const Tensor<T>&, Tensor<T>&);                     \
   template Tensor<T> binary<T>(BinaryOp, const Tensor<T>&, const Tensor<T>&);                            \
@@ -126,7 +135,8 @@ void axpy(T alpha, const Tensor<T>& x, Tensor<T>& y) {
   template Tensor<T> unary<T>(UnaryOp, const Tensor<T>&, T);                                             \
   template void unary_backward<T>(UnaryOp, const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, Tensor<T>&, T); \
   template void fill<T>(Tensor<T>&, T);                                                                  \
-  template void axpy<T>(T, const Tensor<T>&, Tensor<T>&);
+  template void axpy<T>(T, const Tensor<T>&, Tensor<T>&);                                                \
+  template void axpby<T>(T, const Tensor<T>&, T, Tensor<T>&);
 MAGMADNN_INSTANTIATE(float)
 MAGMADNN_INSTANTIATE(double)
 #undef MAGMADNN_INSTANTIATE

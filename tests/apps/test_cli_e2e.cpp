@@ -171,6 +171,21 @@ TEST_F(CliEndToEnd, TrainWritesACompleteRunFolder) {
   EXPECT_EQ(n, 61);
 }
 
+TEST_F(CliEndToEnd, ProfileAndMemoryReport) {
+  const Result r = run({"train", "--config", path("tiny.json"), "--out", path("prof"), "--overwrite", "--quiet",
+                        "--profile"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  for (const char* word : {"profile of", "forward", "backward", "optimizer", "total profiled", "training time"}) {
+    EXPECT_NE(r.out.find(word), std::string::npos) << word << " missing from\n" << r.out;
+  }
+  const Json mem = read(path("prof/summary.json"))["memory"];
+  for (const char* key : {"dataset_bytes", "parameter_bytes", "gradient_bytes", "peak_rss_bytes"}) {
+    EXPECT_GT(mem[key].get<double>(), 0.0) << key;
+  }
+  EXPECT_EQ(mem["parameter_bytes"], mem["gradient_bytes"]);
+  EXPECT_GT(mem["peak_rss_over_needed"].get<double>(), 0.0);
+}
+
 TEST_F(CliEndToEnd, ResumeContinuesExactlyWhereTheRunStopped) {
   const std::string base = path("tiny.json");
   ASSERT_EQ(run({"train", "--config", base, "--out", path("full"), "--overwrite", "--quiet"}).rc, 0);

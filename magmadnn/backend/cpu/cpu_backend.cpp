@@ -6,6 +6,7 @@
 #include <new>
 
 #include "magmadnn/backend/cpu/cpu_kernels.h"
+#include "magmadnn/backend/memory_pool.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/half.h"
 
@@ -44,24 +45,12 @@ class CpuBackend final : public Backend {
   int device_count() const noexcept override { return 1; }
   void set_device(device_t) override {}
 
-  void* allocate(std::size_t bytes, device_t) override {
-    if (bytes == 0) return nullptr;
-    const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-    void* p = std::aligned_alloc(kAlignment, rounded);
-    MAGMADNN_CHECK(p != nullptr, Error, "out of host memory allocating " << bytes << " bytes");
-    raw_allocations_.fetch_add(1, std::memory_order_relaxed);
-    const auto now = in_use_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-    auto peak = peak_.load(std::memory_order_relaxed);
-    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
-    return p;
-  }
-  void deallocate(void* p, std::size_t bytes, device_t) noexcept override {
-    if (!p) return;
-    std::free(p);
-    raw_frees_.fetch_add(1, std::memory_order_relaxed);
-    in_use_.fetch_sub(bytes, std::memory_order_relaxed);
-  }
+  // Host tensors come from a caching pool, as device tensors do: a training
+  // step frees and re-allocates the same sizes every time, and going to the
+  // system each time costs page faults and zeroing of fresh pages (measured:
+  // ~4% of an MLP step) for buffers of a few hundred KiB and more.
+  void* allocate(std::size_t bytes, device_t) override { return pool_.allocate(bytes); }
+  void deallocate(void* p, std::size_t, device_t) noexcept override { pool_.deallocate(p); }
   void* allocate_unified(std::size_t, device_t) override {
     MAGMADNN_THROW(NotSupportedError, "unified (CUDA_MANAGED) memory needs the CUDA backend");
   }
@@ -72,15 +61,8 @@ class CpuBackend final : public Backend {
     return p;
   }
   void deallocate_pinned(void* p) noexcept override { std::free(p); }
-  void release_cached_memory() noexcept override {}
-  MemoryStats memory_stats(device_t) const override {
-    MemoryStats s;
-    s.raw_allocations = raw_allocations_.load();
-    s.raw_frees = raw_frees_.load();
-    s.bytes_in_use = in_use_.load();
-    s.peak_bytes_in_use = peak_.load();
-    return s;
-  }
+  void release_cached_memory() noexcept override { pool_.release_cached(); }
+  MemoryStats memory_stats(device_t) const override { return pool_.stats(); }
 
   void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, device_t) override {
     MAGMADNN_CHECK(kind == CopyKind::HostToHost, NotSupportedError, "the CPU backend copies host memory only");
@@ -108,7 +90,9 @@ class CpuBackend final : public Backend {
  private:
   cpu::CpuKernels<float> f32_;
   cpu::CpuKernels<double> f64_;
-  std::atomic<std::uint64_t> raw_allocations_{0}, raw_frees_{0}, in_use_{0}, peak_{0};
+  MemoryPool pool_{RawAllocator{[](std::size_t bytes) { return std::aligned_alloc(kAlignment, bytes); },
+                                [](void* p) { std::free(p); }},
+                    "host memory"};
 };
 
 }  // namespace

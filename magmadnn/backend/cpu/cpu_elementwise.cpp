@@ -1,4 +1,4 @@
-// Elementwise kernels: unary, unary_backward, binary (with broadcasting), axpy.
+// Elementwise kernels: unary, unary_backward, binary (with broadcasting), axpy, axpby.
 // Each op is selected once, outside its loop, so every loop body is a single
 // branch-free expression the compiler can vectorise.
 #include <cmath>
@@ -193,6 +193,11 @@ void CpuKernels<T>::axpy(std::int64_t n, T alpha, const T* x, T* y) {
   for_n(n, kCheapThreshold, [=](std::int64_t i) { y[i] += alpha * x[i]; });
 }
 
+template <typename T>
+void CpuKernels<T>::axpby(std::int64_t n, T alpha, const T* x, T beta, T* y) {
+  for_n(n, kCheapThreshold, [=](std::int64_t i) { y[i] = alpha * x[i] + beta * y[i]; });
+}
+
 template void CpuKernels<float>::unary(UnaryOp, const float*, float*, std::int64_t, float);
 template void CpuKernels<double>::unary(UnaryOp, const double*, double*, std::int64_t, double);
 template void CpuKernels<float>::unary_backward(UnaryOp, const float*, const float*, const float*, float*,
@@ -203,5 +208,7 @@ template void CpuKernels<float>::binary(BinaryOp, const float*, const float*, fl
 template void CpuKernels<double>::binary(BinaryOp, const double*, const double*, double*, const BroadcastDesc&);
 template void CpuKernels<float>::axpy(std::int64_t, float, const float*, float*);
 template void CpuKernels<double>::axpy(std::int64_t, double, const double*, double*);
+template void CpuKernels<float>::axpby(std::int64_t, float, const float*, float, float*);
+template void CpuKernels<double>::axpby(std::int64_t, double, const double*, double, double*);
 
 }  // namespace magmadnn::cpu

@@ -22,6 +22,7 @@ class CpuKernels final : public Kernels<T> {
   void unary_backward(UnaryOp op, const T* x, const T* y, const T* dy, T* dx, std::int64_t n, T p) override;
   void binary(BinaryOp op, const T* a, const T* b, T* out, const BroadcastDesc& d) override;
   void axpy(std::int64_t n, T alpha, const T* x, T* y) override;
+  void axpby(std::int64_t n, T alpha, const T* x, T beta, T* y) override;
   void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,
             std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) override;
   void gemm_bias_act(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, const T* A,

@@ -18,7 +18,7 @@
 #include "magmadnn/backend/cuda/cuda_check.h"
 #include "magmadnn/backend/cuda/cuda_context.h"
 #include "magmadnn/backend/cuda/cuda_kernels.h"
-#include "magmadnn/backend/cuda/device_pool.h"
+#include "magmadnn/backend/memory_pool.h"
 
 namespace magmadnn {
 namespace cuda {
@@ -123,7 +123,7 @@ class CudaBackend final : public Backend {
         return p;
       };
       raw.free = [](void* p) { cudaFree(p); };  // UVA: any current device frees it
-      pools_.push_back(std::make_unique<cuda::DevicePool>(std::move(raw), "CUDA device " + std::to_string(d)));
+      pools_.push_back(std::make_unique<MemoryPool>(std::move(raw), "CUDA device " + std::to_string(d)));
     }
   }
 
@@ -271,7 +271,7 @@ class CudaBackend final : public Backend {
 
   int count_;
   Contexts contexts_;
-  std::vector<std::unique_ptr<DevicePool>> pools_;
+  std::vector<std::unique_ptr<MemoryPool>> pools_;
   std::unique_ptr<std::once_flag[]> staging_once_;
   std::vector<std::unique_ptr<Staging>> staging_;
   CudaKernels<float> f32_;

@@ -1,6 +1,7 @@
-// The caching logic of the GPU memory pool, on the host: DevicePool is plain
-// C++ over an injected raw allocator, here malloc with call counters and a
-// switch that makes it run out of memory.
+// The caching logic of the memory pool behind both backends: MemoryPool is
+// plain C++ over an injected raw allocator, here malloc with call counters and
+// a switch that makes it run out of memory. The last test checks the host
+// backend uses it.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,13 +13,15 @@
 #include <thread>
 #include <vector>
 
-#include "magmadnn/backend/cuda/device_pool.h"
+#include "magmadnn/backend/memory_pool.h"
+#include "magmadnn/backend/registry.h"
+#include "magmadnn/tensor/tensor.h"
 #include "magmadnn/core/errors.h"
 
 using magmadnn::DeviceError;
 using magmadnn::MemoryStats;
-using magmadnn::cuda::DevicePool;
-using magmadnn::cuda::RawAllocator;
+using magmadnn::MemoryPool;
+using magmadnn::RawAllocator;
 
 namespace {
 
@@ -55,7 +58,7 @@ struct FakeDevice {
 // One "training step": the same sequence of sizes allocated, touched and freed.
 const std::vector<std::size_t> kStepSizes = {100, 4096, 4096, 300000, 1 << 20, (3 << 20) + 5, 7, 12 << 20};
 
-void step(DevicePool& pool) {
+void step(MemoryPool& pool) {
   std::vector<void*> blocks;
   for (std::size_t s : kStepSizes) {
     void* p = pool.allocate(s);
@@ -68,20 +71,20 @@ void step(DevicePool& pool) {
 
 }  // namespace
 
-TEST(DevicePool, RoundsToSizeClasses) {
-  EXPECT_EQ(DevicePool::round_size(1), 512u);
-  EXPECT_EQ(DevicePool::round_size(512), 512u);
-  EXPECT_EQ(DevicePool::round_size(513), 1024u);
-  EXPECT_EQ(DevicePool::round_size(1 << 20), std::size_t{1} << 20);
-  EXPECT_EQ(DevicePool::round_size((1 << 20) + 1), std::size_t{2} << 20);
-  EXPECT_EQ(DevicePool::round_size(3 << 20), std::size_t{4} << 20);
-  EXPECT_EQ(DevicePool::round_size(4 << 20), std::size_t{4} << 20);
+TEST(MemoryPool, RoundsToSizeClasses) {
+  EXPECT_EQ(MemoryPool::round_size(1), 512u);
+  EXPECT_EQ(MemoryPool::round_size(512), 512u);
+  EXPECT_EQ(MemoryPool::round_size(513), 1024u);
+  EXPECT_EQ(MemoryPool::round_size(1 << 20), std::size_t{1} << 20);
+  EXPECT_EQ(MemoryPool::round_size((1 << 20) + 1), std::size_t{2} << 20);
+  EXPECT_EQ(MemoryPool::round_size(3 << 20), std::size_t{4} << 20);
+  EXPECT_EQ(MemoryPool::round_size(4 << 20), std::size_t{4} << 20);
 }
 
-TEST(DevicePool, AfterWarmUpRepeatedStepsCallTheRawAllocatorNoMore) {
+TEST(MemoryPool, AfterWarmUpRepeatedStepsCallTheRawAllocatorNoMore) {
   FakeDevice dev;
   {
-    DevicePool pool(dev.raw(), "fake device 0");
+    MemoryPool pool(dev.raw(), "fake device 0");
     step(pool);
     const int warm_allocs = dev.allocs;
     EXPECT_EQ(warm_allocs, static_cast<int>(kStepSizes.size()));  // every block live at once: all misses
@@ -98,7 +101,7 @@ TEST(DevicePool, AfterWarmUpRepeatedStepsCallTheRawAllocatorNoMore) {
     EXPECT_EQ(s.pool_hits, 20u * kStepSizes.size());
     EXPECT_EQ(s.bytes_in_use, 0u);
     std::size_t total = 0;
-    for (std::size_t b : kStepSizes) total += DevicePool::round_size(b);
+    for (std::size_t b : kStepSizes) total += MemoryPool::round_size(b);
     EXPECT_EQ(s.bytes_cached, total);
     EXPECT_EQ(s.peak_bytes_in_use, total);
   }
@@ -106,9 +109,9 @@ TEST(DevicePool, AfterWarmUpRepeatedStepsCallTheRawAllocatorNoMore) {
   EXPECT_TRUE(dev.live.empty());
 }
 
-TEST(DevicePool, LiveBlocksAreDistinctAndZeroBytesIsNull) {
+TEST(MemoryPool, LiveBlocksAreDistinctAndZeroBytesIsNull) {
   FakeDevice dev;
-  DevicePool pool(dev.raw(), "fake device 0");
+  MemoryPool pool(dev.raw(), "fake device 0");
   EXPECT_EQ(pool.allocate(0), nullptr);
   EXPECT_EQ(dev.allocs, 0);
   pool.deallocate(nullptr);  // ignored
@@ -124,9 +127,9 @@ TEST(DevicePool, LiveBlocksAreDistinctAndZeroBytesIsNull) {
   pool.deallocate(c);
 }
 
-TEST(DevicePool, DifferentSizesReuseOnlyCloseFits) {
+TEST(MemoryPool, DifferentSizesReuseOnlyCloseFits) {
   FakeDevice dev;
-  DevicePool pool(dev.raw(), "fake device 0");
+  MemoryPool pool(dev.raw(), "fake device 0");
   void* big = pool.allocate(8 << 20);
   pool.deallocate(big);
   // A 2 MiB request must not take the cached 8 MiB block (75% wasted).
@@ -150,9 +153,9 @@ TEST(DevicePool, DifferentSizesReuseOnlyCloseFits) {
   EXPECT_EQ(s.bytes_cached, std::size_t{(2 + 8 + 10)} << 20);
 }
 
-TEST(DevicePool, ReleaseCachedFreesEverythingUnused) {
+TEST(MemoryPool, ReleaseCachedFreesEverythingUnused) {
   FakeDevice dev;
-  DevicePool pool(dev.raw(), "fake device 0");
+  MemoryPool pool(dev.raw(), "fake device 0");
   void* kept = pool.allocate(4096);
   step(pool);
   const int allocs = dev.allocs;
@@ -168,9 +171,9 @@ TEST(DevicePool, ReleaseCachedFreesEverythingUnused) {
   pool.deallocate(kept);
 }
 
-TEST(DevicePool, OutOfMemoryReleasesTheCacheAndRetriesOnce) {
+TEST(MemoryPool, OutOfMemoryReleasesTheCacheAndRetriesOnce) {
   FakeDevice dev;
-  DevicePool pool(dev.raw(), "fake device 0");
+  MemoryPool pool(dev.raw(), "fake device 0");
   step(pool);  // leaves kStepSizes.size() blocks cached
   const int cached_blocks = static_cast<int>(kStepSizes.size());
   dev.fail_next = 1;
@@ -182,9 +185,9 @@ TEST(DevicePool, OutOfMemoryReleasesTheCacheAndRetriesOnce) {
   pool.deallocate(p);
 }
 
-TEST(DevicePool, OutOfMemoryTwiceThrowsWithTheNumbers) {
+TEST(MemoryPool, OutOfMemoryTwiceThrowsWithTheNumbers) {
   FakeDevice dev;
-  DevicePool pool(dev.raw(), "fake device 3");
+  MemoryPool pool(dev.raw(), "fake device 3");
   void* held = pool.allocate(3000);  // 3072 in use
   void* freed = pool.allocate(1 << 20);
   pool.deallocate(freed);  // 1 MiB cached
@@ -206,7 +209,7 @@ TEST(DevicePool, OutOfMemoryTwiceThrowsWithTheNumbers) {
   pool.deallocate(held);
 }
 
-TEST(DevicePool, ConcurrentStepsKeepTheCountersConsistent) {
+TEST(MemoryPool, ConcurrentStepsKeepTheCountersConsistent) {
   FakeDevice dev;
   std::mutex fake_mutex;  // the fake's own bookkeeping is not thread-safe; the pool must not need it to be
   RawAllocator raw = dev.raw();
@@ -219,7 +222,7 @@ TEST(DevicePool, ConcurrentStepsKeepTheCountersConsistent) {
     std::lock_guard<std::mutex> l(fake_mutex);
     raw.free(p);
   };
-  DevicePool pool(locked, "fake device 0");
+  MemoryPool pool(locked, "fake device 0");
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&pool] {
@@ -231,4 +234,24 @@ TEST(DevicePool, ConcurrentStepsKeepTheCountersConsistent) {
   EXPECT_EQ(s.raw_allocations + s.pool_hits, 4u * 50u * kStepSizes.size());
   // At most 4 steps' worth of blocks can be live at once.
   EXPECT_LE(s.raw_allocations, 4u * kStepSizes.size());
+}
+
+TEST(MemoryPool, HostTensorsOfATrainingStepAllocateNothingNewAfterTheFirst) {
+  magmadnn::Backend& b = magmadnn::cpu_backend();
+  auto one_step = [] {
+    // Forward values, gradients and temporaries of an MLP step, freed in another order.
+    std::vector<magmadnn::Tensor<float>> live;
+    for (std::int64_t n : {100 * 784, 528 * 784, 100 * 528, 528, 100 * 10, 1}) live.emplace_back(magmadnn::Shape{n}, magmadnn::HOST);
+    live.erase(live.begin() + 2);
+    live.emplace_back(magmadnn::Shape{100 * 528}, magmadnn::HOST);
+  };
+  one_step();
+  const auto warm = b.memory_stats(0);
+  for (int i = 0; i < 5; ++i) one_step();
+  const auto s = b.memory_stats(0);
+  EXPECT_EQ(s.raw_allocations, warm.raw_allocations) << "the host allocator was called after the first step";
+  EXPECT_GT(s.pool_hits, warm.pool_hits);
+  EXPECT_GE(s.peak_bytes_in_use, std::uint64_t{528 * 784 * 4});
+  b.release_cached_memory();
+  EXPECT_EQ(b.memory_stats(0).bytes_cached, 0u);
 }

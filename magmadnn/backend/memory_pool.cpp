@@ -1,4 +1,4 @@
-#include "magmadnn/backend/cuda/device_pool.h"
+#include "magmadnn/backend/memory_pool.h"
 
 #include <algorithm>
 #include <cassert>
@@ -6,24 +6,24 @@
 
 #include "magmadnn/core/errors.h"
 
-namespace magmadnn::cuda {
+namespace magmadnn {
 
-DevicePool::DevicePool(RawAllocator raw, std::string device_name)
+MemoryPool::MemoryPool(RawAllocator raw, std::string device_name)
     : raw_(std::move(raw)), device_name_(std::move(device_name)) {
-  MAGMADNN_CHECK(raw_.allocate && raw_.free, ValueError, "DevicePool needs a raw allocate and free");
+  MAGMADNN_CHECK(raw_.allocate && raw_.free, ValueError, "MemoryPool needs a raw allocate and free");
 }
 
-DevicePool::~DevicePool() {
+MemoryPool::~MemoryPool() {
   std::lock_guard<std::mutex> lock(mutex_);
   release_cached_locked();
 }
 
-std::size_t DevicePool::round_size(std::size_t bytes) noexcept {
+std::size_t MemoryPool::round_size(std::size_t bytes) noexcept {
   const std::size_t g = bytes <= kSmallLimit ? kSmallGranule : kLargeGranule;
   return (bytes + g - 1) / g * g;
 }
 
-void* DevicePool::allocate(std::size_t bytes) {
+void* MemoryPool::allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   const std::size_t size = round_size(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -62,11 +62,11 @@ void* DevicePool::allocate(std::size_t bytes) {
   return p;
 }
 
-void DevicePool::deallocate(void* p) noexcept {
+void MemoryPool::deallocate(void* p) noexcept {
   if (p == nullptr) return;
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = used_.find(p);
-  assert(it != used_.end() && "DevicePool::deallocate of a pointer it did not hand out (or a double free)");
+  assert(it != used_.end() && "MemoryPool::deallocate of a pointer it did not hand out (or a double free)");
   if (it == used_.end()) return;  // never free what we do not own
   const std::size_t block = it->second;
   used_.erase(it);
@@ -75,12 +75,12 @@ void DevicePool::deallocate(void* p) noexcept {
   free_.emplace(block, p);
 }
 
-void DevicePool::release_cached() noexcept {
+void MemoryPool::release_cached() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   release_cached_locked();
 }
 
-void DevicePool::release_cached_locked() noexcept {
+void MemoryPool::release_cached_locked() noexcept {
   for (const auto& [size, p] : free_) {
     raw_.free(p);
     stats_.raw_frees += 1;
@@ -89,9 +89,9 @@ void DevicePool::release_cached_locked() noexcept {
   stats_.bytes_cached = 0;
 }
 
-MemoryStats DevicePool::stats() const {
+MemoryStats MemoryPool::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;
 }
 
-}  // namespace magmadnn::cuda
+}  // namespace magmadnn

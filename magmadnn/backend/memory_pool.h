@@ -1,12 +1,12 @@
-/// @file device_pool.h
-/// DevicePool: a caching allocator over a "raw" allocator (cudaMalloc for a
-/// GPU), dMath's pooled memory. Freed blocks stay in the pool and serve later
-/// requests of the same size class, so after the first training step a model
-/// allocates no new device memory and never pays cudaMalloc/cudaFree (each of
-/// which synchronises the whole device).
+/// @file memory_pool.h
+/// MemoryPool: a caching allocator over a "raw" allocator (cudaMalloc for a
+/// GPU, aligned_alloc for the host), dMath's pooled memory. Freed blocks stay
+/// in the pool and serve later requests of the same size class, so after the
+/// first training step a model allocates no new memory: no cudaMalloc/cudaFree
+/// (each of which synchronises the whole device), no page faults on the host.
 ///
 /// Plain C++ with no CUDA header: the raw allocator is injected, so the
-/// caching logic is unit-tested on the host with malloc (tests/cuda/test_device_pool.cpp).
+/// caching logic is unit-tested with a fake (tests/backend/test_memory_pool.cpp).
 ///
 /// Requires: the raw allocate returns null on out-of-memory and throws
 /// DeviceError for any other failure; raw free never throws.
@@ -32,9 +32,9 @@
 
 #include "magmadnn/backend/backend.h"
 
-namespace magmadnn::cuda {
+namespace magmadnn {
 
-/// The system allocator a DevicePool caches.
+/// The system allocator a MemoryPool caches.
 struct RawAllocator {
   /// Returns `bytes` of fresh memory, or null when out of memory.
   std::function<void*(std::size_t bytes)> allocate;
@@ -42,19 +42,19 @@ struct RawAllocator {
   std::function<void(void* p)> free;
 };
 
-class DevicePool {
+class MemoryPool {
  public:
   static constexpr std::size_t kSmallLimit = std::size_t{1} << 20;  ///< 1 MiB
   static constexpr std::size_t kSmallGranule = 512;
   static constexpr std::size_t kLargeGranule = std::size_t{2} << 20;  ///< 2 MiB
 
   /// `device_name` (e.g. "CUDA device 0") appears in out-of-memory messages.
-  DevicePool(RawAllocator raw, std::string device_name);
+  MemoryPool(RawAllocator raw, std::string device_name);
   /// Frees the cached blocks. Blocks still handed out are left alone: their
   /// owners may outlive the pool, and freeing under them would be worse.
-  ~DevicePool();
-  DevicePool(const DevicePool&) = delete;
-  DevicePool& operator=(const DevicePool&) = delete;
+  ~MemoryPool();
+  MemoryPool(const MemoryPool&) = delete;
+  MemoryPool& operator=(const MemoryPool&) = delete;
 
   /// A block of at least `bytes` (null for 0 bytes). Throws DeviceError when
   /// out of memory even after releasing the cache.
@@ -80,4 +80,4 @@ class DevicePool {
   MemoryStats stats_;
 };
 
-}  // namespace magmadnn::cuda
+}  // namespace magmadnn
