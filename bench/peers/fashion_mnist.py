@@ -5,6 +5,7 @@ rows, so every framework starts from the same arrays. The whole set is loaded
 into memory before any timer starts.
 """
 import gzip
+import math
 import os
 import struct
 
@@ -56,10 +57,17 @@ def common_args(parser):
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--weight-decay", type=float, default=0.001)
     parser.add_argument("--momentum", type=float, default=0.0)
+    parser.add_argument("--schedule", choices=("constant", "cosine"), default="constant",
+                        help="cosine: lr annealed to 0 over all steps, per step, as magmadnn's CosineLR")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", default=None)
     return parser
+
+
+def cosine_factor(step, total):
+    """magmadnn's CosineLR at 0-based step `step` of `total`, as a factor of the base rate."""
+    return 0.5 * (1.0 + math.cos(math.pi * min(step, total) / total))
 
 
 def batches_per_epoch(n, batch_size):

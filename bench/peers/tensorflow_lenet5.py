@@ -2,7 +2,8 @@
 """LeNet-5 in TensorFlow, the same layout and defaults as pytorch_lenet5.py
 and magmadnn's lenet5 preset: conv 5x5 6 "same" -> relu -> maxpool 2 ->
 conv 5x5 16 (valid) -> relu -> maxpool 2 -> fc 120 -> relu -> fc 84 -> relu
--> fc 10; SGD lr 0.02 momentum 0.9, batch 32, 1 epoch.
+-> fc 10; SGD lr 0.05 momentum 0.9, batch 64, cosine-annealed per step over
+the run, 1 epoch.
 
 Prints one JSON record on stdout. Usage: tensorflow_lenet5.py --threads 2
 """
@@ -17,7 +18,7 @@ import fashion_mnist  # noqa: E402
 def main():
     p = fashion_mnist.common_args(argparse.ArgumentParser(description=__doc__))
     p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
-    p.set_defaults(epochs=1, lr=0.02, momentum=0.9, weight_decay=0.0, batch_size=32, layers=0)
+    p.set_defaults(epochs=1, lr=0.05, momentum=0.9, weight_decay=0.0, batch_size=64, layers=0, schedule="cosine")
     args = p.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import tf_common

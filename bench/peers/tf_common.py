@@ -10,6 +10,7 @@ heavy-ball momentum, the same rule as torch.optim.SGD.
 """
 import json
 import os
+import resource
 import sys
 import time
 
@@ -37,19 +38,30 @@ def train_and_report(tf, model, args, model_name, flatten):
     velocity = [tf.Variable(tf.zeros_like(v)) for v in variables]
     lr, wd, mom = args.lr, args.weight_decay, args.momentum
     n_batches = (n + bs - 1) // bs
+    cosine = getattr(args, "schedule", "constant") == "cosine"
+    total = float(args.epochs * n_batches)
+    gstep = tf.Variable(0.0)
+
+    def rate():
+        if not cosine:
+            return lr
+        import math
+        return lr * 0.5 * (1.0 + tf.cos(math.pi * tf.minimum(gstep, total) / total))
 
     def step(xb, yb):
         with tf.GradientTape() as tape:
             logits = model(xb, training=True)
             loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(yb, logits))
         grads = tape.gradient(loss, variables)
+        lr_now = rate()
+        gstep.assign_add(1.0)
         for v, g, buf in zip(variables, grads, velocity):
             if wd:
                 g = g + wd * v
             if mom:
                 buf.assign(mom * buf + g)
                 g = buf
-            v.assign_sub(lr * g)
+            v.assign_sub(lr_now * g)
         return loss
 
     @tf.function
@@ -78,7 +90,9 @@ def train_and_report(tf, model, args, model_name, flatten):
     record = {
         "framework": "tensorflow", "model": model_name, "layers": getattr(args, "layers", 0),
         "threads": args.threads, "seconds": seconds, "test_accuracy": accuracy,
-        "final_train_loss": loss, "epochs": args.epochs, "batch_size": bs,
+        "final_train_loss": loss, "epochs": args.epochs,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "batch_size": bs,
         "version": tf.__version__, "python": sys.executable,
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
     }

@@ -6,6 +6,7 @@ tensor in memory; test evaluation runs after the timer stops.
 """
 import json
 import os
+import resource
 import sys
 import time
 
@@ -35,6 +36,10 @@ def train_and_report(model, args, model_name, flatten):
     loss_fn = torch.nn.CrossEntropyLoss()  # mean softmax cross-entropy over the batch
     gen = torch.Generator().manual_seed(args.seed)
     n, bs = x.shape[0], args.batch_size
+    total = args.epochs * fashion_mnist.batches_per_epoch(n, bs)
+    sched = None
+    if getattr(args, "schedule", "constant") == "cosine":
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: fashion_mnist.cosine_factor(s, total))
 
     model.train()
     last_loss = float("nan")
@@ -51,6 +56,8 @@ def train_and_report(model, args, model_name, flatten):
             loss = loss_fn(model(xb), yb)
             loss.backward()
             opt.step()
+            if sched is not None:
+                sched.step()
         last_loss = loss.item()
     seconds = time.perf_counter() - start
 
@@ -63,7 +70,9 @@ def train_and_report(model, args, model_name, flatten):
         "framework": "pytorch", "model": model_name, "layers": getattr(args, "layers", 0),
         "threads": torch.get_num_threads(), "seconds": seconds,
         "test_accuracy": correct / xt.shape[0], "final_train_loss": last_loss,
-        "epochs": args.epochs, "batch_size": bs, "version": torch.__version__,
+        "epochs": args.epochs,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "batch_size": bs, "version": torch.__version__,
         "python": sys.executable, "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
     }
     print(json.dumps(record), flush=True)

@@ -37,6 +37,7 @@ struct BenchRecord {
   double seconds = 0;
   std::int64_t channels = 0, kernel = 0;
   std::string chosen;
+  std::int64_t image = 0;  ///< input height (= width)
 };
 
 /// The names of the built-in layers, e.g. "lenet_conv1", "vgg_64_32x32".

@@ -1,5 +1,6 @@
 #include "magmadnn/conv/chooser.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +18,9 @@ namespace {
 struct State {
   std::mutex mu;
   std::map<std::string, Choice> choices;  // key -> choice
+  // Batch-free key -> (largest batch measured, its choice): a smaller batch
+  // of a measured layer (an epoch's last, partial batch) reuses the choice.
+  std::map<std::string, std::pair<std::int64_t, Choice>> by_layer;
   Algo forced = Algo::Auto;
   std::size_t limit = std::size_t{1} << 30;
   bool file_overridden = false;
@@ -147,15 +151,24 @@ Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev
   }
   using clock = std::chrono::steady_clock;
   std::vector<double> best(runners.size(), 1e300);
+  // The measuring is paid inside the first training step of every new shape
+  // (a LeNet-5 epoch has a dozen), so it is kept short: after each round a
+  // candidate at least twice as slow as the leader stops being timed (noise
+  // does not turn 2x around), and rounds stop after 5 or once 0.25 s went by,
+  // with at least 2 for the candidates still in the race.
+  std::vector<bool> active(runners.size(), true);
   double total = 0;
-  for (int round = 0; round < 5 && (round < 2 || total < 1.0); ++round) {
+  for (int round = 0; round < 5 && (round < 2 || total < 0.25); ++round) {
     for (std::size_t i = 0; i < runners.size(); ++i) {
+      if (!active[i]) continue;
       const auto t0 = clock::now();
       runners[i]->run(pr, pass, be, dev, px, pw, py);
       const double dt = std::chrono::duration<double>(clock::now() - t0).count();
       best[i] = std::min(best[i], dt);
       total += dt;
     }
+    const double leader = *std::min_element(best.begin(), best.end());
+    for (std::size_t i = 0; i < runners.size(); ++i) active[i] = active[i] && best[i] < 2.0 * leader;
   }
   Choice c;
   c.source = Choice::Source::Measured;
@@ -199,8 +212,19 @@ ConvAlgorithm<T>& choose(const ConvProblem& pr, Pass pass, DeviceKind device, de
     if (a && a->supports(pr, pass)) return *a;
     s.choices.erase(it);
   }
+  ConvProblem any_batch = pr;
+  any_batch.n = 0;
+  const std::string layer_key = make_key<T>(any_batch, pass, device, dev);
+  if (auto l = s.by_layer.find(layer_key); l != s.by_layer.end() && l->second.first >= pr.n) {
+    ConvAlgorithm<T>* a = find_algorithm<T>(l->second.second.algo, device);
+    if (a && a->supports(pr, pass)) {
+      s.choices[key] = l->second.second;
+      return *a;
+    }
+  }
   Choice c = measure<T>(pr, pass, device, dev, s.limit);
   s.choices[key] = c;
+  if (auto& slot = s.by_layer[layer_key]; slot.first < pr.n) slot = {pr.n, c};
   append_file(path, key, c);
   return *find_algorithm<T>(c.algo, device);
 }
@@ -261,6 +285,7 @@ std::string cache_file() {
 void clear_choices() {
   std::lock_guard lock(state().mu);
   state().choices.clear();
+  state().by_layer.clear();
   state().loaded_file.clear();
 }
 

@@ -5,7 +5,10 @@
 /// On the first use of a (problem, pass, element type, device), choose() runs
 /// every algorithm of that device that supports the problem and whose
 /// workspace fits the limit on random data, and keeps the fastest (minimum of
-/// up to three timed runs after one warm-up). The choice is cached in memory
+/// 2 to 5 timed runs after one warm-up; a candidate twice as slow as the
+/// leader is dropped after a run, and the rounds stop after about 0.25 s).
+/// A smaller batch of a layer already measured (an epoch's last, partial
+/// batch) takes that layer's choice without measuring. The choice is cached in memory
 /// and, when a cache file is set, appended to that file and read back by
 /// later processes. Direct is only timed for small problems (at most
 /// kDirectTimingMacs multiply-adds) or when nothing else applies: it is the

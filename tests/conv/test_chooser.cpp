@@ -201,3 +201,21 @@ TEST_F(Chooser, WorkspaceLimitExcludesCandidates) {
   EXPECT_EQ(c->times.size(), 1u);
   EXPECT_EQ(workspace_limit(), 0u);
 }
+
+TEST_F(Chooser, SmallerBatchOfAMeasuredLayerReusesItsChoice) {
+  ConvProblem big = p3x3();
+  const Algo first = choose<double>(big, Pass::Forward, DeviceKind::CPU).id();
+  ConvProblem last = big;
+  last.n = std::max<std::int64_t>(1, big.n / 2);  // an epoch's partial last batch
+  EXPECT_EQ(choose<double>(last, Pass::Forward, DeviceKind::CPU).id(), first);
+  auto c = cached_choice<double>(last, Pass::Forward, DeviceKind::CPU);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->algo, first);
+  // A larger batch than any measured is measured afresh.
+  ConvProblem larger = big;
+  larger.n = big.n * 2;
+  choose<double>(larger, Pass::Forward, DeviceKind::CPU);
+  auto l = cached_choice<double>(larger, Pass::Forward, DeviceKind::CPU);
+  ASSERT_TRUE(l.has_value());
+  EXPECT_FALSE(l->times.empty());
+}
