@@ -154,8 +154,8 @@ Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev
   // The measuring is paid inside the first training step of every new shape
   // (a LeNet-5 epoch has a dozen), so it is kept short: after each round a
   // candidate at least twice as slow as the leader stops being timed (noise
-  // does not turn 2x around), and rounds stop after 5 or once 0.25 s went by,
-  // with at least 2 for the candidates still in the race.
+  // does not turn 2x around), and rounds stop after 5, once 0.25 s went by
+  // (at least 2 rounds), or when a single candidate is left.
   std::vector<bool> active(runners.size(), true);
   double total = 0;
   for (int round = 0; round < 5 && (round < 2 || total < 0.25); ++round) {
@@ -169,6 +169,7 @@ Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev
     }
     const double leader = *std::min_element(best.begin(), best.end());
     for (std::size_t i = 0; i < runners.size(); ++i) active[i] = active[i] && best[i] < 2.0 * leader;
+    if (std::count(active.begin(), active.end(), true) <= 1) break;  // nothing left to compare
   }
   Choice c;
   c.source = Choice::Source::Measured;

@@ -6,7 +6,8 @@
 /// every algorithm of that device that supports the problem and whose
 /// workspace fits the limit on random data, and keeps the fastest (minimum of
 /// 2 to 5 timed runs after one warm-up; a candidate twice as slow as the
-/// leader is dropped after a run, and the rounds stop after about 0.25 s).
+/// leader is dropped after a run, and the rounds stop after about 0.25 s or
+/// when one candidate is left).
 /// A smaller batch of a layer already measured (an epoch's last, partial
 /// batch) takes that layer's choice without measuring. The choice is cached in memory
 /// and, when a cache file is set, appended to that file and read back by
@@ -41,8 +42,11 @@
 
 namespace magmadnn::conv {
 
-/// Problems larger than this are not timed with Direct when another algorithm applies.
-inline constexpr double kDirectTimingMacs = 5e7;
+/// Problems larger than this are not timed with Direct when another algorithm
+/// applies. Direct never won above ~1e5 multiply-adds here (LeNet-5's layers,
+/// 7.5e6, run 8-30x slower than FFT), and timing it was most of the
+/// chooser's cost in a LeNet-5 epoch.
+inline constexpr double kDirectTimingMacs = 1e6;
 
 /// How a choice was made and what was measured.
 struct Choice {
