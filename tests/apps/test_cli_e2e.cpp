@@ -287,7 +287,7 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   }
   r = run({"train", "--help"});
   for (const char* opt : {"--config", "--preset", "--layers", "--epochs", "--batch-size", "--lr", "--seed", "--out",
-                          "--data", "--resume", "--threads", "--limit-train", "--limit-test", "--quiet"}) {
+                          "--data", "--resume", "--threads", "--limit-train", "--limit-test", "--quiet", "--profile"}) {
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
   }
   r = run({"bench", "--help"});
@@ -298,5 +298,5 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   EXPECT_NE(r.out.find("lenet_conv1"), std::string::npos) << r.out;
   r = run({"bench", "fft"});
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("unknown benchmark \"fft\" (available: conv)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown benchmark \"fft\" (available: conv, --profile)"), std::string::npos) << r.err;
 }
