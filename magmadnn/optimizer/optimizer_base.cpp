@@ -3,9 +3,8 @@
 #include <optional>
 
 #include "magmadnn/compute/profiler.h"
-#include "magmadnn/tensor/dispatch.h"
-
 #include "magmadnn/core/errors.h"
+#include "magmadnn/tensor/dispatch.h"
 #include "magmadnn/tensor/math.h"
 
 namespace magmadnn::optimizer {
@@ -43,7 +42,7 @@ typename Optimizer<T>::ParamState& Optimizer<T>::state_of(const op::Expr<T>& var
   auto it = states_.find(var.get());
   if (it != states_.end()) return it->second;
   const Tensor<T>& p = as_variable(var).value();
-  ParamState st{var.ptr(), var->get_name(), {}};
+  ParamState st{var.ptr(), var->get_name(), {}, {}};
   for (std::size_t i = 0; i < slot_names().size(); ++i) {
     Tensor<T> s(p.shape(), p.get_memory_type(), p.get_device_id());
     math::fill(s, T(0));
