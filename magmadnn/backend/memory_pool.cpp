@@ -71,8 +71,19 @@ void MemoryPool::deallocate(void* p) noexcept {
   const std::size_t block = it->second;
   used_.erase(it);
   stats_.bytes_in_use -= block;
+  if (!caching_) {
+    raw_.free(p);
+    stats_.raw_frees += 1;
+    return;
+  }
   stats_.bytes_cached += block;
   free_.emplace(block, p);
+}
+
+void MemoryPool::set_caching(bool on) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  caching_ = on;
+  if (!on) release_cached_locked();
 }
 
 void MemoryPool::release_cached() noexcept {

@@ -63,6 +63,11 @@ class MemoryPool {
   void deallocate(void* p) noexcept;
   /// Frees every cached block through the raw allocator.
   void release_cached() noexcept;
+  /// With caching off, deallocate() returns blocks to the raw allocator at
+  /// once (and the cache is emptied now): every allocation is then a fresh
+  /// raw one, which is what memory checkers (ASan, valgrind, compute-sanitizer)
+  /// need to see use-after-free and overflows. On by default.
+  void set_caching(bool on) noexcept;
   /// Counters; bytes are counted in whole blocks (rounded sizes).
   MemoryStats stats() const;
 
@@ -78,6 +83,7 @@ class MemoryPool {
   std::multimap<std::size_t, void*> free_;       // cached blocks by size
   std::unordered_map<void*, std::size_t> used_;  // handed-out blocks and their sizes
   MemoryStats stats_;
+  bool caching_ = true;
 };
 
 }  // namespace magmadnn

@@ -237,6 +237,9 @@ TEST(MemoryPool, ConcurrentStepsKeepTheCountersConsistent) {
 }
 
 TEST(MemoryPool, HostTensorsOfATrainingStepAllocateNothingNewAfterTheFirst) {
+  if (const char* off = std::getenv("MAGMADNN_NO_MEMORY_CACHING"); off && *off && std::string(off) != "0") {
+    GTEST_SKIP() << "host memory caching is off (MAGMADNN_NO_MEMORY_CACHING=" << off << ")";
+  }
   magmadnn::Backend& b = magmadnn::cpu_backend();
   auto one_step = [] {
     // Forward values, gradients and temporaries of an MLP step, freed in another order.
@@ -254,4 +257,20 @@ TEST(MemoryPool, HostTensorsOfATrainingStepAllocateNothingNewAfterTheFirst) {
   EXPECT_GE(s.peak_bytes_in_use, std::uint64_t{528 * 784 * 4});
   b.release_cached_memory();
   EXPECT_EQ(b.memory_stats(0).bytes_cached, 0u);
+}
+
+TEST(MemoryPool, WithCachingOffEveryFreeGoesBackToTheRawAllocator) {
+  FakeDevice dev;
+  MemoryPool pool(dev.raw(), "fake device 0");
+  step(pool);
+  EXPECT_GT(pool.stats().bytes_cached, 0u);
+  pool.set_caching(false);
+  EXPECT_EQ(pool.stats().bytes_cached, 0u);  // the cache is emptied at once
+  EXPECT_TRUE(dev.live.empty());
+  const int allocs = dev.allocs;
+  step(pool);
+  EXPECT_EQ(dev.allocs, allocs + static_cast<int>(kStepSizes.size()));  // no reuse
+  EXPECT_TRUE(dev.live.empty());
+  EXPECT_EQ(pool.stats().bytes_cached, 0u);
+  EXPECT_EQ(pool.stats().bytes_in_use, 0u);
 }

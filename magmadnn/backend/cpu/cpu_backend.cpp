@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/memory_pool.h"
@@ -40,6 +41,11 @@ void convert_from(const S* src, dtype dst_type, void* dst, std::int64_t n) {
 
 class CpuBackend final : public Backend {
  public:
+  // MAGMADNN_NO_MEMORY_CACHING=1 turns the host cache off (for memory checkers).
+  CpuBackend() {
+    const char* off = std::getenv("MAGMADNN_NO_MEMORY_CACHING");
+    if (off && *off && std::string(off) != "0") pool_.set_caching(false);
+  }
   DeviceKind kind() const noexcept override { return DeviceKind::CPU; }
   std::string name() const override { return "cpu"; }
   int device_count() const noexcept override { return 1; }
