@@ -109,10 +109,16 @@ void prepare_folder(const RunFolder& rf, bool resume, bool overwrite) {
   }
 }
 
+// Seconds of the training loops of all epochs (validation excluded).
+double training_seconds(const model::History& h) {
+  double s = 0;
+  for (const auto& r : h) s += r.seconds;
+  return s;
+}
+
 Json make_summary(const TrainSpec& spec, const model::NeuralNetwork<float>& net, const model::History& h,
                   const model::Evaluation& test, std::int64_t train_samples, double wall_seconds) {
-  double train_seconds = 0;
-  for (const auto& r : h) train_seconds += r.seconds;
+  const double train_seconds = training_seconds(h);
   const double sps = train_seconds > 0 ? static_cast<double>(train_samples) * static_cast<double>(h.size()) /
                                              train_seconds
                                        : 0.0;
@@ -142,12 +148,9 @@ Json make_summary(const TrainSpec& spec, const model::NeuralNetwork<float>& net,
 // The per-op table, and how it adds up against the measured training time.
 void print_profile(std::ostream& out, model::NeuralNetwork<float>& net, const model::History& history) {
   const std::int64_t steps = net.optimizer().step_count();
-  double train_seconds = 0;
-  for (const auto& e : history) train_seconds += e.seconds;
+  const double train_seconds = training_seconds(history);
   out << "\nprofile of " << steps << " training steps (per-op clocks; --profile itself slows small ops):\n";
-  op::Profiler::print(out, steps);
-  double profiled = 0;
-  for (const auto& e : op::Profiler::entries()) profiled += e.seconds;
+  const double profiled = op::Profiler::print(out, steps);
   char line[200];
   std::snprintf(line, sizeof line,
                 "training time %.3f s, of which profiled %.3f s (%.1f%%); the rest is graph bookkeeping, "

@@ -1,5 +1,6 @@
 #include "magmadnn/compute/gradients.h"
 
+#include <optional>
 #include <unordered_set>
 
 #include "magmadnn/compute/grad_utils.h"
@@ -63,10 +64,11 @@ GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& 
     for (std::size_t i = 0; i < ins.size(); ++i) any |= (needed[i] = on_path.count(ins[i].get()) > 0);
     if (any) {
       std::vector<Tensor<T>> gin(ins.size());
-      if (Profiler::enabled()) {
-        Profiler::Scope scope("backward", n->kind(), detail::profile_label(*n), detail::device_sync_of(g->second));
-        n->backward(g->second, needed, gin);
-      } else {
+      {
+        std::optional<Profiler::Scope> scope;
+        if (Profiler::enabled()) {
+          scope.emplace("backward", n->kind(), detail::profile_label(*n), detail::device_sync_of(g->second));
+        }
         n->backward(g->second, needed, gin);
       }
       for (std::size_t i = 0; i < ins.size(); ++i) {

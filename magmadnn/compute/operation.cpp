@@ -1,6 +1,7 @@
 #include "magmadnn/compute/operation.h"
 
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -123,10 +124,11 @@ bool Operation<T>::eval_self(bool recompute) {
   bool stale = recompute || !evaluated_ || dirty_;
   for (std::size_t i = 0; i < inputs_.size() && !stale; ++i) stale = inputs_[i]->version_ != seen_versions_[i];
   if (!stale) return false;
-  if (Profiler::enabled()) {
-    Profiler::Scope scope("forward", kind(), detail::profile_label(*this), detail::device_sync_of(inputs_[0]->output_));
-    forward();
-  } else {
+  {
+    std::optional<Profiler::Scope> scope;
+    if (Profiler::enabled()) {
+      scope.emplace("forward", kind(), detail::profile_label(*this), detail::device_sync_of(inputs_[0]->output_));
+    }
     forward();
   }
   for (std::size_t i = 0; i < inputs_.size(); ++i) seen_versions_[i] = inputs_[i]->version_;

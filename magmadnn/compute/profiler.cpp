@@ -58,7 +58,7 @@ std::vector<ProfileEntry> Profiler::entries() {
   return out;
 }
 
-void Profiler::print(std::ostream& os, std::int64_t steps) {
+double Profiler::print(std::ostream& os, std::int64_t steps) {
   const auto rows = entries();
   double total = 0;
   for (const auto& e : rows) total += e.seconds;
@@ -79,6 +79,7 @@ void Profiler::print(std::ostream& os, std::int64_t steps) {
   }
   os << std::left << std::setw(58) << "total profiled" << std::right << std::setw(21) << fixed(total * 1e3, 1)
      << std::setw(12) << (steps > 0 ? fixed(total * per, 3) : "-") << "\n";
+  return total;
 }
 
 Profiler::Scope::Scope(const char* phase, const std::string& kind, const std::string& name,

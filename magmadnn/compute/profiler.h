@@ -48,7 +48,8 @@ class Profiler {
   static std::vector<ProfileEntry> entries();
   /// A table: phase, op, name, calls, total ms, ms per step, share of the
   /// profiled total; `steps` (> 0) divides the totals into per-step figures.
-  static void print(std::ostream& os, std::int64_t steps);
+  /// Returns the profiled total in seconds.
+  static double print(std::ostream& os, std::int64_t steps);
 
   /// Turns profiling off for its lifetime (restoring the previous state), for
   /// work that does not belong in a profile, such as validation inside fit.

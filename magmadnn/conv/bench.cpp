@@ -165,6 +165,12 @@ void print_targets(std::ostream& os, const std::vector<BenchRecord>& recs) {
     auto it = by.find(r.layer + "|" + r.pass + "|" + r.device + "|" + algo);
     return it == by.end() ? nullptr : it->second;
   };
+  std::map<std::string, double> best;  // "layer|pass|device" -> fastest non-auto seconds
+  for (const auto& r : recs) {
+    if (r.algorithm == "auto") continue;
+    auto [it, fresh] = best.try_emplace(r.layer + "|" + r.pass + "|" + r.device, r.seconds);
+    if (!fresh) it->second = std::min(it->second, r.seconds);
+  }
   int wino_n = 0, wino_ok = 0, fft_n = 0, fft_ok = 0, pick_n = 0, pick_ok = 0;
   double wino_min = 1e300, fft_min = 1e300, pick_worst = 0;
   for (const auto& r : recs) {
@@ -182,12 +188,8 @@ void print_targets(std::ostream& os, const std::vector<BenchRecord>& recs) {
       }
     }
     if (r.algorithm == "auto") {
-      double best = 1e300;
-      for (const auto& o : recs)
-        if (o.layer == r.layer && o.pass == r.pass && o.device == r.device && o.algorithm != "auto")
-          best = std::min(best, o.seconds);
       if (const auto* p = get(r, r.chosen)) {
-        const double q = p->seconds / best;
+        const double q = p->seconds / best.at(r.layer + "|" + r.pass + "|" + r.device);
         ++pick_n, pick_ok += q <= 1.10, pick_worst = std::max(pick_worst, q);
       }
     }

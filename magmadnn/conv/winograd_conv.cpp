@@ -69,7 +69,6 @@ struct Winograd {
   static constexpr int AA = A * A;
   static constexpr int L = 64 / static_cast<int>(sizeof(T));
   using Mx = winograd::Matrices<M>;
-  static constexpr auto AT = Mx::AT;
   static constexpr auto ATt = Mx::AT.transposed();
   static constexpr auto Gt = Mx::G.transposed();
 
@@ -184,7 +183,7 @@ struct Winograd {
         for (int l = 0; l < L; ++l) m[a][b][l] = l < cnt ? src[l] : T(0);
       }
     alignas(64) T r[M][M][L];
-    sandwich<AT, AT>(m, r);
+    sandwich<Mx::AT, Mx::AT>(m, r);
     const T bv = bias ? bias[k0 + k] : T(0);
     auto p = tl.pos(t0 + tb);
     for (int l = 0; l < cnt; ++l, tl.next(p)) {
