@@ -92,11 +92,14 @@ void register_algorithm(std::unique_ptr<ConvAlgorithm<T>> algo) {
 }
 template void register_algorithm<float>(std::unique_ptr<ConvAlgorithm<float>>);
 template void register_algorithm<double>(std::unique_ptr<ConvAlgorithm<double>>);
+template void register_algorithm<half>(std::unique_ptr<ConvAlgorithm<half>>);
 }  // namespace detail
 
 template std::vector<ConvAlgorithm<float>*> algorithms<float>(DeviceKind);
 template std::vector<ConvAlgorithm<double>*> algorithms<double>(DeviceKind);
 template ConvAlgorithm<float>* find_algorithm<float>(Algo, DeviceKind);
 template ConvAlgorithm<double>* find_algorithm<double>(Algo, DeviceKind);
+template std::vector<ConvAlgorithm<half>*> algorithms<half>(DeviceKind);
+template ConvAlgorithm<half>* find_algorithm<half>(Algo, DeviceKind);
 
 }  // namespace magmadnn::conv

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <type_traits>
 
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/core/errors.h"
@@ -97,6 +98,19 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
+// n uniform numbers in [-1, 1) in the device's memory. Half has no kernels
+// of its own: it is drawn in float and converted.
+template <typename T>
+void fill_random(Backend& be, device_t dev, T* p, std::int64_t n, std::uint64_t stream) {
+  if constexpr (std::is_same_v<T, half>) {
+    DeviceBuffer f(be, sizeof(float) * n, dev);
+    kernels<float>(be).fill_uniform(static_cast<float*>(f.p), n, -1.f, 1.f, 7, stream);
+    be.convert(dtype::f32, f.p, dtype::f16, p, n);
+  } else {
+    kernels<T>(be).fill_uniform(p, n, T(-1), T(1), 7, stream);
+  }
+}
+
 // Runs one pass of one algorithm (with its own workspace) and waits for it.
 template <typename T>
 struct Runner {
@@ -131,10 +145,9 @@ Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev
   be.set_device(dev);
   const std::int64_t nx = pr.x_shape().numel(), nw = pr.w_shape().numel(), ny = pr.y_shape().numel();
   DeviceBuffer x(be, sizeof(T) * nx, dev), w(be, sizeof(T) * nw, dev), y(be, sizeof(T) * ny, dev);
-  Kernels<T>& k = kernels<T>(be);
-  k.fill_uniform(static_cast<T*>(x.p), nx, T(-1), T(1), 7, 1);
-  k.fill_uniform(static_cast<T*>(w.p), nw, T(-1), T(1), 7, 2);
-  k.fill_uniform(static_cast<T*>(y.p), ny, T(-1), T(1), 7, 3);
+  fill_random(be, dev, static_cast<T*>(x.p), nx, 1);
+  fill_random(be, dev, static_cast<T*>(w.p), nw, 2);
+  fill_random(be, dev, static_cast<T*>(y.p), ny, 3);
   // One warm-up each (plans, primitives, first touch), then rounds in which
   // every candidate runs once: interleaving spreads any change in machine
   // load over all candidates instead of penalising whichever ran during it.
@@ -294,5 +307,7 @@ template ConvAlgorithm<float>& choose<float>(const ConvProblem&, Pass, DeviceKin
 template ConvAlgorithm<double>& choose<double>(const ConvProblem&, Pass, DeviceKind, device_t, Algo);
 template std::optional<Choice> cached_choice<float>(const ConvProblem&, Pass, DeviceKind, device_t);
 template std::optional<Choice> cached_choice<double>(const ConvProblem&, Pass, DeviceKind, device_t);
+template ConvAlgorithm<half>& choose<half>(const ConvProblem&, Pass, DeviceKind, device_t, Algo);
+template std::optional<Choice> cached_choice<half>(const ConvProblem&, Pass, DeviceKind, device_t);
 
 }  // namespace magmadnn::conv

@@ -59,8 +59,9 @@ struct Choice {
   double seconds = 0;
 };
 
-/// The algorithm to run `pass` of `prob` with, for element type T on `device`
-/// (index `device_id` for GPUs). Measures on first use as described above.
+/// The algorithm to run `pass` of `prob` with, for element type T (float,
+/// double, or half on the GPU) on `device` (index `device_id` for GPUs).
+/// Measures on first use as described above.
 template <typename T>
 ConvAlgorithm<T>& choose(const ConvProblem& prob, Pass pass, DeviceKind device, device_t device_id = 0,
                          Algo requested = Algo::Auto);

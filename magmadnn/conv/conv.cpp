@@ -1,8 +1,11 @@
 #include "magmadnn/conv/conv.h"
 
+#include <type_traits>
+
 #include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/pool_impl.h"
 #include "magmadnn/core/errors.h"
+#include "magmadnn/core/half.h"
 #include "magmadnn/tensor/dispatch.h"
 
 namespace magmadnn::conv {
@@ -34,6 +37,17 @@ Tensor<T> like(const Shape& s, const Tensor<T>& t) {
   return Tensor<T>(s, t.get_memory_type(), t.get_device_id());
 }
 
+// Half is computed by cuDNN only; say so instead of "no algorithm supports".
+template <typename T>
+void check_element_type(const Tensor<T>& t, const char* op) {
+  if constexpr (std::is_same_v<T, half>) {
+    MAGMADNN_CHECK(t.on_device(), NotSupportedError,
+                   op << ": half-precision convolution runs on the GPU only (cuDNN); cast host tensors to float");
+    MAGMADNN_CHECK(!algorithms<half>(DeviceKind::CUDA).empty(), NotSupportedError,
+                   op << ": half-precision convolution needs cuDNN, which this build does not have");
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -45,6 +59,7 @@ Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>
                    "conv2d: bias " << bias->shape() << " must be {" << pr.k << "} for filters " << w.shape());
   }
   Backend& be = bias ? common_backend("conv2d", x, w, *bias) : common_backend("conv2d", x, w);
+  check_element_type(x, "conv2d");
   ConvAlgorithm<T>& a = choose<T>(pr, Pass::Forward, kind_of(x), x.get_device_id(), algo);
   Tensor<T> y = like(pr.y_shape(), x);
   Workspace ws(be, x.get_device_id(), a.workspace_bytes(pr, Pass::Forward));
@@ -60,6 +75,7 @@ Tensor<T> conv2d_backward_data(const Tensor<T>& dy, const Tensor<T>& w, const Sh
                  "conv2d backward data: dy " << dy.shape() << " must be " << pr.y_shape() << " for input " << x_shape
                                              << " and filters " << w.shape());
   Backend& be = common_backend("conv2d backward data", dy, w);
+  check_element_type(dy, "conv2d backward data");
   ConvAlgorithm<T>& a = choose<T>(pr, Pass::BackwardData, kind_of(dy), dy.get_device_id(), algo);
   Tensor<T> dx = like(x_shape, dy);
   Workspace ws(be, dy.get_device_id(), a.workspace_bytes(pr, Pass::BackwardData));
@@ -75,6 +91,7 @@ Tensor<T> conv2d_backward_filter(const Tensor<T>& x, const Tensor<T>& dy, const 
                  "conv2d backward filter: dy " << dy.shape() << " must be " << pr.y_shape() << " for input "
                                                << x.shape() << " and filters " << w_shape);
   Backend& be = common_backend("conv2d backward filter", x, dy);
+  check_element_type(x, "conv2d backward filter");
   ConvAlgorithm<T>& a = choose<T>(pr, Pass::BackwardFilter, kind_of(x), x.get_device_id(), algo);
   Tensor<T> dw = like(w_shape, x);
   if (db && (db->shape() != Shape{pr.k} || db->on_device() != x.on_device())) *db = like(Shape{pr.k}, x);
@@ -122,17 +139,20 @@ Tensor<T> pool2d_backward(const Tensor<T>& x, const Tensor<T>& dy, const PoolPar
   return dx;
 }
 
-#define MAGMADNN_CONV_INSTANTIATE(T)                                                                             \
+#define MAGMADNN_CONV_INSTANTIATE_CONV(T)                                                                        \
   template Tensor<T> conv2d_forward<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>*, const ConvParams&, \
                                        Algo);                                                                    \
   template Tensor<T> conv2d_backward_data<T>(const Tensor<T>&, const Tensor<T>&, const Shape&, const ConvParams&, \
                                              Algo);                                                              \
   template Tensor<T> conv2d_backward_filter<T>(const Tensor<T>&, const Tensor<T>&, const Shape&,                  \
-                                               const ConvParams&, Algo, Tensor<T>*);                             \
+                                               const ConvParams&, Algo, Tensor<T>*);
+#define MAGMADNN_CONV_INSTANTIATE(T)                                                                             \
+  MAGMADNN_CONV_INSTANTIATE_CONV(T)                                                                              \
   template Tensor<T> pool2d_forward<T>(const Tensor<T>&, const PoolParams&, Tensor<std::int32_t>*);             \
   template Tensor<T> pool2d_backward<T>(const Tensor<T>&, const Tensor<T>&, const PoolParams&,                   \
                                         const Tensor<std::int32_t>*);
 MAGMADNN_CONV_INSTANTIATE(float)
 MAGMADNN_CONV_INSTANTIATE(double)
+MAGMADNN_CONV_INSTANTIATE_CONV(half)
 
 }  // namespace magmadnn::conv

@@ -116,3 +116,23 @@ TEST(ConvTensorApi, ForwardBackwardShapesAndErrors) {
     EXPECT_NE(std::string(e.what()).find("{2, 4, 8, 8}"), std::string::npos) << e.what();
   }
 }
+
+TEST(ConvTensorApi, HalfOnTheHostIsRefusedWithTheReason) {
+  // Half convolutions are cuDNN's (GPU only); on the host every pass says so
+  // rather than "no algorithm supports".
+  const Tensor<half> x = random_tensor<float>({1, 2, 6, 6}, 17).cast<half>();
+  const Tensor<half> w = random_tensor<float>({3, 2, 3, 3}, 18).cast<half>();
+  const Tensor<half> dy = random_tensor<float>({1, 3, 4, 4}, 19).cast<half>();
+  auto expect_refused = [](auto&& call, const char* what) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": expected NotSupportedError";
+    } catch (const NotSupportedError& e) {
+      EXPECT_NE(std::string(e.what()).find("GPU only"), std::string::npos) << what << ": " << e.what();
+    }
+  };
+  expect_refused([&] { conv::conv2d_forward<half>(x, w, nullptr); }, "forward");
+  expect_refused([&] { conv::conv2d_backward_data(dy, w, x.shape()); }, "backward data");
+  expect_refused([&] { conv::conv2d_backward_filter(x, dy, w.shape()); }, "backward filter");
+  EXPECT_TRUE(conv::algorithms<half>(DeviceKind::CPU).empty());
+}

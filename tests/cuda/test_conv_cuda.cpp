@@ -2,7 +2,8 @@
 // cuDNN) and GPU pooling, each checked against the CPU reference: the Direct
 // algorithm in double on the same inputs (converted from T exactly). Random
 // problems cover stride, padding, dilation and groups within what each
-// algorithm supports; all three passes, float and double.
+// algorithm supports; all three passes, float and double, and half through
+// cuDNN.
 //
 // Without a GPU every case skips with the reason, except the check that the
 // CUDA registrations stay invisible (and cost nothing) on such a machine.
@@ -19,6 +20,7 @@
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/algorithm.h"
 #include "magmadnn/conv/chooser.h"
+#include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/pool_impl.h"
 #include "magmadnn/core/config.h"
 #include "magmadnn/core/errors.h"
@@ -91,7 +93,11 @@ void expect_close(const std::vector<T>& got, const std::vector<double>& want, do
 
 template <typename T>
 double tolerance() {
-  return std::is_same_v<T, float> ? 3e-5 : 1e-11;
+  // Half: the inputs are exact in both runs (the reference widens the same
+  // half values), so only the rounding of each result to half (2^-11
+  // relative) and float accumulation remain.
+  if constexpr (std::is_same_v<T, half>) return 2e-3;
+  else return std::is_same_v<T, float> ? 3e-5 : 1e-11;
 }
 
 struct Limits {
@@ -209,11 +215,13 @@ TEST(ConvCuda, RegistrationIsInvisibleWithoutGpu) {
     }
 #if MAGMADNN_HAVE_CUDNN
     EXPECT_NE(find_algorithm<float>(Algo::CuDNN, DeviceKind::CUDA), nullptr);
+    EXPECT_NE(find_algorithm<half>(Algo::CuDNN, DeviceKind::CUDA), nullptr);
 #endif
     EXPECT_NE(find_pool_impl<float>(DeviceKind::CUDA), nullptr);
   } else {
     EXPECT_TRUE(algorithms<float>(DeviceKind::CUDA).empty());
     EXPECT_TRUE(algorithms<double>(DeviceKind::CUDA).empty());
+    EXPECT_TRUE(algorithms<half>(DeviceKind::CUDA).empty());
     EXPECT_EQ(find_pool_impl<float>(DeviceKind::CUDA), nullptr);
     EXPECT_NE(find_algorithm<double>(Algo::Direct, DeviceKind::CPU), nullptr);
   }
@@ -234,6 +242,34 @@ MAGMADNN_CONV_CUDA_CASE(WinogradMatchesDirect, Algo::WinogradF2x2, 202)
 MAGMADNN_CONV_CUDA_CASE(FftMatchesDirect, Algo::FFT, 303)
 #if MAGMADNN_HAVE_CUDNN
 MAGMADNN_CONV_CUDA_CASE(CudnnMatchesDirect, Algo::CuDNN, 404)
+
+TEST(ConvCuda, CudnnHalfMatchesDirect) {
+  MAGMADNN_REQUIRE_GPU();
+  check_algorithm<half>(Algo::CuDNN, 12, 505);
+}
+
+TEST(ConvCuda, HalfTensorsRunThroughTheChooser) {
+  // The tensor API end to end in half: the chooser measures (filling its
+  // random buffers through float), picks cuDNN, and the result matches the
+  // float convolution of the same half values.
+  MAGMADNN_REQUIRE_GPU();
+  ConvParams pad1;
+  pad1.pad_h = pad1.pad_w = 1;
+  std::mt19937 gen(12);
+  const auto xv = random_vector<half>(2 * 3 * 9 * 9, gen), wv = random_vector<half>(4 * 3 * 3 * 3, gen);
+  Tensor<half> x({2, 3, 9, 9}, HOST), w({4, 3, 3, 3}, HOST);
+  std::copy(xv.begin(), xv.end(), x.mutable_data());
+  std::copy(wv.begin(), wv.end(), w.mutable_data());
+  const Tensor<half> y = conv2d_forward<half>(x.to(DEVICE), w.to(DEVICE), nullptr, pad1);
+  ASSERT_TRUE(y.on_device());
+  const auto choice = cached_choice<half>(make_problem(x.shape(), w.shape(), pad1), Pass::Forward, DeviceKind::CUDA);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(choice->algo, Algo::CuDNN);
+  const Tensor<float> want = conv2d_forward<float>(x.cast<float>(), w.cast<float>(), nullptr, pad1, Algo::Direct);
+  const Tensor<float> got = y.to(HOST).cast<float>();
+  std::vector<double> want_v(want.data(), want.data() + want.size());
+  expect_close(std::vector<float>(got.data(), got.data() + got.size()), want_v, tolerance<half>(), "half forward");
+}
 #endif
 
 TEST(ConvCuda, LargerProblemsSpanSeveralBlocksAndFastPaths) {

@@ -3,10 +3,14 @@
 // in cuDNN 9.19 and takes care of groups, dilation and its own kernel choice.
 //
 // Kernel choice: cudnnGet*Algorithm_v7 heuristics (no trial runs, no hidden
-// allocations), taking the first algorithm that succeeds, needs at most
-// kMaxWorkspace and computes in FMA math (see pick): TF32 or FP16 tensor-core
-// math would differ from the CPU algorithms by ~1e-3 relative. The choice,
-// the descriptors and the workspace size are cached per device and problem.
+// allocations), taking the first algorithm that succeeds and needs at most
+// kMaxWorkspace (see pick). Float and double compute in FMA math: TF32
+// tensor-core math would differ from the CPU algorithms by ~1e-3 relative.
+// Half stores half and accumulates in float (cuDNN's "pseudo half"
+// configuration): its inputs already carry 2^-11 relative rounding, so
+// tensor-core math costs it nothing in accuracy and is what makes half worth
+// having. The choice, the descriptors and the workspace size are cached per
+// device, element type and problem.
 #include "magmadnn/core/config.h"
 
 #if MAGMADNN_HAVE_CUDNN
@@ -23,6 +27,8 @@
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/algorithm.h"
 #include "magmadnn/conv/cuda/conv_context_cuda.h"
+#include "magmadnn/core/half.h"
+#include "magmadnn/core/types.h"
 
 namespace magmadnn::conv::cuda {
 namespace {
@@ -44,7 +50,24 @@ using ConvDesc = std::unique_ptr<cudnnConvolutionStruct, ConvDescFree>;
 
 template <typename T>
 constexpr cudnnDataType_t data_type() {
-  return std::is_same_v<T, float> ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+  if constexpr (std::is_same_v<T, double>) return CUDNN_DATA_DOUBLE;
+  else if constexpr (std::is_same_v<T, half>) return CUDNN_DATA_HALF;
+  else return CUDNN_DATA_FLOAT;
+}
+// The type sums are accumulated in (the descriptor's compute type).
+template <typename T>
+constexpr cudnnDataType_t compute_type() {
+  return std::is_same_v<T, double> ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+}
+// alpha and beta are float for half and float data, double for double.
+template <typename T>
+using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Math types acceptable for T, most wanted first.
+template <typename T>
+std::vector<cudnnMathType_t> math_order() {
+  if constexpr (std::is_same_v<T, half>) return {CUDNN_TENSOR_OP_MATH, CUDNN_DEFAULT_MATH, CUDNN_FMA_MATH};
+  else return {CUDNN_FMA_MATH, CUDNN_DEFAULT_MATH};
 }
 
 TensorDesc tensor4d(cudnnDataType_t dt, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
@@ -66,12 +89,13 @@ struct CudnnPlan {
   std::size_t work[3] = {0, 0, 0};
 };
 
-// The fastest usable entry (the list is sorted by expected speed) in FMA
-// math; failing that, in default math, which on Ampere and later may use TF32
-// for float (so float results may then differ from the CPU by ~1e-3).
+// The fastest usable entry (the list is sorted by expected speed) in the
+// first math type of `order` that has one. For float that is FMA math, then
+// default math, which on Ampere and later may use TF32 (float results may then
+// differ from the CPU by ~1e-3); for half, tensor-core math first.
 template <typename Perf>
-const Perf* pick(const std::vector<Perf>& perf, int got) {
-  for (cudnnMathType_t want : {CUDNN_FMA_MATH, CUDNN_DEFAULT_MATH}) {
+const Perf* pick(const std::vector<Perf>& perf, int got, const std::vector<cudnnMathType_t>& order) {
+  for (cudnnMathType_t want : order) {
     for (int i = 0; i < got; ++i) {
       const Perf& p = perf[static_cast<std::size_t>(i)];
       if (p.status == CUDNN_STATUS_SUCCESS && p.memory <= kMaxWorkspace && p.mathType == want) return &p;
@@ -98,21 +122,25 @@ std::unique_ptr<CudnnPlan> make_plan(const ConvProblem& pr) {
   const ConvParams& g = pr.geom;
   MAGMADNN_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(c, int(g.pad_h), int(g.pad_w), int(g.stride_h),
                                                        int(g.stride_w), int(g.dilation_h), int(g.dilation_w),
-                                                       CUDNN_CROSS_CORRELATION, dt));
+                                                       CUDNN_CROSS_CORRELATION, compute_type<T>()));
   MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(c, int(g.groups)));
-  MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(c, CUDNN_FMA_MATH));
+  // The heuristics list only algorithms the descriptor's math type allows.
+  const cudnnMathType_t widest = std::is_same_v<T, half> ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+  MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(c, widest));
+  for (cudnnMathType_t& m : plan->math) m = widest;
   return plan;
 }
 
-[[noreturn]] void no_algorithm(const ConvProblem& pr, Pass pass) {
-  MAGMADNN_THROW(NotSupportedError, "cuDNN offers no FMA-math algorithm within " << (kMaxWorkspace >> 20)
-                                                                                   << " MiB of workspace for "
-                                                                                   << pass_name(pass) << " of "
-                                                                                   << pr.to_string());
+[[noreturn]] void no_algorithm(const ConvProblem& pr, Pass pass, dtype t) {
+  MAGMADNN_THROW(NotSupportedError, "cuDNN offers no " << dtype_name(t) << " algorithm within "
+                                                       << (kMaxWorkspace >> 20) << " MiB of workspace for "
+                                                       << pass_name(pass) << " of " << pr.to_string());
 }
 
 // Fills in the plan's choice for `pass` (the handle must be the call's).
+template <typename T>
 void choose(cudnnHandle_t h, CudnnPlan& plan, const ConvProblem& pr, Pass pass) {
+  const std::vector<cudnnMathType_t> order = math_order<T>();
   const int i = static_cast<int>(pass);
   if (plan.chosen[i]) return;
   int max = 0, got = 0;
@@ -122,8 +150,8 @@ void choose(cudnnHandle_t h, CudnnPlan& plan, const ConvProblem& pr, Pass pass) 
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max));
       MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, plan.x.get(), plan.w.get(), plan.conv.get(),
                                                                   plan.y.get(), max, &got, perf.data()));
-      const auto* p = pick(perf, got);
-      if (!p) no_algorithm(pr, pass);
+      const auto* p = pick(perf, got, order);
+      if (!p) no_algorithm(pr, pass, dtype_v<T>);
       plan.algo[i] = p->algo, plan.math[i] = p->mathType;
       MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv.get(), p->mathType));
       MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, plan.x.get(), plan.w.get(), plan.conv.get(),
@@ -135,8 +163,8 @@ void choose(cudnnHandle_t h, CudnnPlan& plan, const ConvProblem& pr, Pass pass) 
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(max));
       MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan.w.get(), plan.y.get(), plan.conv.get(),
                                                                        plan.x.get(), max, &got, perf.data()));
-      const auto* p = pick(perf, got);
-      if (!p) no_algorithm(pr, pass);
+      const auto* p = pick(perf, got, order);
+      if (!p) no_algorithm(pr, pass, dtype_v<T>);
       plan.algo[i] = p->algo, plan.math[i] = p->mathType;
       MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv.get(), p->mathType));
       MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
@@ -148,8 +176,8 @@ void choose(cudnnHandle_t h, CudnnPlan& plan, const ConvProblem& pr, Pass pass) 
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(max));
       MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
           h, plan.x.get(), plan.y.get(), plan.conv.get(), plan.w.get(), max, &got, perf.data()));
-      const auto* p = pick(perf, got);
-      if (!p) no_algorithm(pr, pass);
+      const auto* p = pick(perf, got, order);
+      if (!p) no_algorithm(pr, pass, dtype_v<T>);
       plan.algo[i] = p->algo, plan.math[i] = p->mathType;
       MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv.get(), p->mathType));
       MAGMADNN_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
@@ -161,8 +189,8 @@ void choose(cudnnHandle_t h, CudnnPlan& plan, const ConvProblem& pr, Pass pass) 
 }
 
 // "device dtype problem": to_string names every size and the whole geometry.
-std::string plan_key(int device, bool f64, const ConvProblem& pr) {
-  return std::to_string(device) + (f64 ? " f64 " : " f32 ") + pr.to_string();
+std::string plan_key(int device, dtype t, const ConvProblem& pr) {
+  return std::to_string(device) + " " + dtype_name(t) + " " + pr.to_string();
 }
 
 // Plans of all devices; a device's plans are used and evicted only inside a
@@ -175,7 +203,7 @@ class Plans {
   }
   template <typename T>
   CudnnPlan& get(ConvCall& call, const ConvProblem& pr, Pass pass) {
-    const std::string key = plan_key(call.device(), std::is_same_v<T, double>, pr);
+    const std::string key = plan_key(call.device(), dtype_v<T>, pr);
     const std::string prefix = std::to_string(call.device()) + " ";
     CudnnPlan* plan = nullptr;
     {
@@ -190,7 +218,7 @@ class Plans {
       }
       plan = it->second.get();
     }
-    choose(call.dnn(), *plan, pr, pass);
+    choose<T>(call.dnn(), *plan, pr, pass);
     return *plan;
   }
 
@@ -230,7 +258,7 @@ class CudnnConv final : public ConvAlgorithm<T> {
     CudnnPlan& p = Plans::instance().get<T>(call, pr, Pass::Forward);
     const int i = static_cast<int>(Pass::Forward);
     void* ws = work_area(call, p, i, workspace);
-    const T one = 1, zero = 0;
+    const Scale<T> one = 1, zero = 0;
     MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv.get(), p.math[i]));
     MAGMADNN_CUDNN_CHECK(cudnnConvolutionForward(call.dnn(), &one, p.x.get(), x, p.w.get(), w, p.conv.get(),
                                                  static_cast<cudnnConvolutionFwdAlgo_t>(p.algo[i]), ws, p.work[i],
@@ -245,7 +273,7 @@ class CudnnConv final : public ConvAlgorithm<T> {
     CudnnPlan& p = Plans::instance().get<T>(call, pr, Pass::BackwardData);
     const int i = static_cast<int>(Pass::BackwardData);
     void* ws = work_area(call, p, i, workspace);
-    const T one = 1, zero = 0;
+    const Scale<T> one = 1, zero = 0;
     MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv.get(), p.math[i]));
     MAGMADNN_CUDNN_CHECK(cudnnConvolutionBackwardData(call.dnn(), &one, p.w.get(), w, p.y.get(), dy, p.conv.get(),
                                                       static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo[i]), ws,
@@ -259,7 +287,7 @@ class CudnnConv final : public ConvAlgorithm<T> {
     CudnnPlan& p = Plans::instance().get<T>(call, pr, Pass::BackwardFilter);
     const int i = static_cast<int>(Pass::BackwardFilter);
     void* ws = work_area(call, p, i, workspace);
-    const T one = 1, zero = 0;
+    const Scale<T> one = 1, zero = 0;
     MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv.get(), p.math[i]));
     MAGMADNN_CUDNN_CHECK(cudnnConvolutionBackwardFilter(call.dnn(), &one, p.x.get(), x, p.y.get(), dy, p.conv.get(),
                                                         static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo[i]), ws,
@@ -283,6 +311,7 @@ class CudnnConv final : public ConvAlgorithm<T> {
 const bool registered = [] {
   detail::register_algorithm<float>(std::make_unique<CudnnConv<float>>());
   detail::register_algorithm<double>(std::make_unique<CudnnConv<double>>());
+  detail::register_algorithm<half>(std::make_unique<CudnnConv<half>>());
   return true;
 }();
 
