@@ -61,6 +61,35 @@ GradTable<op_value_t<L>> gradients(const L& loss, const std::vector<Expr<op_valu
   return compute_gradients<op_value_t<L>>(Expr<op_value_t<L>>(to_node(loss)), vars);
 }
 
+/// The update backward_update applies: var = beta * var + alpha * gradient
+/// (plain gradient descent: alpha = -lr, beta = 1 - lr * weight decay).
+template <typename T>
+struct InPlaceUpdate {
+  T alpha = T(-1);
+  T beta = T(1);
+};
+
+/// One step of plain gradient descent fused into the backward pass: every
+/// var becomes beta * var + alpha * d(sum of loss's elements)/d(var), and
+/// no gradient is kept.
+///
+/// Why: the separate update re-reads each gradient and parameter after the
+/// pass. Here a linear op folds the update into the GEMM that produces the
+/// weight's gradient (its beta), so neither the gradient buffer nor the
+/// update pass exists; other ops' gradients are applied the moment they are
+/// complete, while still in cache.
+///
+/// Requires: every var is an op::Variable (ValueError otherwise).
+/// Guarantees: the result of compute_gradients followed by the update, up to
+/// rounding. Every backward step reads the forward values: a var with a
+/// single consumer is updated by or right after that consumer's backward
+/// (which the op orders after its own reads of the var), one with several
+/// consumers after the whole pass. A var the loss does not depend on
+/// becomes beta * var. Each var is marked changed, as by the optimizers.
+template <typename T>
+void backward_update(const std::type_identity_t<Expr<T>>& loss, const std::vector<std::type_identity_t<Expr<T>>>& vars,
+                     InPlaceUpdate<T> update);
+
 /// v1: fills `table` with the gradients of `graph` w.r.t. `vars` (existing
 /// entries for other nodes are kept). Returns 0; errors throw.
 template <typename T>

@@ -85,8 +85,24 @@ void LinearNode<T>::forward() {
   math::linear(this->in(0), this->in(1), has_bias() ? &bias : nullptr, act_, T(0), out);
 }
 
+namespace {
+// Smallest weight matrix whose update is folded into its gradient's GEMM.
+// In the MLP benchmark, folding the 528x784 weight saved 0.03 ms a step (the
+// update pass over 5 MB); folding the 10x528 one cost 0.01 ms in its GEMM
+// while its separate update takes 0.001 ms.
+constexpr std::int64_t kFoldMinWeights = std::int64_t{1} << 16;
+}  // namespace
+
 template <typename T>
 void LinearNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
+  std::vector<bool> applied(needed.size(), false);
+  backward_into(g, needed, gin, std::vector<const typename Operation<T>::UpdateTarget*>(needed.size()), applied);
+}
+
+template <typename T>
+void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin,
+                                  const std::vector<const typename Operation<T>::UpdateTarget*>& targets,
+                                  std::vector<bool>& applied) {
   // Gradient through the activation, from the output alone: relu'(z) > 0
   // exactly where relu(z) > 0, and sigmoid'/tanh' are functions of y.
   Tensor<T> dz;
@@ -96,8 +112,15 @@ void LinearNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed
     dz = Tensor<T>(g.shape(), g.get_memory_type(), g.get_device_id());
     math::unary_backward(act_, this->output_, this->output_, g, dz, T(0));
   }
-  if (needed[0]) gin[0] = math::matmul(dz, this->in(1));
-  if (needed[1]) gin[1] = math::matmul(dz, this->in(0), true, false);
+  if (needed[0]) gin[0] = math::matmul(dz, this->in(1));  // reads W: before any update of W
+  if (needed[1] && targets[1] != nullptr && this->in(1).size() >= kFoldMinWeights) {
+    // W = beta W + alpha dz^T x in one GEMM: no gradient buffer, no extra pass.
+    const auto& t = *targets[1];
+    math::matmul(t.alpha, dz, true, this->in(0), false, t.beta, *t.dst);
+    applied[1] = true;
+  } else if (needed[1]) {
+    gin[1] = math::matmul(dz, this->in(0), true, false);
+  }
   if (has_bias() && needed[2]) {
     Tensor<T> db = math::sum(dz, 0);
     db.reshape(this->in(2).shape());

@@ -103,6 +103,12 @@ class LinearNode : public Operation<T> {
   UnaryOp activation() const noexcept { return act_; }
   bool has_bias() const noexcept { return this->inputs_.size() == 3; }
   void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
+  /// Folds an update of the weight into the GEMM that computes its gradient
+  /// (beta = the update's beta, alpha scaling the product), after the input
+  /// gradient has used the old weight.
+  void backward_into(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin,
+                     const std::vector<const typename Operation<T>::UpdateTarget*>& targets,
+                     std::vector<bool>& applied) override;
 
  protected:
   Shape infer_shape(const std::vector<Shape>& in) const override;

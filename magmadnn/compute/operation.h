@@ -110,6 +110,26 @@ class Operation : public std::enable_shared_from_this<Operation<T>> {
   virtual void backward(const Tensor<T>& grad_out, const std::vector<bool>& needed,
                         std::vector<Tensor<T>>& grad_inputs) = 0;
 
+  /// Where op::backward_update sends an input's gradient instead of
+  /// returning it: *dst = beta * *dst + alpha * gradient.
+  struct UpdateTarget {
+    Tensor<T>* dst;
+    T alpha, beta;
+  };
+  /// backward(), except that an op may fold the gradient of an input i with
+  /// targets[i] set straight into that target (e.g. as the beta of the GEMM
+  /// that produces it) and set applied[i] instead of filling
+  /// grad_inputs[i]. Requires: targets[i] is set only for a variable this op
+  /// is the only consumer of, so the op must apply the update after
+  /// everything it computes from input i's value. The default folds nothing
+  /// and leaves the updates to the caller.
+  virtual void backward_into(const Tensor<T>& grad_out, const std::vector<bool>& needed,
+                             std::vector<Tensor<T>>& grad_inputs, const std::vector<const UpdateTarget*>& targets,
+                             std::vector<bool>& applied) {
+    (void)targets, (void)applied;
+    backward(grad_out, needed, grad_inputs);
+  }
+
   /// `delete p` on a raw pointer from a handle's conversion: unpins instead
   /// of destroying (see the file comment). Safe because nodes come from
   /// std::make_shared, which never uses a delete-expression.

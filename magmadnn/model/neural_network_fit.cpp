@@ -1,6 +1,8 @@
 // NeuralNetwork::fit: the training loop.
 //   loader order -> feed -> forward + backward -> NaN check -> gradient hook
-//   -> optimizer step -> callbacks / checkpoints.
+//   -> optimizer step -> callbacks / checkpoints;
+// or, for plain SGD without a hook: feed -> forward -> NaN check -> backward
+// with the update folded in -> callbacks / checkpoints.
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -24,7 +26,16 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 template <typename T>
 void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
-  op::GradTable<T> grads = op::gradients(loss_, param_exprs_);  // forward (cached values) + backward
+  // Plain SGD without a gradient hook updates inside the backward pass (no
+  // gradient buffers, no update pass). The forward pass and the loss check
+  // come first there, so a NaN loss still leaves the parameters untouched.
+  const std::optional<op::InPlaceUpdate<T>> fused = hook_ ? std::nullopt : opt_->in_place_update();
+  op::GradTable<T> grads;
+  if (fused) {
+    loss_->eval();
+  } else {
+    grads = op::gradients(loss_, param_exprs_);  // forward (cached values) + backward
+  }
   std::optional<op::Profiler::Scope> scope;
   if (op::Profiler::enabled()) scope.emplace("step", "loss+accuracy", "", op::detail::device_sync_of(score_->output()));
   batch_loss = read_loss();
@@ -38,6 +49,11 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
   }
   correct = count_correct(score_->output(), y_ph_->output());
   scope.reset();
+  if (fused) {
+    op::backward_update<T>(loss_, param_exprs_, *fused);
+    opt_->count_in_place_step();
+    return;
+  }
   for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
   if (hook_) {
     hook_(params_, grad_ptrs_);

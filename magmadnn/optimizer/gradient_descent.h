@@ -22,6 +22,7 @@ class GradientDescent : public Optimizer<T> {
  protected:
   std::vector<std::string> slot_names() const override;
   bool l2_is_decoupled() const override { return mu_ == 0.0; }
+  bool update_is_plain_descent() const override { return mu_ == 0.0; }
   void update_decayed(Tensor<T>& param, const Tensor<T>& grad, double lr, std::int64_t t,
                       std::vector<Tensor<T>>& slots, T keep) override;
   void update(Tensor<T>& param, const Tensor<T>& grad, double lr, std::int64_t t,

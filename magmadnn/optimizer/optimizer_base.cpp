@@ -68,8 +68,22 @@ std::vector<std::pair<std::string, Tensor<T>*>> Optimizer<T>::slots_of(const op:
 
 template <typename T>
 void Optimizer<T>::minimize(const op::Expr<T>& loss, const std::vector<op::Expr<T>>& vars) {
+  if (const auto u = in_place_update()) {
+    for (const auto& v : vars) as_variable(v);  // the same ValueError as step() for a non-variable
+    op::backward_update<T>(loss, vars, *u);
+    count_in_place_step();
+    return;
+  }
   op::GradTable<T> grads = op::compute_gradients<T>(loss, vars);
   step(vars, grads);
+}
+
+template <typename T>
+std::optional<op::InPlaceUpdate<T>> Optimizer<T>::in_place_update() const {
+  if (!update_is_plain_descent()) return std::nullopt;
+  if (decay_ > 0.0 && decay_mode_ == WeightDecay::L2 && !l2_is_decoupled()) return std::nullopt;
+  const double lr = learning_rate();
+  return op::InPlaceUpdate<T>{static_cast<T>(-lr), static_cast<T>(1.0 - lr * decay_)};
 }
 
 template <typename T>

@@ -4,6 +4,11 @@
 ///   optimizer::GradientDescent opt(0.05);
 ///   opt.minimize(loss, {x});          // ONE step: gradients, then update
 ///
+/// Plain gradient descent (no momentum) is applied inside the backward pass
+/// (op::backward_update): a linear op's weight update becomes the beta of the
+/// GEMM that computes its gradient, so no gradient buffer or update pass
+/// exists. Other optimizers compute the gradients, then update.
+///
 /// Requires: every node in `vars` is an op::Variable (var, constant or
 /// placeholder); others raise ValueError. Guarantees: updates run where the
 /// parameters live (only tensor/math functions are used, so GPU tensors are
@@ -16,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -48,6 +54,16 @@ class Optimizer {
   void set_schedule(std::shared_ptr<const LRSchedule> schedule) { schedule_ = std::move(schedule); }
   void set_weight_decay(double decay, WeightDecay mode = WeightDecay::L2);
 
+  /// This step's update as var = beta * var + alpha * gradient, when every
+  /// parameter's update has that form (GradientDescent without momentum,
+  /// with or without weight decay), for op::backward_update to apply inside
+  /// the backward pass; nullopt for optimizers with state. minimize() and
+  /// NeuralNetwork::fit take that path on their own.
+  std::optional<op::InPlaceUpdate<T>> in_place_update() const;
+  /// Counts a step that op::backward_update applied with in_place_update()'s
+  /// coefficients, so the schedule advances as after step().
+  void count_in_place_step() noexcept { ++steps_; }
+
   /// Steps taken so far (restore it with the state when resuming).
   std::int64_t step_count() const noexcept { return steps_; }
   void set_step_count(std::int64_t n) noexcept { steps_ = n; }
@@ -75,6 +91,8 @@ class Optimizer {
   /// momentum: the step then takes the decoupled path, which needs no copy
   /// of the gradient.
   virtual bool l2_is_decoupled() const { return false; }
+  /// True when update() is exactly param -= lr * grad, with no state.
+  virtual bool update_is_plain_descent() const { return false; }
   /// update() after param *= keep (decoupled weight decay, keep = 1 - lr *
   /// decay). The default does the two in turn; an optimizer that can fold
   /// the scaling into its update overrides this to save a pass over param.

@@ -24,7 +24,8 @@ struct Net {
   op::Expr<float> W = op::var<float>("W", {4, 3}, {UNIFORM, {-1.0f, 1.0f}});
   op::Expr<float> x = op::var<float>("x", {3, 5}, {UNIFORM, {-1.0f, 1.0f}});
   op::Expr<float> loss = op::reduce_sum(op::sigmoid(op::matmul(W, x)));
-  optimizer::GradientDescent<float> sgd{0.1};
+  // With momentum: the update is a separate pass after the gradients.
+  optimizer::GradientDescent<float> sgd{0.1, 0.9};
   void step() { sgd.minimize(loss, {W}); }
 };
 
@@ -58,6 +59,24 @@ TEST(Profiler, RecordsEveryPhaseOfAStepPerOp) {
   for (const char* word : {"forward", "backward", "optimizer", "matmul", "sigmoid", "total profiled"}) {
     EXPECT_NE(table.str().find(word), std::string::npos) << word << " missing from\n" << table.str();
   }
+}
+
+TEST(Profiler, PlainSgdUpdatesShowUpInsideTheBackwardPass) {
+  // Plain SGD applies W's update in the reverse pass (backward_update): it
+  // still appears, once a step, as the optimizer's update of W.
+  Net net;
+  optimizer::GradientDescent<float> plain{0.1};
+  op::Profiler::reset();
+  op::Profiler::enable();
+  for (int i = 0; i < 3; ++i) plain.minimize(net.loss, {net.W});
+  op::Profiler::enable(false);
+  const auto es = op::Profiler::entries();
+  const auto* u = find(es, "optimizer", "update");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->calls, 3u);
+  EXPECT_EQ(u->name, "W");
+  ASSERT_NE(find(es, "backward", "matmul"), nullptr);
+  EXPECT_EQ(plain.step_count(), 3);
 }
 
 TEST(Profiler, DisabledOrPausedRecordsNothing) {

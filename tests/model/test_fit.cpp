@@ -269,6 +269,30 @@ TEST(ModelFit, NanLossNamesEpochAndBatch) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ModelFit, NanLossLeavesTheParametersAsTheyWere) {
+  // Plain SGD updates inside the backward pass, momentum after it: either
+  // way a NaN loss is caught before any parameter changes.
+  for (double momentum : {0.0, 0.9}) {
+    set_seed(4);
+    Tensor<float> x, y;
+    blobs<float>(20, 2, x, y);
+    model::nn_params_t p{10, 1, 0.1};
+    p.momentum = momentum;
+    p.shuffle = false;
+    model::NeuralNetwork<float> net(mlp<float>(2, 4, 2), optimizer::CROSS_ENTROPY, optimizer::SGD, p);
+    net.fit(x, y);
+    std::vector<std::vector<float>> before;
+    for (const auto& v : net.parameters()) before.push_back(v->output().to_vector());
+    Tensor<float> bad = x;
+    bad.set({0, 0}, std::nanf(""));  // the first batch
+    EXPECT_THROW(net.fit(bad, y), ValueError) << "momentum " << momentum;
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      EXPECT_EQ(net.parameters()[i]->output().to_vector(), before[i])
+          << net.parameters()[i]->get_name() << ", momentum " << momentum;
+    }
+  }
+}
+
 TEST(ModelFit, RejectsBadInputs) {
   set_seed(1);
   Tensor<float> x, y;

@@ -182,6 +182,22 @@ class OnednnMatmul {
     return cache_.size();
   }
 
+  /// Whether `key` (beta not 0 or 1) deserves a primitive of its own: true
+  /// when the previous product of the same shape had the same beta. beta is
+  /// compiled into a primitive (a `sum` post-op scale), so a beta that
+  /// changes every call (weight decay under a learning-rate schedule) would
+  /// otherwise create a primitive per call and grow the cache without bound.
+  bool beta_is_steady(const MatmulKey& key) {
+    MatmulKey shape = key;
+    shape.beta = 1.f;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto [it, fresh] = last_beta_.try_emplace(shape, key.beta);
+    if (fresh) return false;
+    const bool same = it->second == key.beta;
+    it->second = key.beta;
+    return same;
+  }
+
  private:
   OnednnMatmul() : engine_(dnnl::engine::kind::cpu, 0) {}
 
@@ -257,6 +273,7 @@ class OnednnMatmul {
   dnnl::engine engine_;
   std::mutex mutex_;
   std::unordered_map<MatmulKey, std::unique_ptr<CachedMatmul>, MatmulKeyHash> cache_;
+  std::unordered_map<MatmulKey, float, MatmulKeyHash> last_beta_;  // keyed with beta = 1
 };
 
 // Below about 48^3 multiply-adds a oneDNN execution costs more in fixed
@@ -272,6 +289,17 @@ template <typename T>
 void scale_c(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, T beta) {
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+}
+
+// scale_c over the threads, for C the size of a weight matrix.
+template <typename T>
+void scale_c_parallel(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, T beta) {
+  if (m < 2 || m * n <= kParallelThreshold) {
+    scale_c(C, m, n, ldc, beta);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < m; ++i) scale_c(C + i * ldc, 1, n, ldc, beta);
 }
 
 }  // namespace
@@ -298,8 +326,13 @@ void CpuKernels<T>::gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::
   }
   if constexpr (std::is_same_v<T, float>) {
     if (!small_problem(m, n, k)) {
-      const MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
-      OnednnMatmul::instance().run(key, alpha, A, B, nullptr, C);
+      MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
+      OnednnMatmul& mm = OnednnMatmul::instance();
+      if (beta != 0.f && beta != 1.f && !mm.beta_is_steady(key)) {
+        scale_c_parallel(C, m, n, ldc, beta);  // a beta seen once: C *= beta, then the beta = 1 primitive
+        key.beta = 1.f;
+      }
+      mm.run(key, alpha, A, B, nullptr, C);
       return;
     }
   }
