@@ -30,14 +30,6 @@ void GradTable<T>::set(const std::type_identity_t<Expr<T>>& node, Tensor<T> grad
 
 namespace {
 
-template <typename T>
-Variable<T>& variable_of(const Expr<T>& e, const char* who) {
-  auto* v = dynamic_cast<Variable<T>*>(e.get());
-  MAGMADNN_CHECK(v != nullptr, ValueError,
-                 who << ": can only update variables, got " << e->kind() << " '" << e->get_name() << "'");
-  return *v;
-}
-
 // The reverse pass shared by compute_gradients and backward_update. With
 // `update` null it returns the gradients of `vars`; otherwise it applies the
 // update to each var (see backward_update) and returns an empty table.
@@ -70,7 +62,7 @@ GradTable<T> reverse_pass(const Expr<T>& loss, const std::vector<Expr<T>>& vars,
   std::unordered_set<const Operation<T>*> done;
   if (update) {
     for (const auto& v : vars) {
-      targets.emplace(v.get(), Target{&variable_of(v, "backward_update").value(), update->alpha, update->beta});
+      targets.emplace(v.get(), Target{&as_variable(v, "backward_update").value(), update->alpha, update->beta});
     }
     for (Operation<T>* n : order) {
       for (const auto& in : n->get_inputs()) ++readers[in.get()];

@@ -90,6 +90,18 @@ class Var : public Expr<T> {
   }
 };
 
+/// The Variable behind `e`, for code that updates parameters in place.
+/// ValueError naming `who` when the handle is empty or the node is not a
+/// Variable (its kind and name).
+template <typename T>
+Variable<T>& as_variable(const Expr<T>& e, const char* who) {
+  MAGMADNN_CHECK(e.get() != nullptr, ValueError, who << ": empty variable handle");
+  auto* v = dynamic_cast<Variable<T>*>(e.get());
+  MAGMADNN_CHECK(v != nullptr, ValueError,
+                 who << ": can only update variables, got " << e->kind() << " '" << e->get_name() << "'");
+  return *v;
+}
+
 /// A variable of `shape` filled by `filler`, in `mem` memory.
 template <typename T>
 Var<T> var(const std::string& name, const Shape& shape, const tensor_filler_t<T>& filler, memory_t mem = MANAGED);

@@ -9,17 +9,6 @@
 
 namespace magmadnn::optimizer {
 
-namespace {
-template <typename T>
-op::Variable<T>& as_variable(const op::Expr<T>& e) {
-  MAGMADNN_CHECK(e.get() != nullptr, ValueError, "optimizer: empty variable handle");
-  auto* v = dynamic_cast<op::Variable<T>*>(e.get());
-  MAGMADNN_CHECK(v != nullptr, ValueError,
-                 "optimizer: can only update variables, got " << e->kind() << " '" << e->get_name() << "'");
-  return *v;
-}
-}  // namespace
-
 template <typename T>
 Optimizer<T>::Optimizer(double learning_rate) : base_lr_(learning_rate) {
   MAGMADNN_CHECK(learning_rate >= 0.0, ValueError, "optimizer: learning rate must be >= 0, got " << learning_rate);
@@ -41,7 +30,7 @@ template <typename T>
 typename Optimizer<T>::ParamState& Optimizer<T>::state_of(const op::Expr<T>& var) {
   auto it = states_.find(var.get());
   if (it != states_.end()) return it->second;
-  const Tensor<T>& p = as_variable(var).value();
+  const Tensor<T>& p = op::as_variable(var, "optimizer").value();
   ParamState st{var.ptr(), var->get_name(), {}, {}};
   for (std::size_t i = 0; i < slot_names().size(); ++i) {
     Tensor<T> s(p.shape(), p.get_memory_type(), p.get_device_id());
@@ -69,7 +58,6 @@ std::vector<std::pair<std::string, Tensor<T>*>> Optimizer<T>::slots_of(const op:
 template <typename T>
 void Optimizer<T>::minimize(const op::Expr<T>& loss, const std::vector<op::Expr<T>>& vars) {
   if (const auto u = in_place_update()) {
-    for (const auto& v : vars) as_variable(v);  // the same ValueError as step() for a non-variable
     op::backward_update<T>(loss, vars, *u);
     count_in_place_step();
     return;
@@ -91,7 +79,7 @@ void Optimizer<T>::step(const std::vector<op::Expr<T>>& vars, op::GradTable<T>& 
   const double lr = learning_rate();
   ++steps_;
   for (const auto& v : vars) {
-    op::Variable<T>& var = as_variable(v);
+    op::Variable<T>& var = op::as_variable(v, "optimizer");
     const Tensor<T>* g = grads.get(v);
     MAGMADNN_CHECK(g != nullptr, ValueError, "optimizer: no gradient for variable '" << var.get_name() << "'");
     Tensor<T>& p = var.value();  // marks the variable changed

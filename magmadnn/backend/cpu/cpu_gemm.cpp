@@ -291,17 +291,6 @@ void scale_c(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, T beta) {
     for (std::int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
 }
 
-// scale_c over the threads, for C the size of a weight matrix.
-template <typename T>
-void scale_c_parallel(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, T beta) {
-  if (m < 2 || m * n <= kParallelThreshold) {
-    scale_c(C, m, n, ldc, beta);
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i) scale_c(C + i * ldc, 1, n, ldc, beta);
-}
-
 }  // namespace
 
 void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* A,
@@ -329,7 +318,8 @@ void CpuKernels<T>::gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::
       MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
       OnednnMatmul& mm = OnednnMatmul::instance();
       if (beta != 0.f && beta != 1.f && !mm.beta_is_steady(key)) {
-        scale_c_parallel(C, m, n, ldc, beta);  // a beta seen once: C *= beta, then the beta = 1 primitive
+        // A beta seen once: C *= beta (over the threads), then the beta = 1 primitive.
+        epilogue(C, m, n, ldc, static_cast<const float*>(nullptr), [beta](float v) { return beta * v; });
         key.beta = 1.f;
       }
       mm.run(key, alpha, A, B, nullptr, C);
