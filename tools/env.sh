@@ -13,3 +13,6 @@ fi
 # OpenMPI refuses to run as root without these; tests start ranks on this machine only.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# Key the cache on the compiler's content, not its timestamp, so the bare
+# Debian root of tools/check-fresh-machine.sh shares it with this machine.
+export CCACHE_COMPILERCHECK=content

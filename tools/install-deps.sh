@@ -1,9 +1,26 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages magmadnn needs, only if missing (idempotent).
+#   tools/install-deps.sh           what building and running needs
+#   tools/install-deps.sh --tests   and what the tests need besides
 # CUDA is not installed here: it is used when /usr/local/cuda/bin/nvcc exists.
+# tools/check-fresh-machine.sh proves this list complete on a bare Debian 12.
 set -euo pipefail
-PKGS=(build-essential cmake ninja-build ccache pkg-config libdnnl-dev libopenblas-dev libfftw3-dev
-      libopenmpi-dev openmpi-bin libgtest-dev zlib1g-dev nlohmann-json3-dev dataset-fashion-mnist)
+# ocl-icd-opencl-dev: Debian's dnnl-config.cmake calls find_package(OpenCL),
+#   but libdnnl-dev only recommends it (and we install without recommends).
+# libgtest-dev, libgmock-dev: configuring looks for them (tests are on by
+#   default); gmock/gmock.h is not in libgtest-dev.
+PKGS=(build-essential cmake ninja-build ccache pkg-config git libdnnl-dev ocl-icd-opencl-dev
+      libopenblas-dev libfftw3-dev libopenmpi-dev openmpi-bin zlib1g-dev nlohmann-json3-dev
+      libgtest-dev libgmock-dev dataset-fashion-mnist)
+if [[ "${1:-}" == "--tests" ]]; then
+  # python3: the v1 example checker. clang: the API forms are compiled by
+  # both compilers. chromium, poppler-utils, fonts: the report is rendered
+  # and read back.
+  PKGS+=(python3 clang chromium poppler-utils fonts-dejavu-core)
+elif [[ $# -gt 0 ]]; then
+  echo "usage: $0 [--tests]" >&2
+  exit 2
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

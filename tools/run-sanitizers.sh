@@ -3,7 +3,7 @@
 # them: the library must be free of leaks and memory errors.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-"$ROOT/tools/install-deps.sh"
+"$ROOT/tools/install-deps.sh" --tests
 source "$ROOT/tools/env.sh"
 cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DMAGMADNN_CUDA=OFF -DMAGMADNN_SANITIZE=ON \
   -DMAGMADNN_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null

@@ -5,7 +5,7 @@
 # that it carries no CUDA symbol.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-"$ROOT/tools/install-deps.sh"
+"$ROOT/tools/install-deps.sh" --tests
 source "$ROOT/tools/env.sh"
 JOBS="${JOBS:-$(nproc)}"
 
