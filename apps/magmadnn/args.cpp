@@ -27,16 +27,34 @@ std::int64_t ParsedArgs::integer(const std::string& name, std::int64_t min) cons
   return x;
 }
 
-double ParsedArgs::positive(const std::string& name) const {
-  const std::string v = str(name);
+namespace {
+// The whole of `v` as a finite number.
+bool finite_number(const std::string& v, double& x) {
   std::size_t used = 0;
-  double x = 0;
   try {
     x = std::stod(v, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return false;
   }
-  if (used != v.size() || v.empty() || !std::isfinite(x) || x <= 0) {
+  return !v.empty() && used == v.size() && std::isfinite(x);
+}
+}  // namespace
+
+double ParsedArgs::number(const std::string& name, double lo, double hi) const {
+  const std::string v = str(name);
+  double x = 0;
+  if (!finite_number(v, x) || !(x >= lo) || !(x < hi)) {
+    std::ostringstream want;
+    want << "expected a number in [" << lo << ", " << hi << ")";
+    throw UsageError(command_ + ": --" + name + ": " + want.str() + ", got \"" + v + "\"");
+  }
+  return x;
+}
+
+double ParsedArgs::positive(const std::string& name) const {
+  const std::string v = str(name);
+  double x = 0;
+  if (!finite_number(v, x) || x <= 0) {
     throw UsageError(command_ + ": --" + name + ": expected a positive number, got \"" + v + "\"");
   }
   return x;

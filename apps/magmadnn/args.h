@@ -36,6 +36,8 @@ class ParsedArgs {
   std::int64_t integer(const std::string& name, std::int64_t min) const;
   /// A finite number > 0.
   double positive(const std::string& name) const;
+  /// A finite number in [lo, hi) (UsageError otherwise).
+  double number(const std::string& name, double lo, double hi) const;
 
  private:
   friend ParsedArgs parse_args(const std::string&, const std::vector<std::string>&, const std::vector<OptionSpec>&);

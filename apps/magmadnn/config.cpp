@@ -173,7 +173,9 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
 }  // namespace
 
 TrainSpec parse_config(const Json& j) {
-  const Obj root(j, "", {"name", "layers", "loss", "optimizer", "schedule", "data", "epochs", "batch_size", "seed"},
+  const Obj root(j, "",
+                 {"name", "layers", "loss", "optimizer", "schedule", "data", "early_stopping", "epochs", "batch_size",
+                  "seed"},
                  "the config");
   TrainSpec s;
   s.name = root.string("name", s.name);
@@ -219,14 +221,32 @@ TrainSpec parse_config(const Json& j) {
     p.warmup_epochs = o.number("warmup_epochs", p.warmup_epochs, 0.0, INFINITY);
   }
   if (root.has("data")) {
-    const Obj o(root.get("data"), "data", {"dataset", "dir", "limit_train", "limit_test", "validation"}, "the data");
+    const Json& data = root.get("data");
+    if (data.is_object() && data.contains("validation")) {
+      throw ConfigError("data.validation", "replaced by data.val_split (the fraction of the training set held out for "
+                                           "validation; the test split is no longer used for it)");
+    }
+    const Obj o(data, "data", {"dataset", "dir", "limit_train", "limit_test", "val_split"}, "the data");
     auto& p = s.data;
     p.dataset = o.choice("dataset", p.dataset, {"fashion-mnist", "mnist"});
     p.dir = o.string("dir", p.dir);
     if (p.dir.empty()) throw ConfigError("data.dir", "expected a directory, got \"\"");
     p.limit_train = o.integer("limit_train", p.limit_train, 0);
     p.limit_test = o.integer("limit_test", p.limit_test, 0);
-    p.validation = o.choice("validation", p.validation, {"test", "none"});
+    p.val_split = o.number("val_split", p.val_split, 0.0, 1.0, /*hi_open=*/true);
+  }
+  if (root.has("early_stopping")) {
+    const Obj o(root.get("early_stopping"), "early_stopping", {"patience", "monitor", "min_delta", "restore_best"},
+                "early stopping");
+    auto& e = s.early_stopping;
+    e.enabled = true;
+    e.patience = o.integer("patience", e.patience, 0);
+    e.monitor = o.choice("monitor", e.monitor, {"val_loss", "val_accuracy"});
+    e.min_delta = o.number("min_delta", e.min_delta, 0.0, INFINITY);
+    e.restore_best = o.boolean("restore_best", e.restore_best);
+    if (s.data.val_split == 0.0) {
+      throw ConfigError("early_stopping", "monitors " + e.monitor + ", which needs data.val_split > 0");
+    }
   }
   return s;
 }
@@ -290,7 +310,12 @@ Json to_json(const TrainSpec& s) {
                {"dir", d.dir},
                {"limit_train", d.limit_train},
                {"limit_test", d.limit_test},
-               {"validation", d.validation}};
+               {"val_split", d.val_split}};
+  if (s.early_stopping.enabled) {
+    const auto& e = s.early_stopping;
+    j["early_stopping"] = {
+        {"patience", e.patience}, {"monitor", e.monitor}, {"min_delta", e.min_delta}, {"restore_best", e.restore_best}};
+  }
   j["epochs"] = s.epochs;
   j["batch_size"] = s.batch_size;
   j["seed"] = s.seed;

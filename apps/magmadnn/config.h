@@ -18,7 +18,9 @@
 ///     "schedule": {"type": "constant"|"step"|"exponential"|"cosine",
 ///                  "step_epochs": 1, "gamma": 0.1, "min_lr": 0, "warmup_epochs": 0},
 ///     "data": {"dataset": "fashion-mnist", "dir": "/usr/share/datasets/fashion-mnist",
-///              "limit_train": 0, "limit_test": 0, "validation": "test"|"none"},
+///              "limit_train": 0, "limit_test": 0, "val_split": 0.1},
+///     "early_stopping": {"patience": 3, "monitor": "val_loss", "min_delta": 0,
+///                        "restore_best": true},          (absent: train every epoch)
 ///     "epochs": 5, "batch_size": 100, "seed": 42 }
 ///
 /// Guarantees: parse_config() either returns a spec whose every value is in
@@ -99,8 +101,22 @@ struct DataSpec {
   std::string dir = "/usr/share/datasets/fashion-mnist";
   std::int64_t limit_train = 0;   ///< use the first N training samples (0: all)
   std::int64_t limit_test = 0;    ///< use the first N test samples (0: all)
-  std::string validation = "test";  ///< per-epoch validation on the test split, or "none"
+  /// Fraction of the training samples held out (seeded, stratified) for the
+  /// per-epoch validation curve and early stopping; 0: no validation. The
+  /// test split is never used for validation: it is scored once, at the end.
+  double val_split = 0.1;
   bool operator==(const DataSpec&) const = default;
+};
+
+/// Stop when the monitored validation value has not improved for `patience`
+/// epochs (model::EarlyStopping). Needs data.val_split > 0.
+struct EarlyStoppingSpec {
+  bool enabled = false;               ///< the config has an "early_stopping" object
+  std::int64_t patience = 3;
+  std::string monitor = "val_loss";   ///< val_loss or val_accuracy
+  double min_delta = 0.0;
+  bool restore_best = true;           ///< end with the best epoch's weights
+  bool operator==(const EarlyStoppingSpec&) const = default;
 };
 
 struct TrainSpec {
@@ -110,6 +126,7 @@ struct TrainSpec {
   OptimizerSpec optimizer;
   ScheduleSpec schedule;
   DataSpec data;
+  EarlyStoppingSpec early_stopping;
   std::int64_t epochs = 5;
   std::int64_t batch_size = 100;
   std::uint64_t seed = 42;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/data/holdout.h"
 #include "magmadnn/data/transforms.h"
 #include "magmadnn/io/idx.h"
 
@@ -64,6 +65,15 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
   s.x = Tensor<float>::from_vector({n, 1, h, w}, pixels);
   s.y = data::one_hot<float>(s.labels, classes);
   return s;
+}
+
+Split subset(const Split& s, const std::vector<std::int64_t>& rows) {
+  Split out;
+  out.x = data::take_rows(s.x, rows);
+  out.y = data::take_rows(s.y, rows);
+  out.labels.reserve(rows.size());
+  for (auto r : rows) out.labels.push_back(s.labels.at(static_cast<std::size_t>(r)));
+  return out;
 }
 
 Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_t>& sample_shape) {

@@ -27,6 +27,9 @@ struct Split {
 /// `classes` 0 means "one more than the largest label".
 Split load_split(const std::string& dir, const std::string& split, std::int64_t limit = 0, std::int64_t classes = 0);
 
+/// The samples `rows` of `s` (in that order), labels included.
+Split subset(const Split& s, const std::vector<std::int64_t>& rows);
+
 /// Images of an IDX file ({N, H, W} or {N, C, H, W}, any IDX type) or a CSV
 /// file (one sample per line, `sample_size` comma-separated values; an
 /// optional non-numeric header line is skipped), as {N, sample_shape...}

@@ -16,6 +16,7 @@
 #include "dataset.h"
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/compute/profiler.h"
+#include "magmadnn/data/holdout.h"
 #include "presets.h"
 #include "process_memory.h"
 #include "run_folder.h"
@@ -39,6 +40,8 @@ const std::vector<OptionSpec> kOptions = {
     {"threads", "N", "CPU threads (default: OpenMP's choice)"},
     {"limit-train", "N", "use only the first N training samples"},
     {"limit-test", "N", "use only the first N test samples"},
+    {"val-split", "F", "fraction of the training samples held out for validation (default 0.1; 0: none)"},
+    {"early-stopping", "N", "stop after N epochs without a better validation loss (needs --val-split > 0)"},
     {"print-config", "", "print the resolved config as JSON and exit"},
     {"quiet", "", "no per-epoch output, only the final result line"},
     {"profile", "", "time every operation of the training steps and print where the time goes"},
@@ -61,7 +64,7 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
   Json cfg;
   if (resume) {
     for (const char* fixed : {"config", "preset", "layers", "batch-size", "lr", "seed", "limit-train", "limit-test",
-                              "overwrite"}) {
+                              "val-split", "early-stopping", "overwrite"}) {
       if (a.has(fixed)) {
         throw UsageError(std::string("magmadnn train: --resume continues the config saved in the run folder; --") +
                          fixed + " cannot change it");
@@ -87,6 +90,8 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
   if (a.has("data")) cfg["data"]["dir"] = a.str("data");
   if (a.has("limit-train")) cfg["data"]["limit_train"] = a.integer("limit-train", 1);
   if (a.has("limit-test")) cfg["data"]["limit_test"] = a.integer("limit-test", 1);
+  if (a.has("val-split")) cfg["data"]["val_split"] = a.number("val-split", 0.0, 1.0);
+  if (a.has("early-stopping")) cfg["early_stopping"]["patience"] = a.integer("early-stopping", 0);
   return cfg;
 }
 
@@ -117,7 +122,8 @@ double training_seconds(const model::History& h) {
 }
 
 Json make_summary(const TrainSpec& spec, const model::NeuralNetwork<float>& net, const model::History& h,
-                  const model::Evaluation& test, std::int64_t train_samples, double wall_seconds) {
+                  const model::Evaluation& test, std::int64_t train_samples, std::int64_t validation_samples,
+                  double wall_seconds) {
   const double train_seconds = training_seconds(h);
   const double sps = train_seconds > 0 ? static_cast<double>(train_samples) * static_cast<double>(h.size()) /
                                              train_seconds
@@ -134,6 +140,7 @@ Json make_summary(const TrainSpec& spec, const model::NeuralNetwork<float>& net,
     s["final_train_accuracy"] = h.back().train_accuracy;
   }
   s["train_samples"] = train_samples;
+  s["validation_samples"] = validation_samples;
   s["test_samples"] = test.samples;
   s["parameters"] = net.num_params();
   s["batch_size"] = spec.batch_size;
@@ -198,7 +205,16 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   if (a.has("threads")) omp_set_num_threads(static_cast<int>(a.integer("threads", 1)));
 
   const auto t0 = std::chrono::steady_clock::now();
-  const Split train = load_split(spec.data.dir, "train", spec.data.limit_train);
+  // The validation set is held out of the training split; the test split is
+  // scored once, after training.
+  Split train, val;
+  {
+    const Split all = load_split(spec.data.dir, "train", spec.data.limit_train);
+    const data::Holdout h =
+        data::holdout_split(all.x.shape()[0], spec.data.val_split, spec.seed, &all.labels);
+    train = subset(all, h.train);
+    val = subset(all, h.validation);
+  }
   const std::int64_t classes = train.y.shape()[1];
   const Split test = load_split(spec.data.dir, "test", spec.data.limit_test, classes);
   const std::vector<std::int64_t> dims = train.x.shape().dims();
@@ -212,15 +228,20 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   rf.write_config(config);
   if (!quiet) {
     out << "magmadnn train: " << spec.name << " (" << net.num_params() << " parameters) on " << n << " training and "
-        << test.x.shape()[0] << " test samples from " << spec.data.dir << "; run folder " << rf.dir()
+        << test.x.shape()[0] << " test samples (" << val.x.shape()[0] << " training samples held out for validation) from " << spec.data.dir << "; run folder " << rf.dir()
         << (resume ? " (resuming)" : "") << std::endl;  // flushed: logs under nohup show it at once
   }
 
   model::FitOptions<float> fo;
   fo.epochs = static_cast<unsigned>(spec.epochs);
-  if (spec.data.validation == "test") {
-    fo.validation_x = &test.x;
-    fo.validation_y = &test.y;
+  if (val.x.shape()[0] > 0) {
+    fo.validation_x = &val.x;
+    fo.validation_y = &val.y;
+  }
+  if (spec.early_stopping.enabled) {
+    const auto& e = spec.early_stopping;
+    fo.callbacks.push_back(std::make_shared<model::EarlyStopping<float>>(
+        e.monitor, static_cast<unsigned>(e.patience), e.min_delta, e.restore_best));
   }
   fo.checkpoint_path = rf.checkpoint_path();
   fo.checkpoint_every_epochs = 1;
@@ -238,8 +259,8 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   fo.callbacks.push_back(writer);
 
   MemoryUse mem;
-  mem.dataset = sizeof(float) * static_cast<std::uint64_t>(train.x.size() + train.y.size() + test.x.size() +
-                                                           test.y.size());
+  mem.dataset = sizeof(float) * static_cast<std::uint64_t>(train.x.size() + train.y.size() + val.x.size() +
+                                                           val.y.size() + test.x.size() + test.y.size());
   mem.parameters = sizeof(float) * static_cast<std::uint64_t>(net.num_params());
   mem.gradients = mem.parameters;  // one gradient per parameter, alive during the step
   mem.training_only = reset_peak_rss();
@@ -260,7 +281,7 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   const model::Evaluation ev = net.evaluate(test.x, test.y);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  Json summary = make_summary(spec, net, history, ev, n, wall);
+  Json summary = make_summary(spec, net, history, ev, n, val.x.shape()[0], wall);
   summary["memory"] = memory_json(mem);
   rf.write_metrics(history);
   rf.write_summary(summary);

@@ -28,8 +28,10 @@ namespace {
 constexpr int kSide = 8, kClasses = 3;
 
 // Class c lights up rows [2c+1, 2c+3) of an 8x8 image; the rest is noise.
+// label_shift != 0 writes wrong labels ((c + shift) mod classes) for the images.
 void write_split(const std::string& dir, const std::string& prefix, int n, unsigned seed,
-                 std::vector<std::vector<double>>* keep = nullptr, std::vector<int>* keep_labels = nullptr) {
+                 std::vector<std::vector<double>>* keep = nullptr, std::vector<int>* keep_labels = nullptr,
+                 int label_shift = 0) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> noise(0, 60), label(0, kClasses - 1);
   std::vector<double> pixels, labels;
@@ -42,7 +44,7 @@ void write_split(const std::string& dir, const std::string& prefix, int n, unsig
       }
     }
     pixels.insert(pixels.end(), img.begin(), img.end());
-    labels.push_back(c);
+    labels.push_back((c + label_shift) % kClasses);
     if (keep) keep->push_back(img);
     if (keep_labels) keep_labels->push_back(c);
   }
@@ -97,6 +99,57 @@ std::vector<std::vector<double>> CliEndToEnd::test_images_;
 std::vector<int> CliEndToEnd::test_labels_;
 
 }  // namespace
+
+// The validation curve comes from training samples held out (--val-split,
+// 0.1 by default), never from the test split: with a test split whose labels
+// are all wrong, validation accuracy stays high while test accuracy is ~0.
+TEST_F(CliEndToEnd, ValidationIsHeldOutOfTheTrainingSetNotTakenFromTheTestSet) {
+  fs::create_directories(path("wrongtest"));
+  write_split(path("wrongtest"), "train", 240, 1);
+  write_split(path("wrongtest"), "t10k", 60, 2, nullptr, nullptr, /*label_shift=*/1);
+  const Result r = run({"train", "--config", path("tiny.json"), "--data", path("wrongtest"), "--out",
+                        path("run-val"), "--overwrite", "--quiet"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const Json s = read(path("run-val/summary.json"));
+  EXPECT_EQ(s["validation_samples"], 24);  // 10% of 240, stratified
+  EXPECT_EQ(s["train_samples"], 216);
+  EXPECT_LE(s["test_accuracy"].get<double>(), 0.1);
+  const auto metrics = RunFolder(path("run-val")).read_metrics();
+  ASSERT_EQ(metrics.size(), 4u);
+  EXPECT_GE(metrics.back().val_accuracy, 0.9);
+  EXPECT_DOUBLE_EQ(read(path("run-val/config.json"))["data"]["val_split"].get<double>(), 0.1);
+
+  // --val-split 0: no validation columns; a bad fraction is named.
+  const Result none = run({"train", "--config", path("tiny.json"), "--data", path("wrongtest"), "--out",
+                           path("run-noval"), "--overwrite", "--quiet", "--val-split", "0"});
+  ASSERT_EQ(none.rc, 0) << none.err;
+  EXPECT_EQ(read(path("run-noval/summary.json"))["validation_samples"], 0);
+  EXPECT_TRUE(std::isnan(RunFolder(path("run-noval")).read_metrics().back().val_accuracy));
+  const Result bad = run({"train", "--config", path("tiny.json"), "--val-split", "1", "--out", path("run-bad")});
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.err.find("--val-split: expected a number in [0, 1), got \"1\""), std::string::npos) << bad.err;
+}
+
+// Early stopping watches the held-out validation loss: with a min_delta no
+// epoch can beat, the first epoch is the best and training stops `patience`
+// epochs later.
+TEST_F(CliEndToEnd, EarlyStoppingStopsOnTheValidationLoss) {
+  Json cfg = read(path("tiny.json"));
+  cfg["epochs"] = 20;
+  cfg["early_stopping"] = {{"min_delta", 100.0}};
+  std::ofstream(path("tiny-es.json")) << cfg.dump(2);
+  const Result r = run({"train", "--config", path("tiny-es.json"), "--out", path("run-es"), "--overwrite", "--quiet",
+                        "--early-stopping", "2"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(RunFolder(path("run-es")).read_metrics().size(), 3u);
+  const Json saved = read(path("run-es/config.json"))["early_stopping"];
+  EXPECT_EQ(saved["patience"], 2);
+  EXPECT_EQ(saved["monitor"], "val_loss");
+  const Result bad = run({"train", "--config", path("tiny.json"), "--val-split", "0", "--early-stopping", "2",
+                          "--out", path("run-es-bad")});
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.err.find("needs data.val_split > 0"), std::string::npos) << bad.err;
+}
 
 TEST_F(CliEndToEnd, TrainWritesACompleteRunFolder) {
   const Result r = run({"train", "--config", path("tiny.json"), "--out", path("run"), "--overwrite"});

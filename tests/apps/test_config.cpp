@@ -27,7 +27,8 @@ Json valid() {
     "loss": "cross_entropy",
     "optimizer": {"type": "adam", "learning_rate": 0.001, "weight_decay": 0.0001},
     "schedule": {"type": "step", "step_epochs": 2, "gamma": 0.5},
-    "data": {"limit_train": 100, "validation": "none"},
+    "data": {"limit_train": 100, "val_split": 0.2},
+    "early_stopping": {"patience": 2},
     "epochs": 3, "batch_size": 16, "seed": 7
   })");
 }
@@ -72,7 +73,10 @@ TEST(CliConfig, ParsesEveryField) {
   EXPECT_EQ(s.schedule.type, "step");
   EXPECT_DOUBLE_EQ(s.schedule.gamma, 0.5);
   EXPECT_EQ(s.data.limit_train, 100);
-  EXPECT_EQ(s.data.validation, "none");
+  EXPECT_DOUBLE_EQ(s.data.val_split, 0.2);
+  EXPECT_TRUE(s.early_stopping.enabled);
+  EXPECT_EQ(s.early_stopping.patience, 2);
+  EXPECT_EQ(s.early_stopping.monitor, "val_loss");
   EXPECT_EQ(s.data.dir, "/usr/share/datasets/fashion-mnist");
   EXPECT_EQ(s.epochs, 3);
   EXPECT_EQ(s.batch_size, 16);
@@ -112,7 +116,13 @@ TEST(CliConfig, ErrorsNameThePathAndTheValue) {
             R"(layers[1].type: expected one of "dense", "conv2d", "pool", "flatten", "dropout", "batchnorm", "activation", got "maxpool")");
   EXPECT_EQ(error_of(with("/layers/2", 3)), "layers[2]: expected a layer object, got 3");
   EXPECT_EQ(error_of(with("/loss", "hinge")), R"(loss: expected one of "cross_entropy", "mse", got "hinge")");
-  EXPECT_EQ(error_of(with("/data/validation", "train")), R"(data.validation: expected one of "test", "none", got "train")");
+  EXPECT_EQ(error_of(with("/data/val_split", 1)), "data.val_split: expected a number in [0, 1), got 1");
+  EXPECT_EQ(error_of(with("/data/validation", "test")),
+            "data.validation: replaced by data.val_split (the fraction of the training set held out for validation; "
+            "the test split is no longer used for it)");
+  EXPECT_EQ(error_of(with("/early_stopping/monitor", "loss")),
+            R"(early_stopping.monitor: expected one of "val_loss", "val_accuracy", got "loss")");
+  EXPECT_EQ(error_of(with("/data/val_split", 0)), "early_stopping: monitors val_loss, which needs data.val_split > 0");
   EXPECT_EQ(error_of(with("/schedule", "cosine")), R"(schedule: expected an object, got "cosine")");
   EXPECT_EQ(error_of(with("/layers", Json::array())), "layers: expected a non-empty array of layers, got []");
 }
