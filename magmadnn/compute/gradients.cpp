@@ -30,45 +30,168 @@ void GradTable<T>::set(const std::type_identity_t<Expr<T>>& node, Tensor<T> grad
 
 namespace {
 
-// The reverse pass shared by compute_gradients and backward_update. With
-// `update` null it returns the gradients of `vars`; otherwise it applies the
-// update to each var (see backward_update) and returns an empty table.
+// The reverse pass in three parts: plan (which nodes need a gradient, and how
+// many input slots read each one), visit (reverse topological order, each
+// node's backward once, contributions summed), and a sink that receives each
+// requested variable's gradient the moment it is final: collected into a
+// table, handed to a gradient-ready callback, or applied as an update.
+
 template <typename T>
-GradTable<T> reverse_pass(const Expr<T>& loss, const std::vector<Expr<T>>& vars, const InPlaceUpdate<T>* update) {
+struct Plan {
+  Operation<T>* root = nullptr;
+  std::vector<Operation<T>*> order;                        // topological, root last
+  std::unordered_map<const Operation<T>*, std::size_t> requested;  // node -> index in vars
+  std::unordered_set<const Operation<T>*> on_path;         // requested, or above a requested node
+  std::unordered_map<const Operation<T>*, int> readers;    // input slots on the path that read each node
+  std::unordered_map<const Operation<T>*, int> pending;    // of those, the ones still to contribute
+};
+
+template <typename T>
+Plan<T> plan(const Expr<T>& loss, const std::vector<Expr<T>>& vars) {
   MAGMADNN_CHECK(loss.get() != nullptr, ValueError, "gradients: empty loss expression");
-  Operation<T>* root = loss.get();
-  root->eval();  // makes every forward value current (cached nodes are reused)
-
-  std::unordered_set<const Operation<T>*> requested;
-  for (const auto& v : vars) {
-    MAGMADNN_CHECK(v.get() != nullptr, ValueError, "gradients: empty variable handle");
-    requested.insert(v.get());
+  Plan<T> p;
+  p.root = loss.get();
+  p.root->eval();  // makes every forward value current (cached nodes are reused)
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    MAGMADNN_CHECK(vars[i].get() != nullptr, ValueError, "gradients: empty variable handle");
+    p.requested.emplace(vars[i].get(), i);
   }
-
-  const std::vector<Operation<T>*> order = topological_order(root);
-  // A node needs a gradient if it is requested or lies above a requested node.
-  std::unordered_set<const Operation<T>*> on_path;
-  for (Operation<T>* n : order) {
-    bool need = requested.count(n) > 0;
-    for (const auto& in : n->get_inputs()) need = need || on_path.count(in.get()) > 0;
-    if (need) on_path.insert(n);
+  p.order = topological_order(p.root);
+  for (Operation<T>* n : p.order) {
+    bool need = p.requested.count(n) > 0;
+    for (const auto& in : n->get_inputs()) need = need || p.on_path.count(in.get()) > 0;
+    if (need) p.on_path.insert(n);
   }
+  // Only consumers on the path receive a gradient, so only they contribute.
+  for (Operation<T>* n : p.order) {
+    if (!p.on_path.count(n)) continue;
+    for (const auto& in : n->get_inputs()) {
+      if (p.on_path.count(in.get())) ++p.readers[in.get()];
+    }
+  }
+  p.pending = p.readers;
+  return p;
+}
 
-  // In-place updates: the target of each requested variable, and how many
-  // input slots read it (only a single reader may apply the update early).
+// Receives each requested variable's final gradient (null: the loss does
+// not depend on it), and may take over the update of a variable with a single
+// reader (`target`: the consumer's backward then applies it itself).
+template <typename T>
+struct Sink {
+  virtual ~Sink() = default;
+  virtual const typename Operation<T>::UpdateTarget* target(const Operation<T>*) { return nullptr; }
+  virtual void final_gradient(std::size_t index, const Operation<T>* node, Tensor<T>* grad) = 0;
+};
+
+template <typename T>
+void visit(Plan<T>& p, Sink<T>& sink) {
+  std::unordered_map<const Operation<T>*, Tensor<T>> grads;
+  std::unordered_set<const Operation<T>*> finished;
+  auto finish = [&](const Operation<T>* node, Tensor<T>* grad) {
+    auto r = p.requested.find(node);
+    if (r != p.requested.end() && finished.insert(node).second) sink.final_gradient(r->second, node, grad);
+  };
+  if (p.on_path.count(p.root)) {
+    const Tensor<T>& out = p.root->output();
+    grads.emplace(p.root, detail::full_like(out.shape(), T(1), out));
+  }
+  using Target = typename Operation<T>::UpdateTarget;
+  for (auto it = p.order.rbegin(); it != p.order.rend(); ++it) {
+    Operation<T>* n = *it;
+    auto g = grads.find(n);
+    if (g == grads.end()) continue;
+    // A reference, not the iterator: inserting below may rehash the map,
+    // which keeps references to elements valid but not iterators.
+    Tensor<T>& grad_out = g->second;
+    const bool is_requested = p.requested.count(n) > 0;
+    const auto& ins = n->get_inputs();
+    // Every consumer has contributed by now. A requested node with inputs
+    // hands its gradient over after passing it on (the sink may move it).
+    if (is_requested && ins.empty()) finish(n, &grad_out);
+    std::vector<bool> needed(ins.size());
+    bool any = false;
+    for (std::size_t i = 0; i < ins.size(); ++i) any |= (needed[i] = p.on_path.count(ins[i].get()) > 0);
+    if (any) {
+      std::vector<Tensor<T>> gin(ins.size());
+      std::vector<const Target*> into(ins.size(), nullptr);
+      std::vector<bool> applied(ins.size(), false);
+      for (std::size_t i = 0; i < ins.size(); ++i) {
+        // Only a single reader may fold the update into its own backward.
+        if (needed[i] && p.readers[ins[i].get()] == 1) into[i] = sink.target(ins[i].get());
+      }
+      {
+        std::optional<Profiler::Scope> scope;
+        if (Profiler::enabled()) {
+          scope.emplace("backward", n->kind(), detail::profile_label(*n), detail::device_sync_of(grad_out));
+        }
+        n->backward_into(grad_out, needed, gin, into, applied);
+      }
+      for (std::size_t i = 0; i < ins.size(); ++i) {
+        if (!needed[i]) continue;
+        const Operation<T>* in = ins[i].get();
+        --p.pending[in];
+        if (applied[i]) {  // the consumer folded the update in (single reader)
+          finished.insert(in);
+          continue;
+        }
+        const Shape& expect = ins[i]->output().shape();
+        MAGMADNN_CHECK(gin[i].shape() == expect, ShapeError,
+                       "gradients: " << n->kind() << " produced a gradient of shape " << gin[i].shape()
+                                     << " for input " << i << " of shape " << expect);
+        auto acc = grads.find(in);
+        if (acc == grads.end()) {
+          acc = grads.emplace(in, std::move(gin[i])).first;
+        } else {
+          math::add(acc->second, gin[i], acc->second);
+        }
+        // A requested leaf is never visited as a node with inputs of its own,
+        // so its gradient is handed over once its last reader has contributed.
+        if (p.pending[in] == 0 && p.requested.count(in) && in->get_inputs().empty()) finish(in, &acc->second);
+      }
+    }
+    if (is_requested && !ins.empty()) finish(n, &grad_out);
+    // Intermediate gradients are freed as soon as they have been propagated.
+    if (!is_requested) grads.erase(n);
+  }
+  for (const auto& [node, index] : p.requested) {
+    if (finished.count(node)) continue;
+    auto g = grads.find(node);
+    finish(node, g != grads.end() ? &g->second : nullptr);  // null: the loss does not depend on it
+  }
+}
+
+// Collects gradients into a table, calling `ready` first for each.
+template <typename T>
+struct TableSink : Sink<T> {
+  const std::vector<Expr<T>>& vars;
+  const GradientReady<T>* ready;
+  GradTable<T> table;
+  TableSink(const std::vector<Expr<T>>& v, const GradientReady<T>* r) : vars(v), ready(r) {}
+  void final_gradient(std::size_t index, const Operation<T>* node, Tensor<T>* grad) override {
+    const Expr<T>& v = vars[index];
+    if (grad) {
+      table.set(v, std::move(*grad));
+    } else if (!table.contains(v)) {
+      const Tensor<T>& val = v->output();
+      table.set(v, detail::full_like(val.shape(), T(0), val));
+    }
+    if (ready && *ready) (*ready)(index, *table.get(v));
+  }
+};
+
+// Applies var = beta * var + alpha * gradient as each gradient is final.
+template <typename T>
+struct UpdateSink : Sink<T> {
   using Target = typename Operation<T>::UpdateTarget;
   std::unordered_map<const Operation<T>*, Target> targets;
-  std::unordered_map<const Operation<T>*, int> readers;
-  std::unordered_set<const Operation<T>*> done;
-  if (update) {
-    for (const auto& v : vars) {
-      targets.emplace(v.get(), Target{&as_variable(v, "backward_update").value(), update->alpha, update->beta});
-    }
-    for (Operation<T>* n : order) {
-      for (const auto& in : n->get_inputs()) ++readers[in.get()];
-    }
+  UpdateSink(const std::vector<Expr<T>>& vars, InPlaceUpdate<T> u) {
+    for (const auto& v : vars) targets.emplace(v.get(), Target{&as_variable(v, "backward_update").value(), u.alpha, u.beta});
   }
-  auto apply = [&](const Operation<T>* node, const Tensor<T>* grad) {  // null grad: zero
+  const Target* target(const Operation<T>* node) override {
+    auto t = targets.find(node);
+    return t == targets.end() ? nullptr : &t->second;
+  }
+  void final_gradient(std::size_t, const Operation<T>* node, Tensor<T>* grad) override {
     const Target& t = targets.at(node);
     std::optional<Profiler::Scope> scope;
     if (Profiler::enabled()) scope.emplace("optimizer", "update", node->get_name(), detail::device_sync_of(*t.dst));
@@ -77,93 +200,30 @@ GradTable<T> reverse_pass(const Expr<T>& loss, const std::vector<Expr<T>>& vars,
     } else {
       math::unary(UnaryOp::Scale, *t.dst, *t.dst, t.beta);
     }
-    done.insert(node);
-  };
-
-  std::unordered_map<const Operation<T>*, Tensor<T>> grads;
-  if (on_path.count(root)) {
-    const Tensor<T>& out = root->output();
-    grads.emplace(root, detail::full_like(out.shape(), T(1), out));
   }
-
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Operation<T>* n = *it;
-    auto g = grads.find(n);
-    if (g == grads.end()) continue;
-    const auto& ins = n->get_inputs();
-    std::vector<bool> needed(ins.size());
-    bool any = false;
-    for (std::size_t i = 0; i < ins.size(); ++i) any |= (needed[i] = on_path.count(ins[i].get()) > 0);
-    if (any) {
-      std::vector<Tensor<T>> gin(ins.size());
-      std::vector<const Target*> into(ins.size(), nullptr);
-      std::vector<bool> applied(ins.size(), false);
-      for (std::size_t i = 0; i < ins.size() && update; ++i) {
-        auto t = targets.find(ins[i].get());
-        if (needed[i] && t != targets.end() && readers[ins[i].get()] == 1) into[i] = &t->second;
-      }
-      {
-        std::optional<Profiler::Scope> scope;
-        if (Profiler::enabled()) {
-          scope.emplace("backward", n->kind(), detail::profile_label(*n), detail::device_sync_of(g->second));
-        }
-        n->backward_into(g->second, needed, gin, into, applied);
-      }
-      for (std::size_t i = 0; i < ins.size(); ++i) {
-        if (!needed[i]) continue;
-        if (applied[i]) {
-          done.insert(ins[i].get());
-          continue;
-        }
-        const Shape& expect = ins[i]->output().shape();
-        MAGMADNN_CHECK(gin[i].shape() == expect, ShapeError,
-                       "gradients: " << n->kind() << " produced a gradient of shape " << gin[i].shape()
-                                     << " for input " << i << " of shape " << expect);
-        if (into[i] != nullptr) {  // the only reader is done: the gradient is complete
-          apply(ins[i].get(), &gin[i]);
-          continue;
-        }
-        auto acc = grads.find(ins[i].get());
-        if (acc == grads.end()) {
-          grads.emplace(ins[i].get(), std::move(gin[i]));
-        } else {
-          math::add(acc->second, gin[i], acc->second);
-        }
-      }
-    }
-    // Intermediate gradients are freed as soon as they have been propagated.
-    if (!requested.count(n)) grads.erase(n);
-  }
-
-  GradTable<T> table;
-  for (const auto& v : vars) {
-    auto g = grads.find(v.get());
-    if (update) {
-      if (done.count(v.get())) continue;
-      // Several readers: after the whole pass; none (the loss does not depend on v): a zero gradient.
-      apply(v.get(), g != grads.end() ? &g->second : nullptr);
-    } else if (g != grads.end()) {
-      table.set(v, std::move(g->second));
-      grads.erase(g);
-    } else if (!table.contains(v)) {
-      const Tensor<T>& val = v->output();
-      table.set(v, detail::full_like(val.shape(), T(0), val));
-    }
-  }
-  return table;
-}
+};
 
 }  // namespace
 
 template <typename T>
+GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars, const GradientReady<T>& ready) {
+  Plan<T> p = plan(loss, vars);
+  TableSink<T> sink(vars, &ready);
+  visit(p, sink);
+  return std::move(sink.table);
+}
+
+template <typename T>
 GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars) {
-  return reverse_pass<T>(loss, vars, nullptr);
+  return compute_gradients<T>(loss, vars, GradientReady<T>{});
 }
 
 template <typename T>
 void backward_update(const std::type_identity_t<Expr<T>>& loss, const std::vector<std::type_identity_t<Expr<T>>>& vars,
                      InPlaceUpdate<T> update) {
-  reverse_pass<T>(loss, vars, &update);
+  Plan<T> p = plan<T>(loss, vars);
+  UpdateSink<T> sink(vars, update);
+  visit(p, sink);
 }
 
 template <typename T>
@@ -177,6 +237,7 @@ magmadnn_error_t get_grad_table(const std::vector<std::type_identity_t<Expr<T>>>
 #define MAGMADNN_INSTANTIATE_GRADIENTS(T)                                                              \
   template class GradTable<T>;                                                                         \
   template GradTable<T> compute_gradients<T>(const Expr<T>&, const std::vector<Expr<T>>&);                      \
+  template GradTable<T> compute_gradients<T>(const Expr<T>&, const std::vector<Expr<T>>&, const GradientReady<T>&); \
   template magmadnn_error_t get_grad_table<T>(const std::vector<Expr<T>>&, const Expr<T>&, GradTable<T>&);       \
   template void backward_update<T>(const Expr<T>&, const std::vector<Expr<T>>&, InPlaceUpdate<T>);
 MAGMADNN_INSTANTIATE_GRADIENTS(float)

@@ -19,6 +19,7 @@
 ///  - eval() alone keeps no gradient state (inference is bookkeeping-free).
 #pragma once
 
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -56,6 +57,22 @@ class GradTable {
 /// d(sum of loss's elements) / d(var) for each var in `vars`.
 template <typename T>
 GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars);
+
+/// Called once per var, with its index in `vars` and its gradient, the moment
+/// that gradient is final: its last reader's backward has run. In a layered
+/// network that is reverse layer order, while the rest of the backward pass
+/// is still to come, so a caller can start work on it (e.g. a non-blocking
+/// allreduce) that overlaps the rest of the pass. The callback may modify the
+/// gradient in place; the table returned holds what it leaves there. The
+/// tensor stays valid until the table is destroyed.
+template <typename T>
+using GradientReady = std::function<void(std::size_t index, Tensor<T>& grad)>;
+
+/// compute_gradients, calling `ready` for each var as its gradient is final
+/// (see GradientReady). A var the loss does not depend on gets its zero
+/// gradient, and its call, after the pass.
+template <typename T>
+GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars, const GradientReady<T>& ready);
 template <OpLike L>
 GradTable<op_value_t<L>> gradients(const L& loss, const std::vector<Expr<op_value_t<L>>>& vars) {
   return compute_gradients<op_value_t<L>>(Expr<op_value_t<L>>(to_node(loss)), vars);
@@ -81,10 +98,10 @@ struct InPlaceUpdate {
 ///
 /// Requires: every var is an op::Variable (ValueError otherwise).
 /// Guarantees: the result of compute_gradients followed by the update, up to
-/// rounding. Every backward step reads the forward values: a var with a
-/// single consumer is updated by or right after that consumer's backward
-/// (which the op orders after its own reads of the var), one with several
-/// consumers after the whole pass. A var the loss does not depend on
+/// rounding. Every backward step reads the forward values: a var is updated
+/// once its last consumer's backward has run (a single consumer may fold
+/// the update into its own backward, which the op orders after its reads of
+/// the var); no later step reads it. A var the loss does not depend on
 /// becomes beta * var. Each var is marked changed, as by the optimizers.
 template <typename T>
 void backward_update(const std::type_identity_t<Expr<T>>& loss, const std::vector<std::type_identity_t<Expr<T>>>& vars,

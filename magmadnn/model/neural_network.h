@@ -68,6 +68,26 @@ class NeuralNetwork {
   /// gradient tensors in place (e.g. average them across ranks).
   using GradientHook = std::function<void(const std::vector<op::Var<T>>& params, std::vector<Tensor<T>*>& grads)>;
 
+  /// Per-parameter hooks: the seam for communication that overlaps the
+  /// backward pass (a distributed strategy starts a non-blocking allreduce of
+  /// each gradient as soon as it exists).
+  ///  - `ready(i, param, grad)` is called once per parameter per step, with
+  ///    its index in parameters(), the moment its gradient is final, in the
+  ///    order the backward pass finishes gradients (reverse layer order),
+  ///    while the rest of the pass is still to run. It may modify `grad` in
+  ///    place, now or later until `finish` returns.
+  ///  - `finish()` is called once per step after the backward pass and
+  ///    before the optimizer step: it must complete whatever `ready` started.
+  /// The optimizer step then reads what the hooks left in the gradients.
+  /// With hooks set, plain SGD keeps its gradients and a separate update
+  /// (the update waits for `finish`); without them it stays fused into the
+  /// backward pass. The loss is checked before the backward pass starts, so
+  /// a NaN loss never reaches the hooks.
+  struct GradientReadyHooks {
+    std::function<void(std::size_t index, const op::Var<T>& param, Tensor<T>& grad)> ready;
+    std::function<void()> finish;
+  };
+
   /// Where training stands: the 0-based epoch in progress (equal to the
   /// number of finished epochs when `batch` is 0) and the steps done in it.
   struct Cursor {
@@ -108,6 +128,8 @@ class NeuralNetwork {
   void stop_training() noexcept { stop_ = true; }
   /// Replaces the gradient hook (an empty function removes it).
   void set_gradient_hook(GradientHook hook) { hook_ = std::move(hook); }
+  /// Replaces the per-parameter hooks (empty functions remove them).
+  void set_gradient_ready_hooks(GradientReadyHooks hooks) { ready_hooks_ = std::move(hooks); }
 
   // -- inference ------------------------------------------------------------------
   /// Loss and accuracy over (x, y), in eval mode, batch by batch.
@@ -176,6 +198,7 @@ class NeuralNetwork {
   std::vector<Tensor<T>*> grad_ptrs_;
   std::vector<std::pair<std::string, Tensor<T>*>> state_;  // layer state for checkpoints
   GradientHook hook_;
+  GradientReadyHooks ready_hooks_;
   bool training_mode_ = true;
 
   History history_;

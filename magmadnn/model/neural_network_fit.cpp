@@ -1,8 +1,9 @@
 // NeuralNetwork::fit: the training loop.
-//   loader order -> feed -> forward + backward -> NaN check -> gradient hook
-//   -> optimizer step -> callbacks / checkpoints;
-// or, for plain SGD without a hook: feed -> forward -> NaN check -> backward
-// with the update folded in -> callbacks / checkpoints.
+//   loader order -> feed -> forward -> NaN check -> backward (gradient-ready
+//   hooks as gradients become final) -> finish hook -> gradient hook ->
+//   optimizer step -> callbacks;
+// or, for plain SGD without hooks: feed -> forward -> NaN check -> backward
+// with the update folded in -> callbacks.
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -26,34 +27,37 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 template <typename T>
 void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
-  // Plain SGD without a gradient hook updates inside the backward pass (no
-  // gradient buffers, no update pass). The forward pass and the loss check
-  // come first there, so a NaN loss still leaves the parameters untouched.
-  const std::optional<op::InPlaceUpdate<T>> fused = hook_ ? std::nullopt : opt_->in_place_update();
-  op::GradTable<T> grads;
-  if (fused) {
-    loss_->eval();
-  } else {
-    grads = op::gradients(loss_, param_exprs_);  // forward (cached values) + backward
+  // The forward pass and the loss check come first, so a NaN loss leaves the
+  // parameters untouched and never reaches a gradient hook.
+  loss_->eval();
+  {
+    std::optional<op::Profiler::Scope> scope;
+    if (op::Profiler::enabled()) {
+      scope.emplace("step", "loss+accuracy", "", op::detail::device_sync_of(score_->output()));
+    }
+    batch_loss = read_loss();
+    if (!std::isfinite(batch_loss)) {
+      MAGMADNN_THROW(ValueError, "NeuralNetwork::fit: the loss is "
+                                     << batch_loss << " at epoch " << epoch_ + 1 << ", batch " << batch_ + 1
+                                     << (last_checkpoint_.empty() ? std::string("; no checkpoint was written")
+                                                                  : "; last good checkpoint: " + last_checkpoint_));
+    }
+    correct = count_correct(score_->output(), y_ph_->output());
   }
-  std::optional<op::Profiler::Scope> scope;
-  if (op::Profiler::enabled()) scope.emplace("step", "loss+accuracy", "", op::detail::device_sync_of(score_->output()));
-  batch_loss = read_loss();
-  if (!std::isfinite(batch_loss)) {
-    MAGMADNN_THROW(ValueError, "NeuralNetwork::fit: the loss is " << batch_loss << " at epoch " << epoch_ + 1
-                                                                  << ", batch " << batch_ + 1
-                                                                  << (last_checkpoint_.empty()
-                                                                          ? std::string("; no checkpoint was written")
-                                                                          : "; last good checkpoint: " +
-                                                                                last_checkpoint_));
-  }
-  correct = count_correct(score_->output(), y_ph_->output());
-  scope.reset();
-  if (fused) {
+  // Plain SGD without hooks updates inside the backward pass (no gradient
+  // buffers, no update pass).
+  const bool hooked = hook_ || ready_hooks_.ready || ready_hooks_.finish;
+  if (const auto fused = hooked ? std::nullopt : opt_->in_place_update()) {
     op::backward_update<T>(loss_, param_exprs_, *fused);
     opt_->count_in_place_step();
     return;
   }
+  op::GradientReady<T> ready;
+  if (ready_hooks_.ready) {
+    ready = [this](std::size_t i, Tensor<T>& g) { ready_hooks_.ready(i, params_[i], g); };
+  }
+  op::GradTable<T> grads = op::compute_gradients(loss_, param_exprs_, ready);  // forward values are cached
+  if (ready_hooks_.finish) ready_hooks_.finish();
   for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
   if (hook_) {
     hook_(params_, grad_ptrs_);
