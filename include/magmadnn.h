@@ -13,6 +13,15 @@
 #include <vector>
 
 #include "magmadnn/core/config.h"
+
+// MagmaDNN v1's umbrella header brought in MPI when the library was built
+// with it, and v1 programs call MPI_Init / MPI_Comm_rank / MPI_Finalize under
+// `#if defined(MAGMADNN_HAVE_MPI)` without including <mpi.h> themselves. The
+// library links MPI publicly, so the include path is there for consumers too.
+#if defined(MAGMADNN_HAVE_MPI)
+#include <mpi.h>
+#endif
+
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/half.h"
 #include "magmadnn/core/init.h"

@@ -100,7 +100,7 @@ class Operation : public std::enable_shared_from_this<Operation<T>> {
   void invalidate() noexcept { dirty_ = true; }
   /// Train / eval mode for ops that differ (dropout, batchnorm); others
   /// ignore it. See op::set_training for a whole graph.
-  virtual void set_training(bool training) {}
+  virtual void set_training(bool /*training*/) {}
 
   /// Reverse-mode step. Given d(loss)/d(output) in `grad_out` (output's
   /// shape), sets grad_inputs[i] to d(loss)/d(input i) for every i with

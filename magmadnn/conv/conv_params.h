@@ -22,6 +22,7 @@ struct ConvParams {
   std::int64_t stride_h = 1, stride_w = 1;
   std::int64_t dilation_h = 1, dilation_w = 1;
   std::int64_t groups = 1;
+  bool operator==(const ConvParams&) const = default;  // lets ConvProblem's defaulted == exist
 };
 
 /// A complete problem: sizes plus geometry. Built with make_problem, which

@@ -55,11 +55,12 @@ template <typename T>
 class Callback {
  public:
   virtual ~Callback() = default;
-  virtual void on_train_begin(NeuralNetwork<T>& model, const TrainInfo& info) {}
-  virtual void on_epoch_begin(NeuralNetwork<T>& model, unsigned int epoch) {}
-  virtual void on_batch_end(NeuralNetwork<T>& model, const BatchLogs& logs) {}
-  virtual void on_epoch_end(NeuralNetwork<T>& model, const EpochRecord& record) {}
-  virtual void on_train_end(NeuralNetwork<T>& model, const History& history) {}
+  // Every hook does nothing unless overridden (names commented out: unused here).
+  virtual void on_train_begin(NeuralNetwork<T>& /*model*/, const TrainInfo& /*info*/) {}
+  virtual void on_epoch_begin(NeuralNetwork<T>& /*model*/, unsigned int /*epoch*/) {}
+  virtual void on_batch_end(NeuralNetwork<T>& /*model*/, const BatchLogs& /*logs*/) {}
+  virtual void on_epoch_end(NeuralNetwork<T>& /*model*/, const EpochRecord& /*record*/) {}
+  virtual void on_train_end(NeuralNetwork<T>& /*model*/, const History& /*history*/) {}
 };
 
 /// A callback made of optional functions (for small hooks in user code).

@@ -70,6 +70,10 @@ template <typename T>
 NeuralNetwork<T>::NeuralNetwork(std::vector<LayerPtr> layers, optimizer::loss_t loss, optimizer::optimizer_t opt,
                                 nn_params_t params)
     : layers_(std::move(layers)), loss_kind_(loss), nn_params_(params) {
+  // params() then tells what this network really uses, whatever the caller's
+  // params said (they matter only to Model).
+  nn_params_.loss = loss;
+  nn_params_.optimizer = opt;
   make_optimizer(opt);
   build(loss);
 }
@@ -78,6 +82,7 @@ template <typename T>
 NeuralNetwork<T>::NeuralNetwork(std::vector<LayerPtr> layers, optimizer::loss_t loss,
                                 std::shared_ptr<optimizer::Optimizer<T>> opt, nn_params_t params)
     : layers_(std::move(layers)), loss_kind_(loss), nn_params_(params), opt_(std::move(opt)) {
+  nn_params_.loss = loss;
   MAGMADNN_CHECK(opt_ != nullptr, ValueError, "NeuralNetwork: null optimizer");
   build(loss);
 }

@@ -1,15 +1,33 @@
 /// @file params.h
 /// Plain settings and results of model training (paper §2.4, slides "Model").
 ///
-/// nn_params_t lists batch_size, n_epochs and learning_rate first, so the
-/// slides' `{batch_size, n_epochs, learning_rate}` aggregate initialisation
-/// and MagmaDNN v1's field assignments both work.
+/// nn_params_t is the paper's "Param struct". It is built in three ways, all
+/// of which keep working together:
+///
+///   model::nn_params_t p;                  // defaults below
+///   p.batch_size = 32;                     // MagmaDNN v1: assign fields by name
+///   model::nn_params_t q{100, 10, 0.05};   // slides: batch size, epochs, rate
+///   model::nn_params_t r{batch, epochs, lr};  // the same from variables
+///
+/// The three-value form takes any integer type for the two counts and any
+/// arithmetic type for the rate, so `{batch, epochs, lr}` with `int`, `int`
+/// and `float` variables compiles without narrowing under GCC and Clang. It
+/// checks the values instead: a batch size or epoch count that is not
+/// positive or does not fit `unsigned int`, or a learning rate that is
+/// negative or not finite, throws ValueError naming the field and the value.
+/// The remaining fields (momentum, betas, ...) are set by name.
 #pragma once
 
+#include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
+
+#include "magmadnn/core/errors.h"
 
 namespace magmadnn::optimizer {
 /// Loss of a NeuralNetwork (MagmaDNN v1 names). CROSS_ENTROPY on a softmax
@@ -21,6 +39,39 @@ enum optimizer_t { SGD, ADAM, ADAGRAD, RMSPROP, ADAMW };
 
 namespace magmadnn::model {
 
+namespace detail {
+template <typename V, typename... Ts>
+concept OneOf = (std::same_as<std::remove_cv_t<V>, Ts> || ...);
+/// What nn_params_t accepts for a count: an integer type that is neither
+/// bool nor a character type (the ones std::in_range refuses).
+template <typename V>
+concept ParamCount = std::integral<V> && !OneOf<V, bool, char, wchar_t, char8_t, char16_t, char32_t>;
+/// What nn_params_t accepts for a rate: a count type or a floating-point type.
+template <typename V>
+concept ParamRate = ParamCount<V> || std::floating_point<V>;
+
+template <ParamCount V>
+unsigned int positive_count(V value, const char* field) {
+  // cmp_greater / in_range compare across signedness without conversions,
+  // so a negative int64_t or a size_t above UINT_MAX is caught, not wrapped.
+  MAGMADNN_CHECK(std::cmp_greater(value, 0) && std::in_range<unsigned int>(value), ValueError,
+                 "nn_params_t: " << field << " must be between 1 and " << std::numeric_limits<unsigned int>::max()
+                                 << ", got " << +value);  // + prints a signed char as a number
+  return static_cast<unsigned int>(value);
+}
+
+template <ParamRate V>
+double checked_rate(V value, const char* field) {
+  const double v = static_cast<double>(value);
+  MAGMADNN_CHECK(std::isfinite(v) && v >= 0.0, ValueError,
+                 "nn_params_t: " << field << " must be finite and >= 0, got " << v);
+  return v;
+}
+}  // namespace detail
+
+/// Hyperparameters of a NeuralNetwork or Model (see the file comment for the
+/// ways to build one). Fields set by name are not checked here; the model
+/// checks what it needs (e.g. batch_size > 0) when it is built.
 struct nn_params_t {
   unsigned int batch_size = 32;
   unsigned int n_epochs = 1;
@@ -33,6 +84,26 @@ struct nn_params_t {
   double decaying_factor = 0.99;  ///< RMSProp's rho (v1 name)
   bool nesterov = false;
   bool shuffle = true;          ///< reshuffle the training set every epoch (from the global seed)
+  /// The loss of a Model (paper form). A NeuralNetwork takes its loss as a
+  /// constructor argument and records it here.
+  optimizer::loss_t loss = optimizer::CROSS_ENTROPY;
+  /// The optimizer of a Model (paper form). A NeuralNetwork given an
+  /// optimizer by name records it here; given an optimizer object, it
+  /// leaves this field alone.
+  optimizer::optimizer_t optimizer = optimizer::SGD;
+
+  nn_params_t() = default;
+  /// `{batch_size, n_epochs}`: the learning rate keeps its default.
+  template <detail::ParamCount B, detail::ParamCount E>
+  nn_params_t(B batch, E epochs)
+      : batch_size(detail::positive_count(batch, "batch_size")),
+        n_epochs(detail::positive_count(epochs, "n_epochs")) {}
+  /// `{batch_size, n_epochs, learning_rate}` (slides).
+  template <detail::ParamCount B, detail::ParamCount E, detail::ParamRate R>
+  nn_params_t(B batch, E epochs, R rate)
+      : batch_size(detail::positive_count(batch, "batch_size")),
+        n_epochs(detail::positive_count(epochs, "n_epochs")),
+        learning_rate(detail::checked_rate(rate, "learning_rate")) {}
 };
 
 /// Summary of the last fit (MagmaDNN v1 fields first).
