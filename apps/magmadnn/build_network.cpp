@@ -59,23 +59,18 @@ std::shared_ptr<const optimizer::LRSchedule> make_schedule(const TrainSpec& spec
 
 }  // namespace
 
-std::shared_ptr<optimizer::Optimizer<float>> make_optimizer(const TrainSpec& spec, std::int64_t steps_per_epoch) {
-  const auto& p = spec.optimizer;
-  std::shared_ptr<optimizer::Optimizer<float>> opt;
-  if (p.type == "sgd") {
-    opt = std::make_shared<optimizer::GradientDescent<float>>(p.learning_rate, p.momentum, p.nesterov);
-  } else if (p.type == "adam") {
-    opt = std::make_shared<optimizer::Adam<float>>(p.learning_rate, p.beta1, p.beta2, p.epsilon);
-  } else if (p.type == "adamw") {
-    opt = std::make_shared<optimizer::AdamW<float>>(p.learning_rate, p.weight_decay, p.beta1, p.beta2, p.epsilon);
-  } else if (p.type == "adagrad") {
-    opt = std::make_shared<optimizer::AdaGrad<float>>(p.learning_rate, p.epsilon);
-  } else {
-    opt = std::make_shared<optimizer::RMSProp<float>>(p.learning_rate, p.rho, p.epsilon);
-  }
-  if (p.type != "adamw" && p.weight_decay > 0) opt->set_weight_decay(p.weight_decay);
-  if (auto s = make_schedule(spec, std::max<std::int64_t>(1, steps_per_epoch))) opt->set_schedule(std::move(s));
-  return opt;
+optimizer::OptimizerSettings optimizer_settings(const OptimizerSpec& p) {
+  optimizer::OptimizerSettings s;
+  s.kind = optimizer::kind_from_name(p.type);
+  s.learning_rate = p.learning_rate;
+  s.momentum = p.momentum;
+  s.nesterov = p.nesterov;
+  s.weight_decay = p.weight_decay;
+  s.beta1 = p.beta1;
+  s.beta2 = p.beta2;
+  s.epsilon = p.epsilon;
+  s.rho = p.rho;
+  return s;
 }
 
 NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
@@ -142,16 +137,25 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
     throw ConfigError("layers", os.str());
   }
 
-  model::nn_params_t params;
-  params.batch_size = static_cast<unsigned>(spec.batch_size);
-  params.n_epochs = static_cast<unsigned>(spec.epochs);
-  params.learning_rate = spec.optimizer.learning_rate;
-  params.momentum = spec.optimizer.momentum;
-  params.nesterov = spec.optimizer.nesterov;
-  params.weight_decay = spec.optimizer.weight_decay;
+  // Every optimizer field goes into the params and the network builds its
+  // optimizer by kind (optimizer::make), so its checkpoint records the kind
+  // and all the settings the run used.
+  const optimizer::OptimizerSettings o = optimizer_settings(spec.optimizer);
+  model::nn_params_t params(spec.batch_size, spec.epochs, o.learning_rate);
+  params.optimizer = o.kind;
+  params.momentum = o.momentum;
+  params.nesterov = o.nesterov;
+  params.weight_decay = o.weight_decay;
+  params.beta1 = o.beta1;
+  params.beta2 = o.beta2;
+  params.epsilon = o.epsilon;
+  params.decaying_factor = o.rho;
   params.shuffle = true;
-  const auto loss = spec.loss == "mse" ? optimizer::MSE : optimizer::CROSS_ENTROPY;
-  b.model = std::make_unique<model::NeuralNetwork<float>>(chain, loss, make_optimizer(spec, steps_per_epoch), params);
+  params.loss = spec.loss == "mse" ? optimizer::MSE : optimizer::CROSS_ENTROPY;
+  b.model = std::make_unique<model::NeuralNetwork<float>>(chain, params.loss, params.optimizer, params);
+  if (auto sched = make_schedule(spec, std::max<std::int64_t>(1, steps_per_epoch))) {
+    b.model->optimizer().set_schedule(std::move(sched));
+  }
   return b;
 }
 

@@ -33,7 +33,4 @@ struct NetworkBuild {
 NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
                            std::int64_t steps_per_epoch, std::int64_t classes);
 
-/// The optimizer of `spec` with its weight decay and schedule.
-std::shared_ptr<optimizer::Optimizer<float>> make_optimizer(const TrainSpec& spec, std::int64_t steps_per_epoch);
-
 }  // namespace magmadnn::cli

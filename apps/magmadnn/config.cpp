@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "magmadnn/optimizer/factory.h"
+
 namespace magmadnn::cli {
 namespace {
 
@@ -197,7 +199,7 @@ TrainSpec parse_config(const Json& j) {
                 {"type", "learning_rate", "momentum", "nesterov", "weight_decay", "beta1", "beta2", "epsilon", "rho"},
                 "the optimizer");
     auto& p = s.optimizer;
-    p.type = o.choice("type", p.type, {"sgd", "adam", "adamw", "adagrad", "rmsprop"});
+    p.type = o.choice("type", p.type, optimizer::kind_names());
     p.learning_rate = o.positive("learning_rate", p.learning_rate);
     p.momentum = o.number("momentum", p.momentum, 0.0, 1.0, true);
     p.nesterov = o.boolean("nesterov", p.nesterov);

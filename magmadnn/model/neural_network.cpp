@@ -92,32 +92,10 @@ NeuralNetwork<T>::~NeuralNetwork() = default;
 
 template <typename T>
 void NeuralNetwork<T>::make_optimizer(optimizer::optimizer_t kind) {
-  const nn_params_t& p = nn_params_;
-  switch (kind) {
-    case optimizer::SGD:
-      opt_ = std::make_shared<optimizer::GradientDescent<T>>(p.learning_rate, p.momentum, p.nesterov);
-      optimizer_name_ = "sgd";
-      break;
-    case optimizer::ADAM:
-      opt_ = std::make_shared<optimizer::Adam<T>>(p.learning_rate, p.beta1, p.beta2, p.epsilon);
-      optimizer_name_ = "adam";
-      break;
-    case optimizer::ADAMW:
-      opt_ = std::make_shared<optimizer::AdamW<T>>(p.learning_rate, p.weight_decay, p.beta1, p.beta2, p.epsilon);
-      optimizer_name_ = "adamw";
-      break;
-    case optimizer::ADAGRAD:
-      opt_ = std::make_shared<optimizer::AdaGrad<T>>(p.learning_rate, p.epsilon);
-      optimizer_name_ = "adagrad";
-      break;
-    case optimizer::RMSPROP:
-      opt_ = std::make_shared<optimizer::RMSProp<T>>(p.learning_rate, p.decaying_factor, p.epsilon);
-      optimizer_name_ = "rmsprop";
-      break;
-    default:
-      MAGMADNN_THROW(ValueError, "NeuralNetwork: unknown optimizer_t value " << static_cast<int>(kind));
-  }
-  if (kind != optimizer::ADAMW && p.weight_decay > 0.0) opt_->set_weight_decay(p.weight_decay);
+  optimizer::OptimizerSettings s = nn_params_.optimizer_settings();
+  s.kind = kind;
+  opt_ = optimizer::make<T>(s);
+  optimizer_name_ = optimizer::name_of(kind);
 }
 
 // Whether a node's values are probabilities in [0, 1] (so v1's

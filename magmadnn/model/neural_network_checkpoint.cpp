@@ -58,6 +58,8 @@ void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t da
   ck.set_double("optimizer.beta1", nn_params_.beta1);
   ck.set_double("optimizer.beta2", nn_params_.beta2);
   ck.set_double("optimizer.epsilon", nn_params_.epsilon);
+  ck.set_double("optimizer.rho", nn_params_.decaying_factor);
+  ck.set_int("optimizer.nesterov", nn_params_.nesterov ? 1 : 0);
   ck.set_uint("train.batch_size", nn_params_.batch_size);
   ck.set_uint("train.epoch", epoch_);
   ck.set_int("train.batch", batch_);

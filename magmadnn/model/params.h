@@ -28,13 +28,12 @@
 #include <vector>
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/optimizer/factory.h"  // optimizer_t, OptimizerSettings
 
 namespace magmadnn::optimizer {
 /// Loss of a NeuralNetwork (MagmaDNN v1 names). CROSS_ENTROPY on a softmax
 /// output is computed fused and stable (log-sum-exp on the logits).
 enum loss_t { CROSS_ENTROPY, MSE };
-/// Optimizer chosen by name (MagmaDNN v1 names; SGD uses nn_params_t::momentum).
-enum optimizer_t { SGD, ADAM, ADAGRAD, RMSPROP, ADAMW };
 }  // namespace magmadnn::optimizer
 
 namespace magmadnn::model {
@@ -104,6 +103,21 @@ struct nn_params_t {
       : batch_size(detail::positive_count(batch, "batch_size")),
         n_epochs(detail::positive_count(epochs, "n_epochs")),
         learning_rate(detail::checked_rate(rate, "learning_rate")) {}
+
+  /// The optimizer these fields describe (decaying_factor is RMSProp's rho).
+  optimizer::OptimizerSettings optimizer_settings() const {
+    optimizer::OptimizerSettings s;
+    s.kind = optimizer;
+    s.learning_rate = learning_rate;
+    s.momentum = momentum;
+    s.nesterov = nesterov;
+    s.weight_decay = weight_decay;
+    s.beta1 = beta1;
+    s.beta2 = beta2;
+    s.epsilon = epsilon;
+    s.rho = decaying_factor;
+    return s;
+  }
 };
 
 /// Summary of the last fit (MagmaDNN v1 fields first).

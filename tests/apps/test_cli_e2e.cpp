@@ -16,7 +16,9 @@
 
 #include "cli.h"
 #include "config.h"
+#include "magmadnn/io/checkpoint.h"
 #include "magmadnn/io/idx.h"
+#include "magmadnn/optimizer/factory.h"
 #include "run_folder.h"
 
 using namespace magmadnn;
@@ -261,6 +263,40 @@ TEST_F(CliEndToEnd, ResumeContinuesExactlyWhereTheRunStopped) {
   }
   EXPECT_DOUBLE_EQ(read(path("part/summary.json"))["test_loss"].get<double>(),
                    read(path("full/summary.json"))["test_loss"].get<double>());
+}
+
+// Every optimizer kind, built by optimizer::make from the config: the
+// checkpoint records the kind and the settings the run used, and --resume
+// continues exactly as the uninterrupted run.
+TEST_F(CliEndToEnd, EveryOptimizerResumesExactlyAndIsRecordedInTheCheckpoint) {
+  for (const std::string& kind : optimizer::kind_names()) {
+    SCOPED_TRACE(kind);
+    Json cfg = read(path("tiny.json"));
+    cfg["optimizer"] = {{"type", kind}, {"learning_rate", kind == "sgd" ? 0.1 : 0.01}, {"beta1", 0.8},
+                        {"rho", 0.5}, {"weight_decay", 1e-4}, {"epsilon", 1e-7}};
+    if (kind == "sgd") cfg["optimizer"]["momentum"] = 0.5;
+    cfg["epochs"] = 3;
+    const std::string file = path("opt-" + kind + ".json"), full = path("opt-full-" + kind),
+                      part = path("opt-part-" + kind);
+    std::ofstream(file) << cfg.dump();
+    ASSERT_EQ(run({"train", "--config", file, "--out", full, "--overwrite", "--quiet"}).rc, 0);
+    ASSERT_EQ(run({"train", "--config", file, "--epochs", "1", "--out", part, "--overwrite", "--quiet"}).rc, 0);
+    const Result resumed = run({"train", "--out", part, "--resume", "--epochs", "3", "--quiet"});
+    ASSERT_EQ(resumed.rc, 0) << resumed.err;
+    const model::History a = RunFolder(full).read_metrics(), b = RunFolder(part).read_metrics();
+    ASSERT_EQ(a.size(), 3u);
+    ASSERT_EQ(b.size(), 3u);
+    for (std::size_t e = 0; e < 3; ++e) {
+      EXPECT_EQ(a[e].train_loss, b[e].train_loss) << "epoch " << e + 1;
+      EXPECT_EQ(a[e].val_loss, b[e].val_loss) << "epoch " << e + 1;
+    }
+    const io::Checkpoint ck = io::read_checkpoint(part + "/checkpoint.bin");
+    EXPECT_EQ(ck.get("optimizer.kind"), kind);
+    EXPECT_EQ(ck.get_double("optimizer.beta1"), 0.8);
+    EXPECT_EQ(ck.get_double("optimizer.rho"), 0.5);
+    EXPECT_EQ(ck.get_double("optimizer.epsilon"), 1e-7);
+    EXPECT_EQ(ck.get_double("optimizer.momentum"), kind == "sgd" ? 0.5 : 0.0);
+  }
 }
 
 TEST_F(CliEndToEnd, ConvolutionConfigTrains) {

@@ -101,7 +101,7 @@ TEST(CliConfig, ErrorsNameThePathAndTheValue) {
   EXPECT_EQ(error_of(with("/optimizer/learning_rate", -0.1)),
             "optimizer.learning_rate: expected a positive number, got -0.1");
   EXPECT_EQ(error_of(with("/optimizer/type", "sdg")),
-            R"(optimizer.type: expected one of "sgd", "adam", "adamw", "adagrad", "rmsprop", got "sdg")");
+            R"(optimizer.type: expected one of "sgd", "adam", "adagrad", "rmsprop", "adamw", got "sdg")");
   EXPECT_EQ(error_of(with("/optimizer/momentum", 1.5)),
             "optimizer.momentum: expected a number in [0, 1), got 1.5");
   EXPECT_EQ(error_of(with("/optimizer/nesterov", "yes")), R"(optimizer.nesterov: expected true or false, got "yes")");
