@@ -115,6 +115,21 @@ std::string svg_line_chart(const std::string& title, const std::string& x_label,
   auto sy = [&](double y) { return T + PH - (y - ya.lo) / (ya.hi - ya.lo) * PH; };
   draw_axes(o, ya, sy, std::ceil(xlo), xhi, epoch_step(xhi - xlo), sx, x_label, y_label);
 
+  // The legend goes in the right-hand corner (top or bottom) that the lines
+  // cross least: falling losses leave the top free, rising accuracies the bottom.
+  int drawn = 0, top_hits = 0, bottom_hits = 0;
+  for (const auto& s : series) {
+    bool any = false;
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+      any = true;
+      if (sx(s.x[i]) < L + PW * 0.55) continue;
+      if (sy(s.y[i]) < T + PH * 0.4) ++top_hits;
+      if (sy(s.y[i]) > T + PH * 0.6) ++bottom_hits;
+    }
+    drawn += any;
+  }
+  const double legend_top = top_hits <= bottom_hits ? T + 14 : T + PH - 10 - 18 * (drawn - 1);
   int legend_row = 0;
   for (const auto& s : series) {
     std::ostringstream pts, dots;
@@ -131,7 +146,7 @@ std::string svg_line_chart(const std::string& title, const std::string& x_label,
       << s.color << "\" stroke-width=\"2\"" << (s.dashed ? " stroke-dasharray=\"6 4\"" : "") << " points=\""
       << pts.str() << "\"/>\n"
       << dots.str() << "</g>\n";
-    const double ly = T + 14 + 18 * legend_row++;
+    const double ly = legend_top + 18 * legend_row++;
     o << "<g class=\"legend\"><line x1=\"" << L + PW - 160 << "\" x2=\"" << L + PW - 136 << "\" y1=\"" << ly - 4
       << "\" y2=\"" << ly - 4 << "\" stroke=\"" << s.color << "\" stroke-width=\"2\""
       << (s.dashed ? " stroke-dasharray=\"6 4\"" : "") << "/><text x=\"" << L + PW - 130 << "\" y=\"" << ly << "\">"

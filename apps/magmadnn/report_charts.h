@@ -20,8 +20,9 @@ struct Series {
   std::vector<double> x, y;  ///< same length; non-finite points are skipped
 };
 
-/// Lines with a dot per point and a legend naming each drawn series (x is
-/// the epoch: integer ticks).
+/// Lines with a dot per point and a legend naming each drawn series, in the
+/// right-hand corner (top or bottom) the points crowd least (x is the epoch:
+/// integer ticks).
 std::string svg_line_chart(const std::string& title, const std::string& x_label, const std::string& y_label,
                            const std::vector<Series>& series);
 

@@ -319,6 +319,20 @@ TEST(CliReport, PointsLieInsideThePlotArea) {
   EXPECT_NE(svg_line_chart("t", "x", "y", {}).find("no data"), std::string::npos);
 }
 
+TEST(CliReport, LegendAvoidsTheLines) {
+  auto legend_y = [](const std::string& svg) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(svg, m, std::regex("<g class=\"legend\">.*?<text x=\"[0-9.]+\" y=\"([0-9.]+)\">")));
+    return m.empty() ? 0.0 : std::stod(m[1]);
+  };
+  const double middle = 34.0 + (330.0 - 34.0 - 52.0) / 2;
+  const std::vector<double> x = {1, 2, 3, 4, 5};
+  const Series falling{"loss", "#000", false, x, {1.0, 0.6, 0.5, 0.45, 0.4}};
+  const Series rising{"accuracy", "#000", false, x, {0.6, 0.75, 0.8, 0.82, 0.83}};
+  EXPECT_LT(legend_y(svg_line_chart("t", "epoch", "y", {falling})), middle);  // top right is free
+  EXPECT_GT(legend_y(svg_line_chart("t", "epoch", "y", {rising})), middle);   // bottom right is free
+}
+
 TEST(CliReport, BarsStandOnZeroInsideThePlotArea) {
   const std::string svg = svg_bar_chart("t", "epoch", "seconds", "#000", {1, 2, 3}, {1.0, 3.0, 2.0});
   const std::regex bar("<rect x=\"([-0-9.]+)\" y=\"([-0-9.]+)\" width=\"([0-9.]+)\" height=\"([0-9.]+)\"><title>");
