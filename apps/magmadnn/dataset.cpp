@@ -131,4 +131,14 @@ Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_
   return Tensor<float>::from_vector(Shape(shape), values);
 }
 
+std::vector<std::string> class_names(const std::string& dataset, std::int64_t classes) {
+  if (dataset == "fashion-mnist" && classes == 10) {
+    return {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
+  }
+  // MNIST's names are its digits, which are also the indices.
+  std::vector<std::string> names;
+  for (std::int64_t c = 0; c < classes; ++c) names.push_back(std::to_string(c));
+  return names;
+}
+
 }  // namespace magmadnn::cli

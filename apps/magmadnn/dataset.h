@@ -36,4 +36,11 @@ Split subset(const Split& s, const std::vector<std::int64_t>& rows);
 /// floats. Both hold raw pixel values, scaled by 1/255 like the training data.
 Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_t>& sample_shape);
 
+/// The names of the classes of `dataset` (the config's data.dataset), in
+/// label order, for people to read: Fashion-MNIST's ten garment names, the
+/// digits "0".."9" for MNIST. Any other data set, or a class count that does
+/// not match the data set's, gives the indices "0".."classes-1".
+/// Guarantees: exactly `classes` names (none for classes <= 0).
+std::vector<std::string> class_names(const std::string& dataset, std::int64_t classes);
+
 }  // namespace magmadnn::cli

@@ -4,7 +4,7 @@
 ///   metrics.csv     one line per finished epoch (header line first)
 ///   summary.json    test_accuracy, test_loss, train_seconds, epochs, samples_per_second, ...
 ///   checkpoint.bin  the model (weights, optimizer state, epoch) as NeuralNetwork::save writes it
-///   report.html     curves and tables (report.h)
+///   report.html     headline, curves, confusion matrix, misclassified images (report.h)
 ///
 /// Guarantees: files are written to a temporary name and renamed, so a run
 /// killed mid-write leaves the previous complete version; readers throw

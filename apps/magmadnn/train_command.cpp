@@ -20,6 +20,7 @@
 #include "presets.h"
 #include "process_memory.h"
 #include "run_folder.h"
+#include "test_results.h"
 
 namespace magmadnn::cli {
 namespace {
@@ -285,7 +286,8 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   summary["memory"] = memory_json(mem);
   rf.write_metrics(history);
   rf.write_summary(summary);
-  rf.write_report({spec.name, history, summary, config});
+  rf.write_report({spec.name, history, summary, config, class_names(spec.data.dataset, classes),
+                   collect_test_results(ev, test.x, test.labels, net.predict_classes(test.x), classes)});
 
   char line[160];
   std::snprintf(line, sizeof line, "test accuracy: %.4f (loss %.4g) in %.1f s\n", ev.accuracy, ev.loss, fit_seconds);

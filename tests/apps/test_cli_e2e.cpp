@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -178,6 +179,11 @@ TEST_F(CliEndToEnd, TrainWritesACompleteRunFolder) {
   EXPECT_NE(report.find("<svg"), std::string::npos);
   EXPECT_NE(report.find("data-series=\"validation accuracy\""), std::string::npos);
   EXPECT_EQ(report.find("http"), std::string::npos);
+  // Finished: the headline's test accuracy, and the confusion matrix of the 3 classes.
+  char accuracy[32];
+  std::snprintf(accuracy, sizeof accuracy, ">%.2f%%<", 100 * s["test_accuracy"].get<double>());
+  EXPECT_NE(report.find(accuracy), std::string::npos) << accuracy;
+  EXPECT_NE(report.find("<th scope=\"col\">2</th><th scope=\"col\">samples</th>"), std::string::npos);
 
   // evaluate: the checkpoint alone (copied away from its folder) gives the same numbers.
   fs::copy_file(path("run/checkpoint.bin"), path("moved.bin"), fs::copy_options::overwrite_existing);

@@ -1,0 +1,190 @@
+#include "report_charts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include "html.h"
+
+namespace magmadnn::cli {
+namespace {
+
+constexpr double W = 540, H = 330, L = 64, R = 16, T = 34, B = 52;  // frame and margins
+constexpr double PW = W - L - R, PH = H - T - B;                     // plot area
+
+std::string fmt(double v, int digits = 4) {
+  if (!std::isfinite(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+std::string px(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// A "nice" tick step (1, 2 or 5 times a power of ten) giving about `n` ticks.
+double nice_step(double range, int n) {
+  const double raw = range / n;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double f = raw / mag;
+  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+struct Axis {
+  double lo, hi, step;
+};
+
+Axis value_axis(double lo, double hi) {
+  if (!(lo < hi)) {  // a flat or single-valued series still needs a visible range
+    const double pad = lo == 0 ? 1.0 : std::abs(lo) * 0.1;
+    lo -= pad;
+    hi += pad;
+  }
+  const double step = nice_step(hi - lo, 5);
+  return {std::floor(lo / step) * step, std::ceil(hi / step) * step, step};
+}
+
+// Epochs are integers: one tick per epoch up to 10, then a nice step.
+double epoch_step(double range) { return range <= 10 ? 1.0 : std::ceil(nice_step(range, 8)); }
+
+// The title and the empty plot area.
+void open_chart(std::ostringstream& o, const std::string& title) {
+  o << "<svg class=\"chart\" role=\"img\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << ' '
+    << H << "\" aria-label=\"" << html_escape(title) << "\">\n";
+  o << "<text x=\"" << W / 2 << "\" y=\"20\" text-anchor=\"middle\" class=\"title\">" << html_escape(title)
+    << "</text>\n";
+  o << "<rect x=\"" << L << "\" y=\"" << T << "\" width=\"" << PW << "\" height=\"" << PH
+    << "\" fill=\"#fff\" stroke=\"#444\"/>\n";
+}
+
+std::string close_without_data(std::ostringstream& o) {
+  o << "<text x=\"" << W / 2 << "\" y=\"" << T + PH / 2 << "\" text-anchor=\"middle\">no data</text>\n</svg>\n";
+  return o.str();
+}
+
+// Grid lines with their values, the x ticks, and both axis titles.
+void draw_axes(std::ostringstream& o, const Axis& ya, const std::function<double(double)>& sy, double x_first,
+               double x_last, double x_step, const std::function<double(double)>& sx, const std::string& x_label,
+               const std::string& y_label) {
+  o << "<g class=\"axis\">\n";
+  for (double y = ya.lo; y <= ya.hi + ya.step * 1e-6; y += ya.step) {
+    o << "<line x1=\"" << L << "\" x2=\"" << L + PW << "\" y1=\"" << px(sy(y)) << "\" y2=\"" << px(sy(y))
+      << "\" class=\"grid\"/><text x=\"" << L - 6 << "\" y=\"" << px(sy(y) + 4) << "\" text-anchor=\"end\">"
+      << fmt(std::abs(y) < ya.step * 1e-9 ? 0.0 : y) << "</text>\n";
+  }
+  for (double x = x_first; x <= x_last + 1e-9; x += x_step) {
+    o << "<line x1=\"" << px(sx(x)) << "\" x2=\"" << px(sx(x)) << "\" y1=\"" << T + PH << "\" y2=\"" << T + PH + 5
+      << "\" stroke=\"#444\"/><text x=\"" << px(sx(x)) << "\" y=\"" << T + PH + 18 << "\" text-anchor=\"middle\">"
+      << fmt(x) << "</text>\n";
+  }
+  o << "<text x=\"" << L + PW / 2 << "\" y=\"" << H - 10 << "\" text-anchor=\"middle\" class=\"label\">"
+    << html_escape(x_label) << "</text>\n";
+  o << "<text transform=\"translate(16," << T + PH / 2 << ") rotate(-90)\" text-anchor=\"middle\" class=\"label\">"
+    << html_escape(y_label) << "</text>\n</g>\n";
+}
+
+}  // namespace
+
+std::string svg_line_chart(const std::string& title, const std::string& x_label, const std::string& y_label,
+                           const std::vector<Series>& series) {
+  double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
+  for (const auto& s : series) {
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+      xlo = std::min(xlo, s.x[i]);
+      xhi = std::max(xhi, s.x[i]);
+      ylo = std::min(ylo, s.y[i]);
+      yhi = std::max(yhi, s.y[i]);
+    }
+  }
+  std::ostringstream o;
+  open_chart(o, title);
+  if (!std::isfinite(xlo)) return close_without_data(o);
+  if (xlo == xhi) {
+    xlo -= 1;
+    xhi += 1;
+  }
+  const Axis ya = value_axis(ylo, yhi);
+  auto sx = [&](double x) { return L + (x - xlo) / (xhi - xlo) * PW; };
+  auto sy = [&](double y) { return T + PH - (y - ya.lo) / (ya.hi - ya.lo) * PH; };
+  draw_axes(o, ya, sy, std::ceil(xlo), xhi, epoch_step(xhi - xlo), sx, x_label, y_label);
+
+  // The legend goes in the right-hand corner (top or bottom) that the lines
+  // cross least: falling losses leave the top free, rising accuracies the bottom.
+  int drawn = 0, top_hits = 0, bottom_hits = 0;
+  for (const auto& s : series) {
+    bool any = false;
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+      any = true;
+      if (sx(s.x[i]) < L + PW * 0.55) continue;
+      if (sy(s.y[i]) < T + PH * 0.4) ++top_hits;
+      if (sy(s.y[i]) > T + PH * 0.6) ++bottom_hits;
+    }
+    drawn += any;
+  }
+  const double legend_top = top_hits <= bottom_hits ? T + 14 : T + PH - 10 - 18 * (drawn - 1);
+  int legend_row = 0;
+  for (const auto& s : series) {
+    std::ostringstream pts, dots;
+    int n = 0;
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+      pts << (n++ ? " " : "") << px(sx(s.x[i])) << ',' << px(sy(s.y[i]));
+      dots << "<circle cx=\"" << px(sx(s.x[i])) << "\" cy=\"" << px(sy(s.y[i])) << "\" r=\"3.5\" fill=\"" << s.color
+           << "\"><title>" << html_escape(s.label) << ", " << html_escape(x_label) << ' ' << fmt(s.x[i]) << ": "
+           << fmt(s.y[i], 5) << "</title></circle>\n";
+    }
+    if (n == 0) continue;
+    o << "<g class=\"series\" data-series=\"" << html_escape(s.label) << "\">\n<polyline fill=\"none\" stroke=\""
+      << s.color << "\" stroke-width=\"2\"" << (s.dashed ? " stroke-dasharray=\"6 4\"" : "") << " points=\""
+      << pts.str() << "\"/>\n"
+      << dots.str() << "</g>\n";
+    const double ly = legend_top + 18 * legend_row++;
+    o << "<g class=\"legend\"><line x1=\"" << L + PW - 160 << "\" x2=\"" << L + PW - 136 << "\" y1=\"" << ly - 4
+      << "\" y2=\"" << ly - 4 << "\" stroke=\"" << s.color << "\" stroke-width=\"2\""
+      << (s.dashed ? " stroke-dasharray=\"6 4\"" : "") << "/><text x=\"" << L + PW - 130 << "\" y=\"" << ly << "\">"
+      << html_escape(s.label) << "</text></g>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
+std::string svg_bar_chart(const std::string& title, const std::string& x_label, const std::string& y_label,
+                          const std::string& color, const std::vector<double>& x, const std::vector<double>& y) {
+  double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, yhi = 0;
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i]) || y[i] < 0) continue;
+    xlo = std::min(xlo, x[i]);
+    xhi = std::max(xhi, x[i]);
+    yhi = std::max(yhi, y[i]);
+  }
+  std::ostringstream o;
+  open_chart(o, title);
+  if (!std::isfinite(xlo)) return close_without_data(o);
+  // Bars stand on zero, and the slots are one x unit wide with half a slot
+  // of room at either end so the outer bars are not cut.
+  const Axis ya = value_axis(0.0, yhi > 0 ? yhi : 1.0);
+  const double slot = PW / (xhi - xlo + 1);
+  auto sx = [&](double v) { return L + (v - xlo + 0.5) * slot; };
+  auto sy = [&](double v) { return T + PH - (v - ya.lo) / (ya.hi - ya.lo) * PH; };
+  draw_axes(o, ya, sy, xlo, xhi, epoch_step(xhi - xlo), sx, x_label, y_label);
+  const double bar = std::max(1.0, slot * 0.7);
+  o << "<g class=\"bars\" fill=\"" << color << "\">\n";
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i]) || y[i] < 0) continue;
+    o << "<rect x=\"" << px(sx(x[i]) - bar / 2) << "\" y=\"" << px(sy(y[i])) << "\" width=\"" << px(bar)
+      << "\" height=\"" << px(sy(0) - sy(y[i])) << "\"><title>" << html_escape(x_label) << ' ' << fmt(x[i]) << ": "
+      << fmt(y[i], 4) << ' ' << html_escape(y_label) << "</title></rect>\n";
+  }
+  o << "</g>\n</svg>\n";
+  return o.str();
+}
+
+}  // namespace magmadnn::cli
