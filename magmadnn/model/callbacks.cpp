@@ -154,6 +154,30 @@ void ProgressBar<T>::on_epoch_end(NeuralNetwork<T>& model, const EpochRecord& re
   os_ << format_epoch_line(record, info_.last_epoch) << '\n' << std::flush;
 }
 
+// ---- Checkpointer ------------------------------------------------------------------
+
+template <typename T>
+Checkpointer<T>::Checkpointer(std::string path, unsigned int every_epochs, std::int64_t every_batches)
+    : path_(std::move(path)), every_epochs_(every_epochs), every_batches_(every_batches) {
+  MAGMADNN_CHECK(!path_.empty() || (every_epochs_ == 0 && every_batches_ == 0), ValueError,
+                 "Checkpointer: periodic checkpoints need a path");
+}
+
+template <typename T>
+void Checkpointer<T>::on_batch_end(NeuralNetwork<T>& model, const BatchLogs& logs) {
+  // The last batch of an epoch is covered by the epoch's own checkpoint.
+  if (every_batches_ > 0 && logs.batch + 1 < logs.batches && model.optimizer().step_count() % every_batches_ == 0) {
+    model.save(path_);
+  }
+}
+
+template <typename T>
+void Checkpointer<T>::on_epoch_end(NeuralNetwork<T>& model, const EpochRecord& record) {
+  if (every_epochs_ > 0 && record.epoch % every_epochs_ == 0) model.save(path_);
+}
+
+template class Checkpointer<float>;
+template class Checkpointer<double>;
 template class EarlyStopping<float>;
 template class EarlyStopping<double>;
 template class ProgressBar<float>;

@@ -121,6 +121,24 @@ enum class ProgressMode { Auto, Terminal, Plain };
 /// count, samples per second, ETA and running loss, ending in a summary line
 /// per epoch. Otherwise (a file, a pipe, a test stream): one plain line per
 /// epoch, so logs stay readable.
+/// Periodic checkpoints (model.save, written atomically): after every
+/// `every_epochs` epochs and/or every `every_batches` optimizer steps inside
+/// an epoch (0 disables either). fit() puts one first in its callback list
+/// when FitOptions asks for checkpoints, so every other callback of a batch
+/// or epoch sees the checkpoint of that point already on disk.
+template <typename T>
+class Checkpointer : public Callback<T> {
+ public:
+  Checkpointer(std::string path, unsigned int every_epochs, std::int64_t every_batches);
+  void on_batch_end(NeuralNetwork<T>& model, const BatchLogs& logs) override;
+  void on_epoch_end(NeuralNetwork<T>& model, const EpochRecord& record) override;
+
+ private:
+  std::string path_;
+  unsigned int every_epochs_;
+  std::int64_t every_batches_;
+};
+
 template <typename T>
 class ProgressBar : public Callback<T> {
  public:

@@ -57,6 +57,11 @@
 #include "magmadnn/model/params.h"
 #include "magmadnn/optimizer/optimizer_base.h"
 
+namespace magmadnn::data {
+template <typename T>
+class DataLoader;
+}  // namespace magmadnn::data
+
 namespace magmadnn::model {
 
 template <typename T>
@@ -180,6 +185,9 @@ class NeuralNetwork {
   void check_data(const Tensor<T>& x, const Tensor<T>* y, const char* what) const;
   Evaluation evaluate_batches(const Tensor<T>& x, const Tensor<T>& y);
   void train_step(double& batch_loss, std::int64_t& correct);
+  bool train_batches(const Tensor<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader, bool inline_batches,
+                     std::vector<std::shared_ptr<Callback<T>>>& callbacks);
+  EpochRecord close_epoch(const FitOptions<T>& options);
   void write_checkpoint(const std::string& path, std::int64_t data_size);
 
   std::vector<LayerPtr> layers_;
@@ -206,10 +214,15 @@ class NeuralNetwork {
   std::int64_t batch_ = 0;
   std::uint64_t data_seed_ = 0;
   bool data_seed_set_ = false;
-  double partial_loss_ = 0.0;  // sums over the epoch in progress
-  std::int64_t partial_correct_ = 0;
-  std::int64_t partial_samples_ = 0;
-  double partial_seconds_ = 0.0;
+  // Sums over the epoch in progress (in checkpoints, so a resumed epoch's
+  // record equals an uninterrupted one's).
+  struct EpochTotals {
+    double loss = 0.0;  // sum of batch mean loss x batch size
+    std::int64_t correct = 0;
+    std::int64_t samples = 0;
+    double seconds = 0.0;
+  };
+  EpochTotals partial_;
   std::int64_t data_size_ = -1;  // training set size of the cursor (for resume checks)
   std::string last_checkpoint_;
   bool stop_ = false;

@@ -66,10 +66,10 @@ void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t da
   ck.set_uint("train.data_seed", data_seed_);
   ck.set_int("train.data_size", data_size);
   ck.set_int("train.shuffle", nn_params_.shuffle ? 1 : 0);
-  ck.set_double("train.partial_loss", partial_loss_);
-  ck.set_int("train.partial_correct", partial_correct_);
-  ck.set_int("train.partial_samples", partial_samples_);
-  ck.set_double("train.partial_seconds", partial_seconds_);
+  ck.set_double("train.partial_loss", partial_.loss);
+  ck.set_int("train.partial_correct", partial_.correct);
+  ck.set_int("train.partial_samples", partial_.samples);
+  ck.set_double("train.partial_seconds", partial_.seconds);
   const RngState rng = get_rng_state();
   ck.set_uint("rng.seed", rng.seed);
   ck.set_uint("rng.next_stream", rng.next_stream);
@@ -130,10 +130,8 @@ void NeuralNetwork<T>::load(const std::string& path) {
   const auto batch = ck.get_int("train.batch");
   const auto data_seed = ck.get_uint("train.data_seed");
   const auto data_size = ck.get_int("train.data_size");
-  const double partial_loss = ck.get_double("train.partial_loss");
-  const auto partial_correct = ck.get_int("train.partial_correct");
-  const auto partial_samples = ck.get_int("train.partial_samples");
-  const double partial_seconds = ck.get_double("train.partial_seconds");
+  const EpochTotals partial{ck.get_double("train.partial_loss"), ck.get_int("train.partial_correct"),
+                            ck.get_int("train.partial_samples"), ck.get_double("train.partial_seconds")};
   const RngState rng{ck.get_uint("rng.seed"), ck.get_uint("rng.next_stream")};
   History hist(ck.get_uint("history.count"));
   for (std::size_t i = 0; i < hist.size(); ++i) {
@@ -158,10 +156,7 @@ void NeuralNetwork<T>::load(const std::string& path) {
   batch_ = batch;
   data_seed_ = data_seed;
   data_size_ = data_size;
-  partial_loss_ = partial_loss;
-  partial_correct_ = partial_correct;
-  partial_samples_ = partial_samples;
-  partial_seconds_ = partial_seconds;
+  partial_ = partial;
   history_ = std::move(hist);
   last_checkpoint_ = path;
   // Nodes computed from the old weights must recompute.

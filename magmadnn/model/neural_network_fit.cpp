@@ -1,7 +1,7 @@
 // NeuralNetwork::fit: the training loop.
 //   loader order -> feed -> forward -> NaN check -> backward (gradient-ready
 //   hooks as gradients become final) -> finish hook -> gradient hook ->
-//   optimizer step -> callbacks;
+//   optimizer step -> callbacks (checkpoints are the first callback);
 // or, for plain SGD without hooks: feed -> forward -> NaN check -> backward
 // with the update folded in -> callbacks.
 #include <chrono>
@@ -74,6 +74,81 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
   opt_->step(param_exprs_, grads);
 }
 
+// The batches of the epoch in progress, from the cursor on. False when a
+// callback stopped training inside the epoch (the cursor then stays there).
+template <typename T>
+bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader,
+                                     bool inline_batches, std::vector<std::shared_ptr<Callback<T>>>& callbacks) {
+  const std::int64_t n = x.shape()[0], bs = nn_params_.batch_size, nb = loader.num_batches();
+  std::vector<std::int64_t> order;
+  const std::int64_t* rows = nullptr;
+  if (inline_batches && nn_params_.shuffle) {
+    order = loader.epoch_order(epoch_);
+    rows = order.data();
+  }
+  if (!inline_batches) loader.start_epoch(epoch_, batch_);
+  data::Batch<T> batch;
+  const auto t0 = Clock::now();
+  const double seconds_before = partial_.seconds;
+  BatchLogs logs;
+  logs.epoch = epoch_ + 1;
+  logs.batches = nb;
+  while (batch_ < nb) {
+    const std::int64_t m = std::min(bs, n - batch_ * bs);
+    if (inline_batches) {
+      std::optional<op::Profiler::Scope> scope;
+      if (op::Profiler::enabled()) scope.emplace("step", "feed batch", "", op::detail::device_sync_of(x));
+      feed(x, y, rows, batch_ * bs, m);
+    } else {
+      MAGMADNN_CHECK(loader.next(batch) && batch.index == batch_ && batch.size == m, ValueError,
+                     "NeuralNetwork::fit: the data loader did not deliver batch " << batch_ << " of " << nb);
+      x_ph_->set_value(batch.x);
+      y_ph_->set_value(batch.y);
+    }
+    double l = 0.0;
+    std::int64_t c = 0;
+    train_step(l, c);
+    partial_.loss += l * static_cast<double>(m);
+    partial_.correct += c;
+    partial_.samples += m;
+    partial_.seconds = seconds_before + seconds_since(t0);
+    ++batch_;
+    logs.batch = batch_ - 1;
+    logs.size = m;
+    logs.loss = l;
+    logs.samples_done = partial_.samples;
+    logs.epoch_loss = partial_.loss / static_cast<double>(partial_.samples);
+    logs.epoch_accuracy = static_cast<double>(partial_.correct) / static_cast<double>(partial_.samples);
+    logs.seconds = partial_.seconds;
+    for (auto& cb : callbacks) cb->on_batch_end(*this, logs);
+    if (stop_) return batch_ == nb;
+  }
+  return true;
+}
+
+// The finished epoch's record (validation included); moves the cursor on.
+template <typename T>
+EpochRecord NeuralNetwork<T>::close_epoch(const FitOptions<T>& options) {
+  EpochRecord r;
+  r.epoch = epoch_ + 1;
+  r.train_loss = partial_.loss / static_cast<double>(partial_.samples);
+  r.train_accuracy = static_cast<double>(partial_.correct) / static_cast<double>(partial_.samples);
+  r.seconds = partial_.seconds;
+  r.samples_per_second = r.seconds > 0.0 ? static_cast<double>(partial_.samples) / r.seconds : 0.0;
+  r.learning_rate = opt_->learning_rate();
+  if (options.validation_x != nullptr) {
+    const op::Profiler::Pause not_training;  // a profile of fit is a profile of training steps
+    const Evaluation v = evaluate_batches(*options.validation_x, *options.validation_y);
+    r.val_loss = v.loss;
+    r.val_accuracy = v.accuracy;
+  }
+  ++epoch_;
+  batch_ = 0;
+  partial_ = {};
+  history_.push_back(r);
+  return r;
+}
+
 template <typename T>
 History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, const FitOptions<T>& options) {
   check_data(x_in, &y_in, "fit");
@@ -101,9 +176,8 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
 
   const unsigned int epochs = options.epochs != 0 ? options.epochs : nn_params_.n_epochs;
   const unsigned int end_epoch = options.resume ? epochs : epoch_ + epochs;
-  const std::int64_t bs = nn_params_.batch_size;
   data::LoaderOptions lo;
-  lo.batch_size = bs;
+  lo.batch_size = nn_params_.batch_size;
   lo.shuffle = nn_params_.shuffle;
   lo.workers = options.loader_workers;
   lo.seed = data_seed_;  // never 0: a 0 would make the loader draw a seed of its own
@@ -111,105 +185,33 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
   // Inline gathering straight into the placeholders (no per-step allocation)
   // unless background workers or augmentation are asked for.
   const bool inline_batches = options.loader_workers == 0 && options.augment.empty();
-  const std::int64_t nb = loader.num_batches();
 
-  std::vector<std::shared_ptr<Callback<T>>> callbacks = options.callbacks;
+  // Checkpoints first: the other callbacks of a batch or epoch find its checkpoint written.
+  std::vector<std::shared_ptr<Callback<T>>> callbacks;
+  if (options.checkpoint_every_epochs > 0 || options.checkpoint_every_batches > 0) {
+    callbacks.push_back(std::make_shared<Checkpointer<T>>(options.checkpoint_path, options.checkpoint_every_epochs,
+                                                          options.checkpoint_every_batches));
+  }
+  callbacks.insert(callbacks.end(), options.callbacks.begin(), options.callbacks.end());
   if (options.verbose) callbacks.push_back(std::make_shared<ProgressBar<T>>());
   TrainInfo info;
   info.first_epoch = epoch_ + 1;
   info.last_epoch = std::max(end_epoch, epoch_);
   info.samples = n;
-  info.batches_per_epoch = nb;
-  info.batch_size = bs;
+  info.batches_per_epoch = loader.num_batches();
+  info.batch_size = nn_params_.batch_size;
   info.has_validation = options.validation_x != nullptr;
 
   stop_ = false;
   data_size_ = n;
   set_mode(true);
   for (auto& cb : callbacks) cb->on_train_begin(*this, info);
-
-  std::vector<std::int64_t> order;
-  data::Batch<T> batch;
   while (epoch_ < end_epoch && !stop_) {
-    if (batch_ == 0) {
-      partial_loss_ = 0.0;
-      partial_correct_ = 0;
-      partial_samples_ = 0;
-      partial_seconds_ = 0.0;
-    }
+    if (batch_ == 0) partial_ = {};
     for (auto& cb : callbacks) cb->on_epoch_begin(*this, epoch_ + 1);
     if (!training_mode_) set_mode(true);
-    const std::int64_t* rows = nullptr;
-    if (inline_batches && nn_params_.shuffle) {
-      order = loader.epoch_order(epoch_);
-      rows = order.data();
-    }
-    if (!inline_batches) loader.start_epoch(epoch_, batch_);
-    const auto t0 = Clock::now();
-    const double seconds_before = partial_seconds_;
-    BatchLogs logs;
-    logs.epoch = epoch_ + 1;
-    logs.batches = nb;
-    while (batch_ < nb) {
-      const std::int64_t begin = batch_ * bs;
-      const std::int64_t m = std::min(bs, n - begin);
-      if (inline_batches) {
-        std::optional<op::Profiler::Scope> scope;
-        if (op::Profiler::enabled()) scope.emplace("step", "feed batch", "", op::detail::device_sync_of(x));
-        feed(x, y, rows, begin, m);
-      } else {
-        MAGMADNN_CHECK(loader.next(batch) && batch.index == batch_ && batch.size == m, ValueError,
-                       "NeuralNetwork::fit: the data loader did not deliver batch " << batch_ << " of " << nb);
-        x_ph_->set_value(batch.x);
-        y_ph_->set_value(batch.y);
-      }
-      double l = 0.0;
-      std::int64_t c = 0;
-      train_step(l, c);
-      partial_loss_ += l * static_cast<double>(m);
-      partial_correct_ += c;
-      partial_samples_ += m;
-      ++batch_;
-      partial_seconds_ = seconds_before + seconds_since(t0);
-      if (options.checkpoint_every_batches > 0 && batch_ < nb &&
-          opt_->step_count() % options.checkpoint_every_batches == 0) {
-        write_checkpoint(options.checkpoint_path, n);
-      }
-      logs.batch = batch_ - 1;
-      logs.size = m;
-      logs.loss = l;
-      logs.samples_done = partial_samples_;
-      logs.epoch_loss = partial_loss_ / static_cast<double>(partial_samples_);
-      logs.epoch_accuracy = static_cast<double>(partial_correct_) / static_cast<double>(partial_samples_);
-      logs.seconds = partial_seconds_;
-      for (auto& cb : callbacks) cb->on_batch_end(*this, logs);
-      if (stop_) break;
-    }
-    if (batch_ < nb) break;  // stopped inside the epoch: the cursor stays there
-
-    EpochRecord r;
-    r.epoch = epoch_ + 1;
-    r.train_loss = partial_loss_ / static_cast<double>(partial_samples_);
-    r.train_accuracy = static_cast<double>(partial_correct_) / static_cast<double>(partial_samples_);
-    r.seconds = partial_seconds_;
-    r.samples_per_second = r.seconds > 0.0 ? static_cast<double>(partial_samples_) / r.seconds : 0.0;
-    r.learning_rate = opt_->learning_rate();
-    if (options.validation_x != nullptr) {
-      const op::Profiler::Pause not_training;  // a profile of fit is a profile of training steps
-      const Evaluation v = evaluate_batches(*options.validation_x, *options.validation_y);
-      r.val_loss = v.loss;
-      r.val_accuracy = v.accuracy;
-    }
-    ++epoch_;
-    batch_ = 0;
-    partial_loss_ = 0.0;
-    partial_correct_ = 0;
-    partial_samples_ = 0;
-    partial_seconds_ = 0.0;
-    history_.push_back(r);
-    if (options.checkpoint_every_epochs > 0 && epoch_ % options.checkpoint_every_epochs == 0) {
-      write_checkpoint(options.checkpoint_path, n);
-    }
+    if (!train_batches(x, y, loader, inline_batches, callbacks)) break;
+    const EpochRecord r = close_epoch(options);
     for (auto& cb : callbacks) cb->on_epoch_end(*this, r);
   }
   for (auto& cb : callbacks) cb->on_train_end(*this, history_);
@@ -253,6 +255,9 @@ magmadnn_error_t NeuralNetwork<T>::fit(Tensor<T>* x, Tensor<T>* y, metric_t& met
 // The rest of NeuralNetwork is instantiated in neural_network.cpp.
 #define MAGMADNN_FIT_INSTANTIATE(T)                                                                  \
   template void NeuralNetwork<T>::train_step(double&, std::int64_t&);                                \
+  template bool NeuralNetwork<T>::train_batches(const Tensor<T>&, const Tensor<T>&, data::DataLoader<T>&, bool, \
+                                                std::vector<std::shared_ptr<Callback<T>>>&);         \
+  template EpochRecord NeuralNetwork<T>::close_epoch(const FitOptions<T>&);                         \
   template History NeuralNetwork<T>::fit(const Tensor<T>&, const Tensor<T>&, const FitOptions<T>&);  \
   template History NeuralNetwork<T>::fit(const Tensor<T>&, const Tensor<T>&, metric_t&,             \
                                          const FitOptions<T>&);                                      \
