@@ -6,16 +6,6 @@
 #include "magmadnn/layer/layers.h"
 #include "magmadnn/optimizer/optimizer.h"
 
-// The convolution and pooling layers land separately from the others; until
-// their header exists, configs that use them are refused with a clear error.
-#if __has_include("magmadnn/layer/conv2d_layer.h") && __has_include("magmadnn/layer/pooling_layer.h")
-#include "magmadnn/layer/conv2d_layer.h"
-#include "magmadnn/layer/pooling_layer.h"
-#define MAGMADNN_CLI_HAVE_CONV_LAYERS 1
-#else
-#define MAGMADNN_CLI_HAVE_CONV_LAYERS 0
-#endif
-
 namespace magmadnn::cli {
 namespace {
 
@@ -94,22 +84,15 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
       if (l.type == "dense") {
         x = push(chain, layer::fullyconnected<float>(x, l.units, l.bias, init_activation(l.activation)));
         x = push_activation(chain, x, l.activation);
-      } else if (l.type == "conv2d" || l.type == "pool") {
-#if MAGMADNN_CLI_HAVE_CONV_LAYERS
-        if (l.type == "conv2d") {
-          const auto init = layer::init_for<float>(init_activation(l.activation));
-          x = push(chain, layer::conv2d<float>(x, {l.kernel[0], l.kernel[1]}, l.filters, {l.padding[0], l.padding[1]},
-                                               {l.stride[0], l.stride[1]}, {l.dilation[0], l.dilation[1]},
-                                               /*use_cross_correlation=*/true, l.bias, init));
-          x = push_activation(chain, x, l.activation);
-        } else {
-          x = push(chain, layer::pooling<float>(x, {l.kernel[0], l.kernel[1]}, {l.padding[0], l.padding[1]},
-                                                {l.stride[0], l.stride[1]},
-                                                l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
-        }
-#else
-        throw ConfigError(where + ".type", "\"" + l.type + "\" layers are not available in this build");
-#endif
+      } else if (l.type == "conv2d") {
+        const auto init = layer::init_for<float>(init_activation(l.activation));
+        x = push(chain, layer::conv2d<float>(x, {l.kernel[0], l.kernel[1]}, l.filters, {l.padding[0], l.padding[1]},
+                                             {l.stride[0], l.stride[1]}, {l.dilation[0], l.dilation[1]},
+                                             /*use_cross_correlation=*/true, l.bias, init));
+        x = push_activation(chain, x, l.activation);
+      } else if (l.type == "pool") {
+        x = push(chain, layer::pooling<float>(x, {l.kernel[0], l.kernel[1]}, {l.padding[0], l.padding[1]},
+                                              {l.stride[0], l.stride[1]}, l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
       } else if (l.type == "flatten") {
         x = push(chain, layer::flatten<float>(x));
       } else if (l.type == "dropout") {
