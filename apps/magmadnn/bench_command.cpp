@@ -6,13 +6,7 @@
 
 #include "args.h"
 #include "cli.h"
-
-#if __has_include("magmadnn/conv/bench.h")
 #include "magmadnn/conv/bench.h"
-#define MAGMADNN_CLI_HAVE_CONV_BENCH 1
-#else
-#define MAGMADNN_CLI_HAVE_CONV_BENCH 0
-#endif
 
 namespace magmadnn::cli {
 namespace {
@@ -28,7 +22,6 @@ const std::vector<OptionSpec> kOptions = {
     {"gpu-only", "", "skip the CPU algorithms"},
 };
 
-#if MAGMADNN_CLI_HAVE_CONV_BENCH
 int run_conv_bench(const ParsedArgs& a, std::ostream& out) {
   if (a.has("list-layers")) {
     for (const auto& n : conv::bench_layer_names()) out << n << "\n";
@@ -57,7 +50,6 @@ int run_conv_bench(const ParsedArgs& a, std::ostream& out) {
   }
   return 0;
 }
-#endif
 
 }  // namespace
 
@@ -85,11 +77,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out) {
     out << usage_text(synopsis, "Times each convolution algorithm on LeNet-5 and VGG-style 3x3 layers.", kOptions);
     return 0;
   }
-#if MAGMADNN_CLI_HAVE_CONV_BENCH
   return run_conv_bench(a, out);
-#else
-  throw NotSupportedError("magmadnn bench conv: this build has no convolution benchmark (magmadnn/conv/bench.h)");
-#endif
 }
 
 }  // namespace magmadnn::cli

@@ -6,29 +6,10 @@
 #include "magmadnn/layer/layers.h"
 #include "magmadnn/optimizer/optimizer.h"
 
-// The convolution and pooling layers land separately from the others; until
-// their header exists, configs that use them are refused with a clear error.
-#if __has_include("magmadnn/layer/conv2d_layer.h") && __has_include("magmadnn/layer/pooling_layer.h")
-#include "magmadnn/layer/conv2d_layer.h"
-#include "magmadnn/layer/pooling_layer.h"
-#define MAGMADNN_CLI_HAVE_CONV_LAYERS 1
-#else
-#define MAGMADNN_CLI_HAVE_CONV_LAYERS 0
-#endif
-
 namespace magmadnn::cli {
 namespace {
 
 using LayerPtr = std::shared_ptr<layer::Layer<float>>;
-
-layer::activation_t activation_of(const std::string& name) {
-  if (name == "relu") return layer::RELU;
-  if (name == "sigmoid") return layer::SIGMOID;
-  if (name == "tanh") return layer::TANH;
-  if (name == "softmax") return layer::SOFTMAX;
-  if (name == "leaky_relu") return layer::LEAKY_RELU;
-  return layer::GELU;  // parse_config admits nothing else besides "none"
-}
 
 // Appends `ref`'s layer to the chain and returns its output.
 template <class L>
@@ -37,9 +18,15 @@ op::Expr<float> push(std::vector<LayerPtr>& chain, const layer::Ref<L>& ref) {
   return ref->out();
 }
 
+// The activation a dense or conv2d layer is initialised for: "none" as
+// sigmoid (Glorot).
+layer::activation_t init_activation(const std::string& name) {
+  return name == "none" ? layer::SIGMOID : layer::activation_from_name(name);
+}
+
 op::Expr<float> push_activation(std::vector<LayerPtr>& chain, op::Expr<float> x, const std::string& name) {
   if (name == "none") return x;
-  return push(chain, layer::activation(x, activation_of(name)));
+  return push(chain, layer::activation(x, layer::activation_from_name(name)));
 }
 
 std::shared_ptr<const optimizer::LRSchedule> make_schedule(const TrainSpec& spec, std::int64_t spe) {
@@ -90,25 +77,17 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
     const std::string where = "layers[" + std::to_string(i) + "]";
     try {
       if (l.type == "dense") {
-        const auto init = l.activation == "none" ? layer::SIGMOID : activation_of(l.activation);  // Glorot for none
-        x = push(chain, layer::fullyconnected<float>(x, l.units, l.bias, init));
+        x = push(chain, layer::fullyconnected<float>(x, l.units, l.bias, init_activation(l.activation)));
         x = push_activation(chain, x, l.activation);
-      } else if (l.type == "conv2d" || l.type == "pool") {
-#if MAGMADNN_CLI_HAVE_CONV_LAYERS
-        if (l.type == "conv2d") {
-          const auto init = layer::init_for<float>(l.activation == "none" ? layer::SIGMOID : activation_of(l.activation));
-          x = push(chain, layer::conv2d<float>(x, {l.kernel[0], l.kernel[1]}, l.filters, {l.padding[0], l.padding[1]},
-                                               {l.stride[0], l.stride[1]}, {l.dilation[0], l.dilation[1]},
-                                               /*use_cross_correlation=*/true, l.bias, init));
-          x = push_activation(chain, x, l.activation);
-        } else {
-          x = push(chain, layer::pooling<float>(x, {l.kernel[0], l.kernel[1]}, {l.padding[0], l.padding[1]},
-                                                {l.stride[0], l.stride[1]},
-                                                l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
-        }
-#else
-        throw ConfigError(where + ".type", "\"" + l.type + "\" layers are not available in this build");
-#endif
+      } else if (l.type == "conv2d") {
+        const auto init = layer::init_for<float>(init_activation(l.activation));
+        x = push(chain, layer::conv2d<float>(x, {l.kernel[0], l.kernel[1]}, l.filters, {l.padding[0], l.padding[1]},
+                                             {l.stride[0], l.stride[1]}, {l.dilation[0], l.dilation[1]},
+                                             /*use_cross_correlation=*/true, l.bias, init));
+        x = push_activation(chain, x, l.activation);
+      } else if (l.type == "pool") {
+        x = push(chain, layer::pooling<float>(x, {l.kernel[0], l.kernel[1]}, {l.padding[0], l.padding[1]},
+                                              {l.stride[0], l.stride[1]}, l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
       } else if (l.type == "flatten") {
         x = push(chain, layer::flatten<float>(x));
       } else if (l.type == "dropout") {

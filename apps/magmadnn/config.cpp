@@ -5,12 +5,21 @@
 #include <fstream>
 #include <sstream>
 
+#include "magmadnn/layer/activation_layer.h"
 #include "magmadnn/optimizer/factory.h"
 
 namespace magmadnn::cli {
 namespace {
 
-const std::vector<std::string> kActivations = {"none", "relu", "sigmoid", "tanh", "softmax", "leaky_relu", "gelu"};
+// "none" and every layer activation, by the names the op table gives them.
+const std::vector<std::string>& activation_choices() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v{"none"};
+    for (layer::activation_t a : layer::all_activations()) v.emplace_back(layer::activation_name(a));
+    return v;
+  }();
+  return names;
+}
 const std::vector<std::string> kLayerTypes = {"dense", "conv2d", "pool", "flatten", "dropout", "batchnorm", "activation"};
 
 std::string quoted_list(const std::vector<std::string>& names) {
@@ -140,7 +149,7 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
     Obj o(j, path, {"type", "units", "activation", "bias"}, what);
     if (!o.has("units")) throw ConfigError(o.at("units"), "missing (a dense layer needs its number of units)");
     l.units = o.integer("units", 0, 1);
-    l.activation = o.choice("activation", "none", kActivations);
+    l.activation = o.choice("activation", "none", activation_choices());
     l.bias = o.boolean("bias", true);
   } else if (l.type == "conv2d") {
     Obj o(j, path, {"type", "filters", "kernel", "padding", "stride", "dilation", "activation", "bias"}, what);
@@ -151,7 +160,7 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
     l.padding = o.pair("padding", {0, 0}, 0);
     l.stride = o.pair("stride", {1, 1}, 1);
     l.dilation = o.pair("dilation", {1, 1}, 1);
-    l.activation = o.choice("activation", "none", kActivations);
+    l.activation = o.choice("activation", "none", activation_choices());
     l.bias = o.boolean("bias", true);
   } else if (l.type == "pool") {
     Obj o(j, path, {"type", "mode", "kernel", "padding", "stride"}, what);
@@ -164,8 +173,10 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
     l.rate = o.number("rate", 0.5, 0.0, 1.0, /*hi_open=*/true);
   } else if (l.type == "activation") {
     Obj o(j, path, {"type", "function"}, what);
-    if (!o.has("function")) throw ConfigError(o.at("function"), "missing (one of " + quoted_list(kActivations) + ")");
-    l.activation = o.choice("function", "none", kActivations);
+    if (!o.has("function")) {
+      throw ConfigError(o.at("function"), "missing (one of " + quoted_list(activation_choices()) + ")");
+    }
+    l.activation = o.choice("function", "none", activation_choices());
   } else {  // flatten, batchnorm: no settings
     Obj o(j, path, {"type"}, what);
   }

@@ -1,5 +1,7 @@
 #include "magmadnn/backend/kernels.h"
 
+#include "magmadnn/backend/unary_op_table.h"
+
 namespace magmadnn {
 
 const char* op_name(BinaryOp op) noexcept {
@@ -16,26 +18,18 @@ const char* op_name(BinaryOp op) noexcept {
 }
 
 const char* op_name(UnaryOp op) noexcept {
+  const auto i = static_cast<std::size_t>(op);
+  return i < kUnaryOpTable.size() ? kUnaryOpTable[i].name : "unary";
+}
+
+const char* op_name(ReduceOp op) noexcept {
   switch (op) {
-    case UnaryOp::Identity: return "identity";
-    case UnaryOp::Neg: return "neg";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Relu: return "relu";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Square: return "square";
-    case UnaryOp::Reciprocal: return "reciprocal";
-    case UnaryOp::Pow: return "pow";
-    case UnaryOp::Scale: return "scale";
-    case UnaryOp::AddScalar: return "add_scalar";
-    case UnaryOp::LeakyRelu: return "leaky_relu";
-    case UnaryOp::Gelu: return "gelu";
-    case UnaryOp::Softplus: return "softplus";
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Mean: return "mean";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::Min: return "min";
   }
-  return "unary";
+  return "reduce";
 }
 
 }  // namespace magmadnn

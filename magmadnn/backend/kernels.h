@@ -13,27 +13,35 @@
 /// Kernels<T> exists for T = float and double on every backend.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace magmadnn {
 
 /// Elementwise functions y = f(x; p). `p` is the scalar parameter where one is
 /// used (Pow: exponent, LeakyRelu: negative slope, Scale: factor, AddScalar:
-/// addend, Elu: alpha); other ops ignore it.
+/// addend); other ops ignore it. What each op is (name, domain, what its
+/// derivative reads, whether it is an activation, where it fuses) is its row
+/// in unary_op_table.h; docs/adding_an_op.md lists the steps for a new one.
 enum class UnaryOp : std::uint8_t {
   Identity, Neg, Exp, Log, Sigmoid, Relu, Tanh, Abs, Sqrt, Square, Reciprocal,
   Pow, Scale, AddScalar, LeakyRelu, Gelu, Softplus
 };
+/// The number of UnaryOp values. A new op goes last in the enum and moves
+/// this to it; the op table then has one row too few and fails to compile.
+inline constexpr std::size_t kUnaryOpCount = static_cast<std::size_t>(UnaryOp::Softplus) + 1;
 
 /// Elementwise functions out = a (op) b, with NumPy broadcasting.
 enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div, Pow, Max, Min };
 
-/// Lower-case names for messages ("add", "product", "sigmoid", ...).
-const char* op_name(BinaryOp op) noexcept;
-const char* op_name(UnaryOp op) noexcept;
-
 /// Reductions along one axis.
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Min };
+
+/// Lower-case names for messages and test names ("add", "product", "sum",
+/// "sigmoid", ...); a UnaryOp's is its op-table name.
+const char* op_name(BinaryOp op) noexcept;
+const char* op_name(UnaryOp op) noexcept;
+const char* op_name(ReduceOp op) noexcept;
 
 /// Broadcast description for binary(): the output is `ndim` axes of `shape`;
 /// `a_strides` / `b_strides` give each input's stride per output axis, 0 on a
@@ -63,9 +71,9 @@ class Kernels {
 
   /// y = f(x; p) elementwise. y may alias x.
   virtual void unary(UnaryOp op, const T* x, T* y, std::int64_t n, T p) = 0;
-  /// dx = dy * f'(x; p) elementwise, given x and y = f(x; p) (each op reads
-  /// the cheaper one: only Sigmoid, Tanh and Exp read y, so callers may pass a
-  /// null y for every other op, which reads x). dx may alias dy.
+  /// dx = dy * f'(x; p) elementwise, given x and y = f(x; p). An op reads y
+  /// exactly when its op-table row says GradFrom::Y (grad_reads_y), else x;
+  /// callers may pass null for the one it does not read. dx may alias dy.
   virtual void unary_backward(UnaryOp op, const T* x, const T* y, const T* dy, T* dx, std::int64_t n, T p) = 0;
 
   /// out = a (op) b with broadcasting per `d`. out has d.numel() elements and
@@ -88,8 +96,10 @@ class Kernels {
                     std::int64_t ldc) = 0;
 
   /// Fused C = act(op(A) * op(B) + bias) in one pass over C, where bias has n
-  /// elements (one per output column) or is null, and act is Identity, Relu,
-  /// Sigmoid, Tanh, LeakyRelu or Gelu (p is its parameter).
+  /// elements (one per output column) or is null, and act is Identity or an
+  /// activation (p is its parameter). The op table's cpu_epilogue /
+  /// cuda_epilogue columns say where the GEMM library applies act itself;
+  /// elsewhere one pass over C follows the product.
   virtual void gemm_bias_act(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                              const T* A, std::int64_t lda, const T* B, std::int64_t ldb, const T* bias,
                              UnaryOp act, T p, T* C, std::int64_t ldc) = 0;

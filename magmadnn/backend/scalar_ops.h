@@ -81,13 +81,8 @@ MAGMADNN_HD inline T unary(UnaryOp op, T x, T p) {
   return x;
 }
 
-/// True for the ops whose derivative is computed from y = f(x) (Exp, Sigmoid,
-/// Tanh); every other op reads x, and y may then be null.
-MAGMADNN_HD inline bool grad_reads_y(UnaryOp op) {
-  return op == UnaryOp::Exp || op == UnaryOp::Sigmoid || op == UnaryOp::Tanh;
-}
-
-/// dx = dy * f'(x; p), given v = y for grad_reads_y(op) ops, else v = x.
+/// dx = dy * f'(x; p), given v = y for the ops whose op-table row says
+/// GradFrom::Y (grad_reads_y in unary_op_table.h), else v = x.
 template <typename T>
 MAGMADNN_HD inline T unary_grad(UnaryOp op, T v, T dy, T p) {
   switch (op) {

@@ -53,6 +53,15 @@ template <OpLike A, OpLike B>
 Expr<op_value_t<A>> div(const A& a, const B& b) {
   return detail::binary(BinaryOp::Div, a, b);
 }
+/// f(x; p) for an op held as a value: any row of the op table
+/// (backend/unary_op_table.h), p its parameter where it has one. The named
+/// functions (negative, exp, sigmoid, ...) build the same node; this one
+/// serves code that chooses the op at run time (layers, tests that loop
+/// over the table).
+template <OpLike X>
+Expr<op_value_t<X>> unary(UnaryOp op, const X& x, double p = 0) {
+  return detail::unary(op, static_cast<op_value_t<X>>(p), x);
+}
 /// -x.
 template <OpLike X>
 Expr<op_value_t<X>> negative(const X& x) {

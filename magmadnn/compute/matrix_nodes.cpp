@@ -45,20 +45,16 @@ LinearNode<T>::LinearNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, UnaryOp act)
     : Operation<T>("linear", b ? std::vector<OpPtr<T>>{std::move(x), std::move(w), std::move(b)}
                                : std::vector<OpPtr<T>>{std::move(x), std::move(w)}),
       act_(act) {
-  MAGMADNN_CHECK(act == UnaryOp::Identity || act == UnaryOp::Relu || act == UnaryOp::Sigmoid ||
-                     act == UnaryOp::Tanh,
-                 NotSupportedError, "linear: activation must be identity, relu, sigmoid or tanh");
+  MAGMADNN_CHECK(supports(act), NotSupportedError,
+                 "linear: cannot apply " << op_name(act) << " (a linear node applies identity or one of "
+                                         << unary_op_names([](const UnaryOpInfo& r) { return supports(r.op); })
+                                         << ")");
   this->name_ = kind();
 }
 
 template <typename T>
 std::string LinearNode<T>::kind() const {
-  switch (act_) {
-    case UnaryOp::Relu: return "linear_relu";
-    case UnaryOp::Sigmoid: return "linear_sigmoid";
-    case UnaryOp::Tanh: return "linear_tanh";
-    default: return "linear";
-  }
+  return act_ == UnaryOp::Identity ? std::string("linear") : std::string("linear_") + op_name(act_);
 }
 
 template <typename T>
@@ -103,8 +99,8 @@ template <typename T>
 void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin,
                                   const std::vector<const typename Operation<T>::UpdateTarget*>& targets,
                                   std::vector<bool>& applied) {
-  // Gradient through the activation, from the output alone: relu'(z) > 0
-  // exactly where relu(z) > 0, and sigmoid'/tanh' are functions of y.
+  // Gradient through the activation, from the output alone (supports()
+  // admits only such activations): y is passed for both x and y.
   Tensor<T> dz;
   if (act_ == UnaryOp::Identity) {
     dz = g.view(g.shape());  // read-only alias; never handed out

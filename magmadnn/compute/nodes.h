@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "magmadnn/backend/kernels.h"
+#include "magmadnn/backend/unary_op_table.h"
 #include "magmadnn/compute/operation.h"
 
 namespace magmadnn::op {
@@ -94,10 +95,21 @@ class MatmulNode : public Operation<T> {
 };
 
 /// out = act(x * w^T + b): x {batch, in}, w {out, in}, b {out} (optional),
-/// act Identity, Relu, Sigmoid or Tanh, computed in one pass (math::linear).
+/// computed in one pass (math::linear), with act one that supports() accepts;
+/// the constructor throws NotSupportedError for any other.
 template <typename T>
 class LinearNode : public Operation<T> {
  public:
+  /// Identity, or an activation without a parameter whose derivative
+  /// follows from its output (op table: `activation`, no `param`,
+  /// grad_from_output): the node keeps no pre-activation buffer, so its
+  /// backward pass has only act(z), and it holds no parameter. Decided by the
+  /// op table alone, so the fusion pass and the constructor agree.
+  static bool supports(UnaryOp act) {
+    const UnaryOpInfo& r = unary_op_info(act);
+    return act == UnaryOp::Identity || (r.activation && r.param == nullptr && grad_from_output(act));
+  }
+
   LinearNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, UnaryOp act = UnaryOp::Identity);
   std::string kind() const override;
   UnaryOp activation() const noexcept { return act_; }

@@ -84,10 +84,6 @@ struct Affine {
   OpPtr<T> x, w, b;
 };
 
-bool fusable_activation(UnaryOp op) {
-  return op == UnaryOp::Sigmoid || op == UnaryOp::Relu || op == UnaryOp::Tanh;
-}
-
 // matmul(x, w, false, true) or matmul(x, transpose(w)) whose inner nodes are
 // used only there, with a known 2-D w.
 template <typename T>
@@ -139,7 +135,7 @@ Expr<T> fuse_linear_activation(const Expr<T>& root) {
   // linear node by the time its activation is visited.
   for (Operation<T>* n : g.order()) {
     OpPtr<T> fused;
-    if (auto* u = dynamic_cast<UnaryNode<T>*>(n); u != nullptr && fusable_activation(u->op())) {
+    if (auto* u = dynamic_cast<UnaryNode<T>*>(n); u != nullptr && LinearNode<T>::supports(u->op())) {
       const OpPtr<T>& c = n->get_inputs()[0];
       if (g.uses(c.get()) != 1) continue;
       if (auto* lin = dynamic_cast<LinearNode<T>*>(c.get()); lin != nullptr && lin->activation() == UnaryOp::Identity) {

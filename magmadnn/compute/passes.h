@@ -40,7 +40,9 @@ namespace magmadnn::op {
 ///   act(add(matmul(X, transpose(W)), b))         -> linear_act(X, W, b)
 ///   act(matmul(X, W^T)),  act(linear(X, W, b))   -> linear_act(X, W[, b])
 ///   add(matmul(X, W^T), b)  (no activation)      -> linear(X, W, b)
-/// with act sigmoid, relu or tanh, b of shape {out} or {1, out} where W is
+/// with act one that LinearNode<T>::supports() (decided by the op table: a
+/// parameterless activation whose derivative follows from its output, such
+/// as sigmoid, relu, tanh), b of shape {out} or {1, out} where W is
 /// {out, in}, and either operand order of the add. Returns the new root (the
 /// same node when nothing at the top was replaced).
 template <typename T>

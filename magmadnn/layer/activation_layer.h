@@ -3,9 +3,17 @@
 ///
 /// activation_t keeps MagmaDNN v1's names and values (SIGMOID, TANH, RELU,
 /// SOFTMAX) and adds LEAKY_RELU (slope `alpha` for x < 0, default 0.01) and
-/// GELU (exact, erf based). SOFTMAX normalises over the last axis.
+/// GELU (exact, erf based). SOFTMAX normalises over the last axis. Every
+/// other activation is an op of the op table (backend/unary_op_table.h),
+/// which gives its name, derivative and fusion; all_activations() lists them
+/// all, so tests and the command line follow the table.
 #pragma once
 
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "magmadnn/backend/kernels.h"
 #include "magmadnn/layer/layer.h"
 #include "magmadnn/tensor/filler.h"
 
@@ -13,15 +21,30 @@ namespace magmadnn::layer {
 
 enum activation_t { SIGMOID, TANH, RELU, SOFTMAX, LEAKY_RELU, GELU };
 
-/// "sigmoid", "tanh", "relu", "softmax", "leaky_relu", "gelu".
+/// Every activation_t, in value order.
+std::span<const activation_t> all_activations() noexcept;
+
+/// The elementwise op that `a` applies; none for SOFTMAX (the one activation
+/// that is not elementwise) and for a value outside the enum.
+std::optional<UnaryOp> activation_op(activation_t a) noexcept;
+
+/// "softmax", or the op-table name of activation_op(a) ("sigmoid", "tanh",
+/// "relu", "leaky_relu", "gelu", ...); "unknown" outside the enum.
 const char* activation_name(activation_t a) noexcept;
 
+/// The activation called `name` (as activation_name gives it). Throws
+/// ValueError naming `name` and listing every activation's name.
+activation_t activation_from_name(std::string_view name);
+
+/// Whether `a` is of the rectifier family (RELU, LEAKY_RELU, GELU), whose
+/// layers init_for() initialises with He rather than Glorot.
+bool is_rectifier(activation_t a) noexcept;
+
 /// The weight initializer suited to a layer followed by `a`: He (normal,
-/// variance 2 / fan_in) for the rectifier family (RELU, LEAKY_RELU, GELU),
-/// Glorot uniform otherwise.
+/// variance 2 / fan_in) for the rectifier family, Glorot uniform otherwise.
 template <typename T>
 tensor_filler_t<T> init_for(activation_t a) {
-  return (a == RELU || a == LEAKY_RELU || a == GELU) ? tensor_filler_t<T>(HE) : tensor_filler_t<T>(GLOROT);
+  return is_rectifier(a) ? tensor_filler_t<T>(HE) : tensor_filler_t<T>(GLOROT);
 }
 
 /// The activation applied to a graph node (what the layer builds; also for

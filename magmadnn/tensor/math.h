@@ -81,7 +81,8 @@ template <typename T>
 Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b, bool trans_a = false, bool trans_b = false);
 /// Fully connected layer in one pass: out = act(x * w^T + bias) with x
 /// {batch, in}, w {out, in}, bias {out} (or null), out {batch, out}. act is
-/// Identity, Relu, Sigmoid, Tanh, LeakyRelu or Gelu with parameter p.
+/// Identity or an activation (op table, unary_op_table.h) with parameter p;
+/// any other op throws ValueError.
 template <typename T>
 void linear(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, UnaryOp act, T p, Tensor<T>& out);
 

@@ -1,6 +1,7 @@
 // tensor/math: matrix products (matmul, linear).
 #include <string>
 
+#include "magmadnn/backend/unary_op_table.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/dispatch.h"
 #include "magmadnn/tensor/math.h"
@@ -56,11 +57,10 @@ void linear(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, Unary
   MAGMADNN_CHECK(ok, ShapeError,
                  "math::linear: x " << sx << ", w " << sw << ", bias " << sbias << " and out " << so
                                     << " do not fit (want x {batch, in}, w {out, in}, bias {out}, out {batch, out})");
-  MAGMADNN_CHECK(act == UnaryOp::Identity || act == UnaryOp::Relu || act == UnaryOp::Sigmoid ||
-                     act == UnaryOp::Tanh || act == UnaryOp::LeakyRelu || act == UnaryOp::Gelu,
-                 ValueError,
-                 "math::linear: activation " << static_cast<int>(act)
-                                             << " is not one of Identity, Relu, Sigmoid, Tanh, LeakyRelu, Gelu");
+  const auto takes = [](const UnaryOpInfo& r) { return r.op == UnaryOp::Identity || r.activation; };
+  MAGMADNN_CHECK(takes(unary_op_info(act)), ValueError,
+                 "math::linear: " << op_name(act) << " is not an activation (one of " << unary_op_names(takes)
+                                  << ")");
   Backend& be = bias ? common_backend("linear", x, w, *bias, out) : common_backend("linear", x, w, out);
   if (out.size() == 0) return;
   const std::int64_t batch = sx.dims()[0], in = sx.dims()[1], nout = sw.dims()[0];

@@ -8,16 +8,6 @@
 namespace magmadnn::math {
 namespace {
 
-const char* op_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Mean: return "mean";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
-  }
-  return "reduce";
-}
-
 // [outer, axis, inner] sizes of `s` around axis `ax` (already normalised).
 struct Split {
   std::int64_t outer = 1, axis = 1, inner = 1;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,7 +16,9 @@
 #include "magmadnn/backend/cpu/blas.h"
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/registry.h"
+#include "magmadnn/backend/unary_op_table.h"
 #include "magmadnn/core/errors.h"
+#include "support/op_table.h"
 
 using namespace magmadnn;
 
@@ -60,27 +63,55 @@ class CpuKernelsTest : public ::testing::Test {};
 using Types = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(CpuKernelsTest, Types);
 
+// -- the op table --------------------------------------------------------------
+
+TEST(OpTable, NamesAreUniqueIdentifiersAndOutOfRangeOpsThrow) {
+  std::set<std::string> names;
+  for (const UnaryOpInfo& r : kUnaryOpTable) {
+    const std::string name = r.name;
+    EXPECT_TRUE(names.insert(name).second) << "duplicate name " << name;
+    EXPECT_FALSE(name.empty());
+    for (char ch : name) EXPECT_TRUE((ch >= 'a' && ch <= 'z') || ch == '_') << name;
+    EXPECT_EQ(op_name(r.op), name);
+    EXPECT_EQ(&unary_op_info(r.op), &r);
+  }
+  EXPECT_EQ(kUnaryOpTable.size(), kUnaryOpCount);
+  const auto beyond = static_cast<UnaryOp>(kUnaryOpCount);
+  EXPECT_THROW(unary_op_info(beyond), ValueError);
+  EXPECT_STREQ(op_name(beyond), "unary");
+}
+
+// The cpu_epilogue column says which ops float gemm_bias_act hands to oneDNN
+// as a post-op: such a product gets a primitive of its own (the cache grows),
+// any other reuses the plain product's primitive and applies the op after.
+TEST(OpTable, CpuEpilogueColumnMatchesTheOnednnPostOps) {
+  std::int64_t m = 97;  // a shape per op no other test uses, above the small-product cut-off
+  for (const UnaryOpInfo& r : kUnaryOpTable) {
+    if (r.op == UnaryOp::Identity) continue;
+    SCOPED_TRACE(r.name);
+    const std::int64_t n = 61, k = 59;
+    ++m;
+    const auto A = random_vec<float>(m * k), B = random_vec<float>(n * k), bias = random_vec<float>(n);
+    std::vector<float> C(m * n);
+    K<float>().gemm_bias_act(false, true, m, n, k, A.data(), k, B.data(), k, bias.data(), UnaryOp::Identity, 0.f,
+                             C.data(), n);
+    const std::size_t before = cpu::onednn_matmul_cache_size();
+    K<float>().gemm_bias_act(false, true, m, n, k, A.data(), k, B.data(), k, bias.data(), r.op,
+                             float(magmadnn::testing::op_param(r)), C.data(), n);
+    EXPECT_EQ(cpu::onednn_matmul_cache_size() > before, r.cpu_epilogue);
+  }
+}
+
 // -- unary --------------------------------------------------------------------
 
-struct UnaryCase {
-  UnaryOp op;
-  const char* name;
-  double p, lo, hi;
-  bool kink;  // not differentiable at 0: finite differences skip points near it
-};
+// Inputs of each op, inside its domain (op table).
+template <typename T>
+std::vector<T> domain_vec(const UnaryOpInfo& r, std::size_t n) {
+  return magmadnn::testing::op_inputs<T>(r, rng(), n);
+}
 
-const UnaryCase kUnary[] = {
-    {UnaryOp::Identity, "Identity", 0, -3, 3, false},   {UnaryOp::Neg, "Neg", 0, -3, 3, false},
-    {UnaryOp::Exp, "Exp", 0, -3, 3, false},             {UnaryOp::Log, "Log", 0, 0.2, 4, false},
-    {UnaryOp::Sigmoid, "Sigmoid", 0, -6, 6, false},     {UnaryOp::Relu, "Relu", 0, -3, 3, true},
-    {UnaryOp::Tanh, "Tanh", 0, -3, 3, false},           {UnaryOp::Abs, "Abs", 0, -3, 3, true},
-    {UnaryOp::Sqrt, "Sqrt", 0, 0.2, 4, false},          {UnaryOp::Square, "Square", 0, -3, 3, false},
-    {UnaryOp::Reciprocal, "Reciprocal", 0, 0.3, 3, false}, {UnaryOp::Pow, "Pow", 1.7, 0.2, 3, false},
-    {UnaryOp::Scale, "Scale", -1.3, -3, 3, false},      {UnaryOp::AddScalar, "AddScalar", 0.7, -3, 3, false},
-    {UnaryOp::LeakyRelu, "LeakyRelu", 0.1, -3, 3, true}, {UnaryOp::Gelu, "Gelu", 0, -4, 4, false},
-    {UnaryOp::Softplus, "Softplus", 0, -8, 8, false},
-};
-
+// The references below are written independently of scalar_ops.h; an op of
+// the table without one gets NaN, which fails every comparison by name.
 double ref_f(UnaryOp op, double x, double p) {
   switch (op) {
     case UnaryOp::Identity: return x;
@@ -101,7 +132,7 @@ double ref_f(UnaryOp op, double x, double p) {
     case UnaryOp::Gelu: return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
     case UnaryOp::Softplus: return std::log(1.0 + std::exp(x));
   }
-  return 0;
+  return std::nan("");
 }
 
 double ref_df(UnaryOp op, double x, double p) {
@@ -125,25 +156,26 @@ double ref_df(UnaryOp op, double x, double p) {
     case UnaryOp::Gelu: return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * pi);
     case UnaryOp::Softplus: return 1 / (1 + std::exp(-x));
   }
-  return 0;
+  return std::nan("");
 }
 
 TYPED_TEST(CpuKernelsTest, UnaryForwardMatchesReference) {
   using T = TypeParam;
   // 50000 elements also exercises the threaded path.
   for (std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(50000)}) {
-    for (const auto& c : kUnary) {
+    for (const UnaryOpInfo& c : kUnaryOpTable) {
       SCOPED_TRACE(std::string(c.name) + " n=" + std::to_string(n));
-      const auto x = random_vec<T>(n, c.lo, c.hi);
+      const double p = magmadnn::testing::op_param(c);
+      const auto x = domain_vec<T>(c, n);
       std::vector<T> y(n, T(-777));
-      K<T>().unary(c.op, x.data(), y.data(), static_cast<std::int64_t>(n), T(c.p));
+      K<T>().unary(c.op, x.data(), y.data(), static_cast<std::int64_t>(n), T(p));
       for (std::size_t i = 0; i < n; ++i) {
-        const double r = ref_f(c.op, x[i], c.p);
+        const double r = ref_f(c.op, x[i], p);
         ASSERT_TRUE(near<T>(y[i], r, std::abs(r) + std::abs(double(x[i])))) << "at " << i << " x=" << x[i];
       }
       // In place (y aliases x) gives the same values.
       std::vector<T> z = x;
-      K<T>().unary(c.op, z.data(), z.data(), static_cast<std::int64_t>(n), T(c.p));
+      K<T>().unary(c.op, z.data(), z.data(), static_cast<std::int64_t>(n), T(p));
       EXPECT_EQ(z, y);
     }
   }
@@ -173,34 +205,64 @@ TYPED_TEST(CpuKernelsTest, UnaryBackwardMatchesReferenceAndFiniteDifferences) {
   // Central differences: O(h^2) truncation against O(eps/h) rounding.
   const double h = std::is_same_v<T, float> ? 1e-2 : 1e-5;
   const double fd_rel = std::is_same_v<T, float> ? 2e-3 : 1e-7;
-  for (const auto& c : kUnary) {
+  for (const UnaryOpInfo& c : kUnaryOpTable) {
     SCOPED_TRACE(c.name);
-    const auto x = random_vec<T>(n, c.lo, c.hi);
+    const double p = magmadnn::testing::op_param(c);
+    const auto x = domain_vec<T>(c, n);
     const auto dy = random_vec<T>(n, -2, 2);
     std::vector<T> y(n), dx(n, T(-777));
-    K<T>().unary(c.op, x.data(), y.data(), n, T(c.p));
-    K<T>().unary_backward(c.op, x.data(), y.data(), dy.data(), dx.data(), n, T(c.p));
+    K<T>().unary(c.op, x.data(), y.data(), n, T(p));
+    K<T>().unary_backward(c.op, x.data(), y.data(), dy.data(), dx.data(), n, T(p));
     std::vector<T> xp(n), xm(n), yp(n), ym(n);
     for (std::size_t i = 0; i < n; ++i) {
       xp[i] = static_cast<T>(double(x[i]) + h);
       xm[i] = static_cast<T>(double(x[i]) - h);
     }
-    K<T>().unary(c.op, xp.data(), yp.data(), n, T(c.p));
-    K<T>().unary(c.op, xm.data(), ym.data(), n, T(c.p));
+    K<T>().unary(c.op, xp.data(), yp.data(), n, T(p));
+    K<T>().unary(c.op, xm.data(), ym.data(), n, T(p));
     for (std::size_t i = 0; i < n; ++i) {
-      const double d = ref_df(c.op, x[i], c.p);
+      const double d = ref_df(c.op, x[i], p);
       const double r = double(dy[i]) * d;
       ASSERT_TRUE(near<T>(dx[i], r, std::abs(r) + std::abs(dy[i]) * (1 + std::abs(double(x[i])))))
           << "at " << i << " x=" << x[i];
-      if (c.kink && std::abs(double(x[i])) < 2 * h) continue;
+      // Central differences straddle the kinks at 0 (relu, abs, leaky_relu).
+      if (std::abs(double(x[i])) < 2 * h) continue;
       const double fd = (double(yp[i]) - double(ym[i])) / (double(xp[i]) - double(xm[i]));
       ASSERT_TRUE(near<T>(dx[i], double(dy[i]) * fd, std::abs(dy[i]) * (1 + std::abs(fd)), fd_rel))
           << "finite difference at " << i << " x=" << x[i];
     }
     // dx may alias dy.
     std::vector<T> g = dy;
-    K<T>().unary_backward(c.op, x.data(), y.data(), g.data(), g.data(), n, T(c.p));
+    K<T>().unary_backward(c.op, x.data(), y.data(), g.data(), g.data(), n, T(p));
     EXPECT_EQ(g, dx);
+  }
+}
+
+// unary_backward reads what the op table's `grad` column says: the input it
+// does not read may be garbage (NaN here), and for GradFrom::Either y in
+// place of x gives the same gradient.
+TYPED_TEST(CpuKernelsTest, UnaryBackwardReadsWhatTheTableSays) {
+  using T = TypeParam;
+  const std::size_t n = 257;
+  const std::vector<T> nan(n, std::numeric_limits<T>::quiet_NaN());
+  for (const UnaryOpInfo& c : kUnaryOpTable) {
+    SCOPED_TRACE(c.name);
+    const T p = T(magmadnn::testing::op_param(c));
+    const auto x = domain_vec<T>(c, n);
+    const auto dy = random_vec<T>(n, -2, 2);
+    std::vector<T> y(n), want(n), got(n);
+    K<T>().unary(c.op, x.data(), y.data(), n, p);
+    K<T>().unary_backward(c.op, x.data(), y.data(), dy.data(), want.data(), n, p);
+    if (c.grad == GradFrom::Y) {
+      K<T>().unary_backward(c.op, nan.data(), y.data(), dy.data(), got.data(), n, p);
+    } else {
+      K<T>().unary_backward(c.op, x.data(), nan.data(), dy.data(), got.data(), n, p);
+    }
+    EXPECT_EQ(got, want);
+    if (c.grad == GradFrom::Either) {
+      K<T>().unary_backward(c.op, y.data(), nan.data(), dy.data(), got.data(), n, p);
+      EXPECT_EQ(got, want) << "y in place of x";
+    }
   }
 }
 
@@ -518,16 +580,16 @@ TYPED_TEST(CpuKernelsTest, BlasGemmMatchesKernelGemm) {
 
 TYPED_TEST(CpuKernelsTest, GemmBiasActEveryActivationWithAndWithoutBias) {
   using T = TypeParam;
-  const UnaryOp acts[] = {UnaryOp::Identity, UnaryOp::Relu, UnaryOp::Sigmoid,
-                          UnaryOp::Tanh,     UnaryOp::LeakyRelu, UnaryOp::Gelu};
   const GemmSize sizes[] = {{7, 13, 5}, {64, 100, 30}, {1, 3, 1}};
   for (const auto& s : sizes) {
-    for (UnaryOp act : acts) {
+    for (const UnaryOpInfo& row : kUnaryOpTable) {
+      if (row.op != UnaryOp::Identity && !row.activation) continue;
+      const UnaryOp act = row.op;
       for (bool with_bias : {false, true}) {
         for (auto [ta, tb] : {std::pair{false, true}, std::pair{false, false}, std::pair{true, false}}) {
-          SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k << " act=" << int(act)
+          SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k << " act=" << row.name
                                             << " bias=" << with_bias << " ta=" << ta << " tb=" << tb);
-          const double p = act == UnaryOp::LeakyRelu ? 0.2 : 0.0;
+          const double p = magmadnn::testing::op_param(row);
           const std::int64_t lda = (ta ? s.m : s.k) + 1, ldb = (tb ? s.k : s.n) + 2, ldc = s.n + 3;
           const auto A = random_vec<T>((ta ? s.k : s.m) * lda, -2, 2);
           const auto B = random_vec<T>((tb ? s.n : s.k) * ldb, -2, 2);

@@ -1,14 +1,20 @@
 // Every differentiable op passes the shared central-difference gradcheck in
 // double (and a float spot check), including broadcast patterns and fan-out.
+// The unary ops are those of the op table (backend/unary_op_table.h), looped
+// over: a new row is checked here without new code.
 #include <gtest/gtest.h>
 
 #include "magmadnn/core/random.h"
 #include "support/gradcheck.h"
+#include "support/op_table.h"
 
 using namespace magmadnn;
 using magmadnn::testing::float_options;
 using magmadnn::testing::gradcheck;
+using magmadnn::testing::op_input;
+using magmadnn::testing::op_param;
 using magmadnn::testing::random_tensor;
+using magmadnn::testing::table_ops;
 
 namespace {
 using V = std::vector<op::Var<double>>;
@@ -42,8 +48,21 @@ INSTANTIATE_TEST_SUITE_P(Patterns, BinaryBroadcast,
                                            BroadcastCase{{2, 3, 4}, {3, 1}},   // 3-D
                                            BroadcastCase{{2, 1, 4}, {3, 1}}));  // both broadcast
 
-// -- unary ------------------------------------------------------------------------------------------
-TEST(Gradcheck, UnaryFunctions) {
+// -- unary: every op of the op table, then the named factories --------------------------------------
+class UnaryOpGradcheck : public ::testing::TestWithParam<UnaryOp> {};
+
+TEST_P(UnaryOpGradcheck, MatchesCentralDifferences) {
+  const UnaryOpInfo& r = unary_op_info(GetParam());
+  Tensor<double> x = rnd({3, 5}, 4, 0.0, 1.0);
+  for (std::int64_t i = 0; i < x.size(); ++i) x.set(i, op_input(r.domain, x.get(i), 0.1, 2.0));
+  const double p = op_param(r);
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::unary(r.op, v[0], p); }, {x}));
+}
+
+INSTANTIATE_TEST_SUITE_P(OpTable, UnaryOpGradcheck, ::testing::ValuesIn(table_ops()),
+                         [](const auto& info) { return std::string(op_name(info.param)); });
+
+TEST(Gradcheck, NamedUnaryFactories) {
   auto x = rnd({3, 5}, 4);
   auto pos = rnd({3, 5}, 5, 0.2, 2.0);
   EXPECT_TRUE(gradcheck<double>([](const V& v) { return op::negative(v[0]); }, {x}));

@@ -12,6 +12,7 @@
 
 #include "magmadnn/compute/compute.h"
 #include "support/gradcheck.h"
+#include "support/op_table.h"
 
 using namespace magmadnn;
 using magmadnn::testing::gradcheck;
@@ -92,6 +93,30 @@ TEST(FuseLinear, MatmulTransFlagAddActivation) {
   expect_equivalent([](const V& x) { return op::tanh(op::add(op::matmul(x[0], x[1], false, true), x[2])); }, in,
                     "linear_tanh(x0, x1, x2)");
 }
+
+// Every activation of the op table: it fuses into the linear node exactly
+// when LinearNode::supports() it (the table decides), else the matmul and
+// bias still become one linear node under the separate activation; values
+// and gradients are those of the unfused graph either way.
+class FuseLinearActivation : public ::testing::TestWithParam<UnaryOp> {};
+
+TEST_P(FuseLinearActivation, FusesExactlyWhenTheTableAllows) {
+  const UnaryOpInfo& r = unary_op_info(GetParam());
+  const double p = magmadnn::testing::op_param(r);
+  const std::string name = r.name;
+  const std::string expect =
+      op::LinearNode<double>::supports(r.op) ? "linear_" + name + "(x0, x1, x2)" : name + "(linear(x0, x1, x2))";
+  const Builder build = [&](const V& x) {
+    return op::unary(r.op, op::add(op::matmul(x[0], x[1], false, true), x[2]), p);
+  };
+  expect_equivalent(build, layer_inputs(), expect);
+}
+
+INSTANTIATE_TEST_SUITE_P(OpTable, FuseLinearActivation,
+                         ::testing::ValuesIn(magmadnn::testing::table_ops([](const UnaryOpInfo& r) {
+                           return r.activation;
+                         })),
+                         [](const auto& info) { return std::string(op_name(info.param)); });
 
 TEST(FuseLinear, TransposeNodeAndBiasFirst) {
   expect_equivalent([](const V& x) { return op::tanh(op::add(x[2], op::matmul(x[0], op::transpose(x[1])))); },

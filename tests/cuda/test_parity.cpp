@@ -3,6 +3,8 @@
 // (the reference) and the backend under test, and compared within a
 // tolerance that fits the operation (exact for data movement, a few ulps for
 // transcendental functions, accumulation-order slack for products and sums).
+// The unary and gemm_bias_act cases loop over the op table
+// (backend/unary_op_table.h), so a new op is compared without new code here.
 //
 //   MAGMADNN_PARITY_FILTER=gemm    runs only the cases whose name contains "gemm"
 //   MAGMADNN_PARITY_DUT=cpu        tests the CPU backend against itself: a check
@@ -28,10 +30,14 @@
 
 #include "magmadnn/backend/backend.h"
 #include "magmadnn/backend/registry.h"
+#include "magmadnn/backend/unary_op_table.h"
 #include "magmadnn/core/half.h"
 #include "support/gpu.h"
+#include "support/op_table.h"
 
 using namespace magmadnn;
+using magmadnn::testing::op_inputs;
+using magmadnn::testing::op_param;
 
 namespace {
 
@@ -188,56 +194,6 @@ const char* tname() {
   return kF32<T> ? "f32" : "f64";
 }
 
-const char* unary_name(UnaryOp op) {
-  static const char* names[] = {"Identity", "Neg",       "Exp",       "Log",    "Sigmoid",    "Relu",
-                                "Tanh",     "Abs",       "Sqrt",      "Square", "Reciprocal", "Pow",
-                                "Scale",    "AddScalar", "LeakyRelu", "Gelu",   "Softplus"};
-  return names[static_cast<int>(op)];
-}
-const char* binary_name(BinaryOp op) {
-  static const char* names[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
-  return names[static_cast<int>(op)];
-}
-const char* reduce_name(ReduceOp op) {
-  static const char* names[] = {"Sum", "Mean", "Max", "Min"};
-  return names[static_cast<int>(op)];
-}
-
-constexpr UnaryOp kUnaryOps[] = {
-    UnaryOp::Identity, UnaryOp::Neg,       UnaryOp::Exp,       UnaryOp::Log,    UnaryOp::Sigmoid,    UnaryOp::Relu,
-    UnaryOp::Tanh,     UnaryOp::Abs,       UnaryOp::Sqrt,      UnaryOp::Square, UnaryOp::Reciprocal, UnaryOp::Pow,
-    UnaryOp::Scale,    UnaryOp::AddScalar, UnaryOp::LeakyRelu, UnaryOp::Gelu,   UnaryOp::Softplus};
-
-// Inputs inside each op's domain, and its parameter.
-template <typename T>
-std::vector<T> unary_input(UnaryOp op, std::mt19937_64& rng, std::size_t n) {
-  switch (op) {
-    case UnaryOp::Log:
-    case UnaryOp::Sqrt:
-    case UnaryOp::Pow:
-      return random_vec<T>(rng, n, 0.1, 4.0);
-    case UnaryOp::Reciprocal:
-      return random_signed<T>(rng, n, 0.2, 3.0);
-    default:
-      return random_vec<T>(rng, n, -4.0, 4.0);
-  }
-}
-template <typename T>
-T unary_param(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Pow:
-      return T(1.7);
-    case UnaryOp::Scale:
-      return T(-1.5);
-    case UnaryOp::AddScalar:
-      return T(0.75);
-    case UnaryOp::LeakyRelu:
-      return T(0.1);
-    default:
-      return T(0);
-  }
-}
-
 // Output shape `out`; an operand's shape has the same rank with 1 on its
 // broadcast axes.
 BroadcastDesc broadcast(const std::vector<std::int64_t>& out, const std::vector<std::int64_t>& a,
@@ -263,12 +219,13 @@ std::int64_t numel(const std::vector<std::int64_t>& s) {
 
 template <typename T>
 void add_unary_cases(std::vector<ParityCase>& cases) {
-  for (UnaryOp op : kUnaryOps) {
-    const std::string base = std::string(unary_name(op)) + "_" + tname<T>();
-    cases.push_back({"unary_" + base, [op](Backend& ref, Backend& dut, std::mt19937_64& rng) {
+  for (const UnaryOpInfo& row : kUnaryOpTable) {
+    const UnaryOp op = row.op;
+    const std::string base = std::string(row.name) + "_" + tname<T>();
+    cases.push_back({"unary_" + base, [op, row](Backend& ref, Backend& dut, std::mt19937_64& rng) {
                        const std::size_t n = 10007;
-                       const T p = unary_param<T>(op);
-                       const std::vector<T> x = unary_input<T>(op, rng, n);
+                       const T p = T(op_param(row));
+                       const std::vector<T> x = op_inputs<T>(row, rng, n);
                        std::vector<T> y(n);
                        kernels<T>(ref).unary(op, x.data(), y.data(), n, p);
                        DutBuffer dx = to_dut(dut, x), dy(dut, n * sizeof(T));
@@ -280,10 +237,10 @@ void add_unary_cases(std::vector<ParityCase>& cases) {
                        kernels<T>(dut).unary(op, dx.as<T>(), dx.as<T>(), n, p);
                        EXPECT_TRUE(all_close("y in place", inplace, from_dut<T>(dx, n), tol_elementwise<T>()));
                      }});
-    cases.push_back({"unary_backward_" + base, [op](Backend& ref, Backend& dut, std::mt19937_64& rng) {
+    cases.push_back({"unary_backward_" + base, [op, row](Backend& ref, Backend& dut, std::mt19937_64& rng) {
                        const std::size_t n = 10007;
-                       const T p = unary_param<T>(op);
-                       const std::vector<T> x = unary_input<T>(op, rng, n);
+                       const T p = T(op_param(row));
+                       const std::vector<T> x = op_inputs<T>(row, rng, n);
                        const std::vector<T> g = random_vec<T>(rng, n, -2.0, 2.0);
                        std::vector<T> y(n), dx(n);
                        kernels<T>(ref).unary(op, x.data(), y.data(), n, p);  // the same y feeds both backends
@@ -319,7 +276,7 @@ void add_binary_cases(std::vector<ParityCase>& cases) {
   for (BinaryOp op :
        {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Pow, BinaryOp::Max, BinaryOp::Min}) {
     for (const BroadcastShape& s : shapes) {
-      const std::string name = std::string("binary_") + binary_name(op) + "_" + s.name + "_" + tname<T>();
+      const std::string name = std::string("binary_") + op_name(op) + "_" + s.name + "_" + tname<T>();
       cases.push_back({name, [op, s](Backend& ref, Backend& dut, std::mt19937_64& rng) {
                          const BroadcastDesc d = broadcast(s.out, s.a, s.b);
                          const std::size_t na = numel(s.a), nb = numel(s.b), n = numel(s.out);
@@ -420,21 +377,24 @@ void add_gemm_cases(std::vector<ParityCase>& cases) {
 
 template <typename T>
 void add_gemm_bias_act_cases(std::vector<ParityCase>& cases) {
-  const UnaryOp acts[] = {UnaryOp::Identity, UnaryOp::Relu,      UnaryOp::Sigmoid,
-                          UnaryOp::Tanh,     UnaryOp::LeakyRelu, UnaryOp::Gelu};
   const GemmShape shapes[] = {{128, 96, 200, 0}, {33, 47, 65, 5}, {5, 7, 0, 1}};  // the last: k = 0
-  for (UnaryOp act : acts) {
+  // Identity and every activation of the op table, fused by the GEMM library
+  // or not (the cpu_epilogue / cuda_epilogue columns).
+  for (const UnaryOpInfo& row : kUnaryOpTable) {
+    if (row.op != UnaryOp::Identity && !row.activation) continue;
+    const UnaryOp act = row.op;
+    const T p = T(op_param(row));
     for (int with_bias = 0; with_bias < 2; ++with_bias) {
       for (int t = 0; t < 4; ++t) {
         const bool ta = t & 1, tb = t & 2;
         for (int si = 0; si < 3; ++si) {
           if (si == 2 && t != 0) continue;  // the empty product once per activation is enough
           const GemmShape g = shapes[si];
-          const std::string name = std::string("gemm_bias_act_") + unary_name(act) +
+          const std::string name = std::string("gemm_bias_act_") + row.name +
                                    (with_bias ? "_bias_" : "_nobias_") + (ta ? "T" : "N") + (tb ? "T" : "N") +
                                    "_shape" + std::to_string(si) + "_" + tname<T>();
           cases.push_back(
-              {name, [g, ta, tb, act, with_bias](Backend& ref, Backend& dut, std::mt19937_64& rng) {
+              {name, [g, ta, tb, act, p, with_bias](Backend& ref, Backend& dut, std::mt19937_64& rng) {
                  const Stored sa = stored(ta, g.m, g.k, g.pad), sb = stored(tb, g.k, g.n, g.pad);
                  const Stored scc = stored(false, g.m, g.n, g.pad);
                  const std::vector<T> A = random_vec<T>(rng, std::max<std::size_t>(sa.size(), 1), -1.0, 1.0);
@@ -442,7 +402,6 @@ void add_gemm_bias_act_cases(std::vector<ParityCase>& cases) {
                  const std::vector<T> bias = random_vec<T>(rng, g.n, -1.0, 1.0);
                  // C starts as garbage: the product overwrites it (beta = 0).
                  const std::vector<T> C0 = random_vec<T>(rng, scc.size(), 100.0, 200.0);
-                 const T p = act == UnaryOp::LeakyRelu ? T(0.1) : T(0);
                  std::vector<T> C = C0;
                  kernels<T>(ref).gemm_bias_act(ta, tb, g.m, g.n, g.k, A.data(), sa.ld, B.data(), sb.ld,
                                                with_bias ? bias.data() : nullptr, act, p, C.data(), scc.ld);
@@ -472,7 +431,7 @@ void add_reduce_cases(std::vector<ParityCase>& cases) {
   for (const ReduceShape& s : kReduceShapes) {
     for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min}) {
       const std::string name =
-          std::string("reduce_") + reduce_name(op) + "_shape" + std::to_string(si) + "_" + tname<T>();
+          std::string("reduce_") + op_name(op) + "_shape" + std::to_string(si) + "_" + tname<T>();
       cases.push_back({name, [s, op](Backend& ref, Backend& dut, std::mt19937_64& rng) {
                          const std::size_t n = s.outer * s.axis * s.inner, no = s.outer * s.inner;
                          const std::vector<T> x = random_vec<T>(rng, n, -3.0, 3.0);
@@ -697,26 +656,26 @@ TEST(ParityTable, NamesAreUniqueAndEveryOpIsCovered) {
       if (n.find(s) != std::string::npos) return true;
     return false;
   };
-  for (UnaryOp op : kUnaryOps) {
-    EXPECT_TRUE(has(std::string("unary_") + unary_name(op) + "_f32")) << unary_name(op);
-    EXPECT_TRUE(has(std::string("unary_backward_") + unary_name(op) + "_f64")) << unary_name(op);
+  for (const UnaryOpInfo& row : kUnaryOpTable) {
+    EXPECT_TRUE(has(std::string("unary_") + row.name + "_f32")) << row.name;
+    EXPECT_TRUE(has(std::string("unary_backward_") + row.name + "_f64")) << row.name;
+    if (row.activation) EXPECT_TRUE(has(std::string("gemm_bias_act_") + row.name + "_bias_")) << row.name;
   }
-  for (const char* s : {"binary_Add",
-                        "binary_Sub",
-                        "binary_Mul",
-                        "binary_Div",
-                        "binary_Pow",
-                        "binary_Max",
-                        "binary_Min",
+  for (const char* s : {"binary_add",
+                        "binary_sub",
+                        "binary_product",
+                        "binary_div",
+                        "binary_pow",
+                        "binary_max",
+                        "binary_min",
                         "gemm_NN",
                         "gemm_TN",
                         "gemm_NT",
                         "gemm_TT",
-                        "gemm_bias_act_Gelu",
-                        "reduce_Sum",
-                        "reduce_Mean",
-                        "reduce_Max",
-                        "reduce_Min",
+                        "reduce_sum",
+                        "reduce_mean",
+                        "reduce_max",
+                        "reduce_min",
                         "argmax",
                         "log_softmax",
                         "softmax_shape0_f32_backward",

@@ -36,9 +36,7 @@ TEST_P(ActivationGradcheck, MatchesCentralDifferences) {
       << layer::activation_name(a);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFunctions, ActivationGradcheck,
-                         ::testing::Values(layer::SIGMOID, layer::TANH, layer::RELU, layer::SOFTMAX,
-                                           layer::LEAKY_RELU, layer::GELU),
+INSTANTIATE_TEST_SUITE_P(AllFunctions, ActivationGradcheck, ::testing::ValuesIn(layer::all_activations()),
                          [](const auto& info) { return std::string(layer::activation_name(info.param)); });
 
 TEST(LayerGradcheck, Flatten) {

@@ -4,9 +4,13 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <string>
 
+#include "magmadnn/backend/unary_op_table.h"
 #include "magmadnn/core/random.h"
 #include "magmadnn/layer/layers.h"
+#include "magmadnn/tensor/math.h"
 #include "support/gradcheck.h"
 
 using namespace magmadnn;
@@ -190,6 +194,45 @@ TEST(Activation, ComputesEachFunction) {
   check(layer::GELU, {gelu(-2), gelu(-0.5), gelu(0.5), gelu(2)});
   const double z = std::exp(-2.0) + std::exp(-0.5) + std::exp(0.5) + std::exp(2.0);
   check(layer::SOFTMAX, {std::exp(-2.0) / z, std::exp(-0.5) / z, std::exp(0.5) / z, std::exp(2.0) / z});
+}
+
+// Every activation (all_activations() follows the op table): its name
+// round-trips, and the layer computes its op (softmax over the last axis).
+TEST(Activation, EveryActivationIsNamedAndAppliesItsOp) {
+  auto x = op::var<double>("x", {2, 3}, {ZERO}, HOST);
+  x->set_value(Tensor<double>::from_vector({2, 3}, {-2.0, -0.5, 0.25, 0.5, 1.5, 3.0}, HOST));
+  for (layer::activation_t a : layer::all_activations()) {
+    const std::string name = layer::activation_name(a);
+    SCOPED_TRACE(name);
+    EXPECT_EQ(layer::activation_from_name(name), a);
+    const std::optional<UnaryOp> u = layer::activation_op(a);
+    EXPECT_EQ(u.has_value(), a != layer::SOFTMAX);
+    if (u) EXPECT_EQ(name, op_name(*u));
+    const auto got = layer::activation(x, a, 0.1)->out()->eval()->to_vector();
+    const Tensor<double>& in = *x->eval();
+    Tensor<double> ref(in.shape(), HOST);
+    if (u) {
+      math::unary(*u, in, ref, unary_op_info(*u).param ? 0.1 : 0.0);
+    } else {
+      math::softmax(in, ref);
+    }
+    const auto want = ref.to_vector();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_DOUBLE_EQ(got[i], want[i]) << i;
+  }
+}
+
+TEST(Activation, UnknownNameListsEveryActivation) {
+  try {
+    layer::activation_from_name("swish");
+    FAIL() << "no error for an unknown activation";
+  } catch (const ValueError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("\"swish\""), std::string::npos) << what;
+    for (layer::activation_t a : layer::all_activations()) {
+      EXPECT_NE(what.find(layer::activation_name(a)), std::string::npos) << what;
+    }
+  }
 }
 
 TEST(Flatten, KeepsTheBatchAxisFree) {

@@ -9,6 +9,7 @@
 #include "magmadnn/backend/cuda/cuda_kernels.h"
 #include "magmadnn/backend/index_plan.h"
 #include "magmadnn/backend/scalar_ops.h"
+#include "magmadnn/backend/unary_op_table.h"
 
 namespace magmadnn::cuda {
 namespace {
@@ -132,7 +133,7 @@ template <typename T>
 void CudaKernels<T>::unary_backward(UnaryOp op, const T* x, const T* y, const T* dy, T* dx, std::int64_t n, T p) {
   if (n <= 0) return;
   const DeviceContext& c = contexts_.current();
-  const T* v = ops::grad_reads_y(op) ? y : x;
+  const T* v = grad_reads_y(op) ? y : x;
   unary_backward_kernel<<<grid_for(n, c), kBlock, 0, c.stream.get()>>>(op, v, dy, dx, n, p);
   MAGMADNN_KERNEL_CHECK();
 }

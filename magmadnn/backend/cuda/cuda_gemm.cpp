@@ -6,11 +6,9 @@
 // C^T = op(B)^T op(A)^T: B goes first, A second, with m and n swapped.
 //
 // gemm: cublas{S,D}gemm (64-bit-size API). gemm_bias_act: one cuBLASLt matmul
-// whose epilogue adds the bias and applies Relu where cuBLASLt has that
-// (BIAS, RELU, RELU_BIAS), else the plain product followed by one
-// bias+activation kernel. cuBLASLt's GELU epilogue is the tanh approximation
-// while the CPU backend computes the exact erf GELU, so Gelu takes the kernel
-// path to keep both backends on the same function.
+// whose epilogue adds the bias and applies the activation where the op table
+// (unary_op_table.h, cuda_epilogue) says cuBLASLt has it, else the plain
+// product followed by one bias+activation kernel.
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -20,6 +18,7 @@
 
 #include "magmadnn/backend/cuda/cuda_check.h"
 #include "magmadnn/backend/cuda/cuda_kernels.h"
+#include "magmadnn/backend/unary_op_table.h"
 
 namespace magmadnn::cuda {
 namespace {
@@ -35,6 +34,17 @@ std::int64_t fix_ld(std::int64_t ld, std::int64_t rows, std::int64_t cols) {
 }
 
 cublasOperation_t op_of(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+// The cuBLASLt epilogue of an op whose table row has cuda_epilogue.
+cublasLtEpilogue_t lt_epilogue(UnaryOp act, bool bias) {
+  switch (act) {
+    case UnaryOp::Identity: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case UnaryOp::Relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    default:
+      MAGMADNN_THROW(NotSupportedError, "gemm_bias_act: the op table gives " << op_name(act)
+                                            << " a cuBLASLt epilogue, but cuda_gemm.cpp maps none for it");
+  }
+}
 
 // -- cuBLASLt plans ---------------------------------------------------------------
 
@@ -227,16 +237,9 @@ void CudaKernels<T>::gemm_bias_act(bool ta, bool tb, std::int64_t m, std::int64_
     bias_act_on_device<T>(C, m, n, ldc, bias, act, p, c);
     return;
   }
-  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
-  bool fused = false;
-  if (act == UnaryOp::Relu) {
-    epi = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    fused = true;
-  } else if (act == UnaryOp::Identity && bias) {
-    epi = CUBLASLT_EPILOGUE_BIAS;
-    fused = true;
-  }
-  if (fused) {
+  // Identity without a bias is a plain product: cublas{S,D}gemm below.
+  if (unary_op_info(act).cuda_epilogue && (bias || act != UnaryOp::Identity)) {
+    const cublasLtEpilogue_t epi = lt_epilogue(act, bias != nullptr);
     const LtKey key{c.device,
                     std::is_same_v<T, double>,
                     ta,
