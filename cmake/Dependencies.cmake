@@ -84,13 +84,11 @@ if(MAGMADNN_CUDA)
   endif()
 endif()
 
-# nlohmann/json: the config files of the magmadnn command (apps/).
-if(MAGMADNN_BUILD_APPS)
-  find_package(nlohmann_json 3 QUIET)
-  if(NOT nlohmann_json_FOUND)
-    message(STATUS "magmadnn: nlohmann_json not found (apt-get install nlohmann-json3-dev); the magmadnn command is not built")
-    set(MAGMADNN_BUILD_APPS OFF)
-  endif()
+# nlohmann/json (header-only): the run specification (magmadnn/run/) is a
+# JSON document, for the library's run_training as for the command.
+find_package(nlohmann_json 3 QUIET)
+if(NOT nlohmann_json_FOUND)
+  message(FATAL_ERROR "magmadnn: nlohmann_json not found (apt-get install nlohmann-json3-dev, or tools/install-deps.sh)")
 endif()
 
 if(MAGMADNN_BUILD_TESTS)

@@ -18,6 +18,7 @@ _magmadnn_line("CUDA" MAGMADNN_HAVE_CUDA "(${CUDAToolkit_VERSION}, arch ${CMAKE_
 _magmadnn_line("cuDNN" MAGMADNN_HAVE_CUDNN "(${CUDNN_LIBRARY})")
 _magmadnn_line("NCCL" MAGMADNN_HAVE_NCCL "(${NCCL_LIBRARY})")
 _magmadnn_line("tests" MAGMADNN_BUILD_TESTS "")
-_magmadnn_line("magmadnn command" MAGMADNN_BUILD_APPS "(apps/, nlohmann_json ${nlohmann_json_VERSION})")
+_magmadnn_line("run specification" nlohmann_json_FOUND "(magmadnn/run/, nlohmann_json ${nlohmann_json_VERSION})")
+_magmadnn_line("magmadnn command" MAGMADNN_BUILD_APPS "(apps/)")
 _magmadnn_line("benchmarks" MAGMADNN_BUILD_BENCH "")
 _magmadnn_line("ccache" CCACHE_PROGRAM "(${CCACHE_PROGRAM})")

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
+#include "run_names.h"
 
 namespace magmadnn::cli {
 

@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "args.h"
-#include "config.h"
+#include "run_names.h"
 #include "magmadnn/core/config.h"
 
 namespace magmadnn::cli {

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "run_names.h"
+
 namespace magmadnn::cli {
 
 /// Runs the command line `args` (without the program name).

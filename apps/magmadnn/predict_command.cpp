@@ -4,10 +4,10 @@
 #include <ostream>
 
 #include "args.h"
-#include "build_network.h"
 #include "checkpoint_config.h"
 #include "cli.h"
-#include "dataset.h"
+#include "magmadnn/run/build_network.h"
+#include "magmadnn/run/dataset.h"
 
 namespace magmadnn::cli {
 namespace {

@@ -37,7 +37,7 @@
 #include <utility>
 #include <vector>
 
-#include "config.h"
+#include "run_names.h"
 #include "html.h"
 #include "magmadnn/model/params.h"
 #include "report_charts.h"

@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "config.h"
+#include "run_names.h"
 #include "magmadnn/model/params.h"
 #include "report.h"
 

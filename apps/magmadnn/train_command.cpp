@@ -1,24 +1,17 @@
-// magmadnn train: config -> data -> network -> fit -> run folder.
+// magmadnn train: flags -> run specification -> run::TrainingRun -> run folder and printing.
 #include <omp.h>
 
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <ostream>
 
 #include "args.h"
-#include "build_network.h"
 #include "checkpoint_config.h"
 #include "cli.h"
-#include "config.h"
-#include "dataset.h"
-#include "magmadnn/backend/registry.h"
 #include "magmadnn/compute/profiler.h"
-#include "magmadnn/data/holdout.h"
-#include "presets.h"
-#include "process_memory.h"
+#include "magmadnn/run/presets.h"
+#include "magmadnn/run/run_training.h"
 #include "run_folder.h"
 #include "test_results.h"
 
@@ -115,44 +108,6 @@ void prepare_folder(const RunFolder& rf, bool resume, bool overwrite) {
   }
 }
 
-// Seconds of the training loops of all epochs (validation excluded).
-double training_seconds(const model::History& h) {
-  double s = 0;
-  for (const auto& r : h) s += r.seconds;
-  return s;
-}
-
-Json make_summary(const TrainSpec& spec, const model::NeuralNetwork<float>& net, const model::History& h,
-                  const model::Evaluation& test, std::int64_t train_samples, std::int64_t validation_samples,
-                  double wall_seconds) {
-  const double train_seconds = training_seconds(h);
-  const double sps = train_seconds > 0 ? static_cast<double>(train_samples) * static_cast<double>(h.size()) /
-                                             train_seconds
-                                       : 0.0;
-  Json s;
-  s["name"] = spec.name;
-  s["test_accuracy"] = test.accuracy;
-  s["test_loss"] = test.loss;
-  s["train_seconds"] = train_seconds;
-  s["epochs"] = h.size();
-  s["samples_per_second"] = sps;
-  if (!h.empty()) {
-    s["final_train_loss"] = h.back().train_loss;
-    s["final_train_accuracy"] = h.back().train_accuracy;
-  }
-  s["train_samples"] = train_samples;
-  s["validation_samples"] = validation_samples;
-  s["test_samples"] = test.samples;
-  s["parameters"] = net.num_params();
-  s["batch_size"] = spec.batch_size;
-  s["seed"] = spec.seed;
-  s["threads"] = omp_get_max_threads();
-  s["device"] = has_cuda_device() ? "cuda" : "cpu";
-  s["wall_seconds"] = wall_seconds;
-  s["checkpoint"] = "checkpoint.bin";
-  return s;
-}
-
 // The per-op table, and how it adds up against the measured training time.
 void print_profile(std::ostream& out, model::NeuralNetwork<float>& net, const model::History& history) {
   const std::int64_t steps = net.optimizer().step_count();
@@ -165,26 +120,6 @@ void print_profile(std::ostream& out, model::NeuralNetwork<float>& net, const mo
                 "callbacks and the clocks themselves\n\n",
                 train_seconds, profiled, train_seconds > 0 ? 100.0 * profiled / train_seconds : 0.0);
   out << line;
-}
-
-// Memory against what training must hold: the data set, parameters, their
-// gradients and the optimizer's state (issue 6 asks for at most 1.3x).
-struct MemoryUse {
-  std::uint64_t dataset = 0, parameters = 0, gradients = 0, optimizer_state = 0, peak_rss_training = 0;
-  bool training_only = false;  // the peak was reset before fit (else it is the process's)
-};
-
-Json memory_json(const MemoryUse& m) {
-  const std::uint64_t need = m.dataset + m.parameters + m.gradients + m.optimizer_state;
-  Json j;
-  j["dataset_bytes"] = m.dataset;
-  j["parameter_bytes"] = m.parameters;
-  j["gradient_bytes"] = m.gradients;
-  j["optimizer_state_bytes"] = m.optimizer_state;
-  j["peak_rss_bytes"] = m.peak_rss_training;
-  j["peak_rss_scope"] = m.training_only ? "training" : "process";
-  j["peak_rss_over_needed"] = need > 0 ? static_cast<double>(m.peak_rss_training) / static_cast<double>(need) : 0.0;
-  return j;
 }
 
 }  // namespace
@@ -205,92 +140,47 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   }
   if (a.has("threads")) omp_set_num_threads(static_cast<int>(a.integer("threads", 1)));
 
-  const auto t0 = std::chrono::steady_clock::now();
-  // The validation set is held out of the training split; the test split is
-  // scored once, after training.
-  Split train, val;
-  {
-    const Split all = load_split(spec.data.dir, "train", spec.data.limit_train);
-    const data::Holdout h =
-        data::holdout_split(all.x.shape()[0], spec.data.val_split, spec.seed, &all.labels);
-    train = subset(all, h.train);
-    val = subset(all, h.validation);
-  }
-  const std::int64_t classes = train.y.shape()[1];
-  const Split test = load_split(spec.data.dir, "test", spec.data.limit_test, classes);
-  const std::vector<std::int64_t> dims = train.x.shape().dims();
-  const std::vector<std::int64_t> sample(dims.begin() + 1, dims.end());
-  const std::int64_t n = train.x.shape()[0];
-  NetworkBuild b = build_network(spec, sample, (n + spec.batch_size - 1) / spec.batch_size, classes);
-  model::NeuralNetwork<float>& net = *b.model;
-
+  TrainingRun run(spec);  // loads the data, builds the network
+  model::NeuralNetwork<float>& net = run.network();
   const RunFolder rf(a.str("out", default_out_dir(spec.name)));
   prepare_folder(rf, resume, a.has("overwrite"));
   rf.write_config(config);
   if (!quiet) {
-    out << "magmadnn train: " << spec.name << " (" << net.num_params() << " parameters) on " << n << " training and "
-        << test.x.shape()[0] << " test samples (" << val.x.shape()[0] << " training samples held out for validation) from " << spec.data.dir << "; run folder " << rf.dir()
-        << (resume ? " (resuming)" : "") << std::endl;  // flushed: logs under nohup show it at once
+    out << "magmadnn train: " << spec.name << " (" << net.num_params() << " parameters) on "
+        << run.train().x.shape()[0] << " training and " << run.test().x.shape()[0] << " test samples ("
+        << run.validation().x.shape()[0] << " training samples held out for validation) from " << spec.data.dir
+        << "; run folder " << rf.dir() << (resume ? " (resuming)" : "")
+        << std::endl;  // flushed: logs under nohup show it at once
   }
 
-  model::FitOptions<float> fo;
-  fo.epochs = static_cast<unsigned>(spec.epochs);
-  if (val.x.shape()[0] > 0) {
-    fo.validation_x = &val.x;
-    fo.validation_y = &val.y;
-  }
-  if (spec.early_stopping.enabled) {
-    const auto& e = spec.early_stopping;
-    fo.callbacks.push_back(std::make_shared<model::EarlyStopping<float>>(
-        e.monitor, static_cast<unsigned>(e.patience), e.min_delta, e.restore_best));
-  }
-  fo.checkpoint_path = rf.checkpoint_path();
-  fo.checkpoint_every_epochs = 1;
-  fo.resume = resume;
-  if (!quiet) fo.callbacks.push_back(std::make_shared<model::ProgressBar<float>>(out));
+  RunOptions ro;
+  ro.checkpoint_path = rf.checkpoint_path();
+  ro.resume = resume;
+  ro.profile = a.has("profile");
+  if (!quiet) ro.callbacks.push_back(std::make_shared<model::ProgressBar<float>>(out));
   // After every epoch the folder is complete up to that epoch: a killed run
   // still has its curves, and --resume starts from the matching checkpoint.
   auto writer = std::make_shared<model::LambdaCallback<float>>();
   writer->epoch_end = [&](model::NeuralNetwork<float>& m, const model::EpochRecord&) {
-    embed_config(rf.checkpoint_path(), config, sample, classes);
+    embed_config(rf.checkpoint_path(), config, run.sample_shape(), run.classes());
     rf.write_metrics(m.history());
     rf.write_report({spec.name + " (in progress)", m.history(), Json{{"status", "training"}}, config});
     out.flush();
   };
-  fo.callbacks.push_back(writer);
+  ro.callbacks.push_back(writer);
 
-  MemoryUse mem;
-  mem.dataset = sizeof(float) * static_cast<std::uint64_t>(train.x.size() + train.y.size() + val.x.size() +
-                                                           val.y.size() + test.x.size() + test.y.size());
-  mem.parameters = sizeof(float) * static_cast<std::uint64_t>(net.num_params());
-  mem.gradients = mem.parameters;  // one gradient per parameter, alive during the step
-  mem.training_only = reset_peak_rss();
-  const bool profile = a.has("profile");
-  if (profile) {
-    op::Profiler::reset();
-    op::Profiler::enable();
-  }
-  const auto fit0 = std::chrono::steady_clock::now();
-  const model::History history = net.fit(train.x, train.y, fo);
-  const double fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - fit0).count();
-  mem.peak_rss_training = peak_rss_bytes();
-  for (const auto& [name, t] : net.optimizer().state()) mem.optimizer_state += sizeof(float) * t->size();
-  if (profile) {
-    op::Profiler::enable(false);
-    print_profile(out, net, history);
-  }
-  const model::Evaluation ev = net.evaluate(test.x, test.y);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-  Json summary = make_summary(spec, net, history, ev, n, val.x.shape()[0], wall);
-  summary["memory"] = memory_json(mem);
-  rf.write_metrics(history);
-  rf.write_summary(summary);
-  rf.write_report({spec.name, history, summary, config, class_names(spec.data.dataset, classes),
-                   collect_test_results(ev, test.x, test.labels, net.predict_classes(test.x), classes)});
+  const RunResult result = run.run(ro);
+  if (ro.profile) print_profile(out, net, result.history);
+  const model::Evaluation& ev = result.test;
+  const Split& test = run.test();
+  rf.write_metrics(result.history);
+  rf.write_summary(result.summary);
+  rf.write_report({spec.name, result.history, result.summary, config, class_names(spec.data.dataset, run.classes()),
+                   collect_test_results(ev, test.x, test.labels, net.predict_classes(test.x), run.classes())});
 
   char line[160];
-  std::snprintf(line, sizeof line, "test accuracy: %.4f (loss %.4g) in %.1f s\n", ev.accuracy, ev.loss, fit_seconds);
+  std::snprintf(line, sizeof line, "test accuracy: %.4f (loss %.4g) in %.1f s\n", ev.accuracy, ev.loss,
+                result.fit_seconds);
   out << line;
   if (!quiet) out << "run folder: " << rf.dir() << " (report.html, summary.json, metrics.csv, checkpoint.bin)\n";
   return 0;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "config.h"
+#include "magmadnn/run/spec.h"
 #include "magmadnn/io/checkpoint.h"
 #include "magmadnn/io/idx.h"
 #include "magmadnn/optimizer/factory.h"
@@ -60,7 +60,7 @@ struct Result {
   std::string out, err;
 };
 
-Result run(std::vector<std::string> args) {
+Result run_cmd(std::vector<std::string> args) {
   std::ostringstream out, err;
   const int rc = run_cli(args, out, err);
   return {rc, out.str(), err.str()};
@@ -110,7 +110,7 @@ TEST_F(CliEndToEnd, ValidationIsHeldOutOfTheTrainingSetNotTakenFromTheTestSet) {
   fs::create_directories(path("wrongtest"));
   write_split(path("wrongtest"), "train", 240, 1);
   write_split(path("wrongtest"), "t10k", 60, 2, nullptr, nullptr, /*label_shift=*/1);
-  const Result r = run({"train", "--config", path("tiny.json"), "--data", path("wrongtest"), "--out",
+  const Result r = run_cmd({"train", "--config", path("tiny.json"), "--data", path("wrongtest"), "--out",
                         path("run-val"), "--overwrite", "--quiet"});
   ASSERT_EQ(r.rc, 0) << r.err;
   const Json s = read(path("run-val/summary.json"));
@@ -123,12 +123,12 @@ TEST_F(CliEndToEnd, ValidationIsHeldOutOfTheTrainingSetNotTakenFromTheTestSet) {
   EXPECT_DOUBLE_EQ(read(path("run-val/config.json"))["data"]["val_split"].get<double>(), 0.1);
 
   // --val-split 0: no validation columns; a bad fraction is named.
-  const Result none = run({"train", "--config", path("tiny.json"), "--data", path("wrongtest"), "--out",
+  const Result none = run_cmd({"train", "--config", path("tiny.json"), "--data", path("wrongtest"), "--out",
                            path("run-noval"), "--overwrite", "--quiet", "--val-split", "0"});
   ASSERT_EQ(none.rc, 0) << none.err;
   EXPECT_EQ(read(path("run-noval/summary.json"))["validation_samples"], 0);
   EXPECT_TRUE(std::isnan(RunFolder(path("run-noval")).read_metrics().back().val_accuracy));
-  const Result bad = run({"train", "--config", path("tiny.json"), "--val-split", "1", "--out", path("run-bad")});
+  const Result bad = run_cmd({"train", "--config", path("tiny.json"), "--val-split", "1", "--out", path("run-bad")});
   EXPECT_NE(bad.rc, 0);
   EXPECT_NE(bad.err.find("--val-split: expected a number in [0, 1), got \"1\""), std::string::npos) << bad.err;
 }
@@ -141,21 +141,21 @@ TEST_F(CliEndToEnd, EarlyStoppingStopsOnTheValidationLoss) {
   cfg["epochs"] = 20;
   cfg["early_stopping"] = {{"min_delta", 100.0}};
   std::ofstream(path("tiny-es.json")) << cfg.dump(2);
-  const Result r = run({"train", "--config", path("tiny-es.json"), "--out", path("run-es"), "--overwrite", "--quiet",
+  const Result r = run_cmd({"train", "--config", path("tiny-es.json"), "--out", path("run-es"), "--overwrite", "--quiet",
                         "--early-stopping", "2"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(RunFolder(path("run-es")).read_metrics().size(), 3u);
   const Json saved = read(path("run-es/config.json"))["early_stopping"];
   EXPECT_EQ(saved["patience"], 2);
   EXPECT_EQ(saved["monitor"], "val_loss");
-  const Result bad = run({"train", "--config", path("tiny.json"), "--val-split", "0", "--early-stopping", "2",
+  const Result bad = run_cmd({"train", "--config", path("tiny.json"), "--val-split", "0", "--early-stopping", "2",
                           "--out", path("run-es-bad")});
   EXPECT_NE(bad.rc, 0);
   EXPECT_NE(bad.err.find("needs data.val_split > 0"), std::string::npos) << bad.err;
 }
 
 TEST_F(CliEndToEnd, TrainWritesACompleteRunFolder) {
-  const Result r = run({"train", "--config", path("tiny.json"), "--out", path("run"), "--overwrite"});
+  const Result r = run_cmd({"train", "--config", path("tiny.json"), "--out", path("run"), "--overwrite"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("epoch 4/4"), std::string::npos) << r.out;
   std::smatch m;
@@ -187,7 +187,7 @@ TEST_F(CliEndToEnd, TrainWritesACompleteRunFolder) {
 
   // evaluate: the checkpoint alone (copied away from its folder) gives the same numbers.
   fs::copy_file(path("run/checkpoint.bin"), path("moved.bin"), fs::copy_options::overwrite_existing);
-  const Result e = run({"evaluate", "--checkpoint", path("moved.bin"), "--json"});
+  const Result e = run_cmd({"evaluate", "--checkpoint", path("moved.bin"), "--json"});
   ASSERT_EQ(e.rc, 0) << e.err;
   const Json ej = Json::parse(e.out);
   EXPECT_DOUBLE_EQ(ej["test_accuracy"].get<double>(), s["test_accuracy"].get<double>());
@@ -203,7 +203,7 @@ TEST_F(CliEndToEnd, TrainWritesACompleteRunFolder) {
       csv << "\n";
     }
   }
-  const Result p = run({"predict", "--checkpoint", path("run/checkpoint.bin"), "--input", path("inputs.csv")});
+  const Result p = run_cmd({"predict", "--checkpoint", path("run/checkpoint.bin"), "--input", path("inputs.csv")});
   ASSERT_EQ(p.rc, 0) << p.err;
   std::istringstream lines(p.out);
   std::string line;
@@ -223,7 +223,7 @@ TEST_F(CliEndToEnd, TrainWritesACompleteRunFolder) {
   }
   EXPECT_EQ(rows, 10);
   EXPECT_GE(right, 8);
-  const Result q = run({"predict", "--checkpoint", path("run/checkpoint.bin"), "--input",
+  const Result q = run_cmd({"predict", "--checkpoint", path("run/checkpoint.bin"), "--input",
                         path("data/t10k-images-idx3-ubyte.gz"), "--output", path("pred.csv")});
   ASSERT_EQ(q.rc, 0) << q.err;
   std::ifstream pred(path("pred.csv"));
@@ -233,7 +233,7 @@ TEST_F(CliEndToEnd, TrainWritesACompleteRunFolder) {
 }
 
 TEST_F(CliEndToEnd, ProfileAndMemoryReport) {
-  const Result r = run({"train", "--config", path("tiny.json"), "--out", path("prof"), "--overwrite", "--quiet",
+  const Result r = run_cmd({"train", "--config", path("tiny.json"), "--out", path("prof"), "--overwrite", "--quiet",
                         "--profile"});
   ASSERT_EQ(r.rc, 0) << r.err;
   for (const char* word : {"profile of", "forward", "backward", "optimizer", "total profiled", "training time"}) {
@@ -249,11 +249,11 @@ TEST_F(CliEndToEnd, ProfileAndMemoryReport) {
 
 TEST_F(CliEndToEnd, ResumeContinuesExactlyWhereTheRunStopped) {
   const std::string base = path("tiny.json");
-  ASSERT_EQ(run({"train", "--config", base, "--out", path("full"), "--overwrite", "--quiet"}).rc, 0);
-  const Result first = run({"train", "--config", base, "--epochs", "2", "--out", path("part"), "--overwrite"});
+  ASSERT_EQ(run_cmd({"train", "--config", base, "--out", path("full"), "--overwrite", "--quiet"}).rc, 0);
+  const Result first = run_cmd({"train", "--config", base, "--epochs", "2", "--out", path("part"), "--overwrite"});
   ASSERT_EQ(first.rc, 0) << first.err;
   EXPECT_EQ(RunFolder(path("part")).read_metrics().size(), 2u);
-  const Result second = run({"train", "--out", path("part"), "--resume", "--epochs", "4"});
+  const Result second = run_cmd({"train", "--out", path("part"), "--resume", "--epochs", "4"});
   ASSERT_EQ(second.rc, 0) << second.err;
   EXPECT_NE(second.out.find("(resuming)"), std::string::npos);
   EXPECT_EQ(second.out.find("epoch 1/4"), std::string::npos);  // epochs 1-2 are not trained again
@@ -285,9 +285,9 @@ TEST_F(CliEndToEnd, EveryOptimizerResumesExactlyAndIsRecordedInTheCheckpoint) {
     const std::string file = path("opt-" + kind + ".json"), full = path("opt-full-" + kind),
                       part = path("opt-part-" + kind);
     std::ofstream(file) << cfg.dump();
-    ASSERT_EQ(run({"train", "--config", file, "--out", full, "--overwrite", "--quiet"}).rc, 0);
-    ASSERT_EQ(run({"train", "--config", file, "--epochs", "1", "--out", part, "--overwrite", "--quiet"}).rc, 0);
-    const Result resumed = run({"train", "--out", part, "--resume", "--epochs", "3", "--quiet"});
+    ASSERT_EQ(run_cmd({"train", "--config", file, "--out", full, "--overwrite", "--quiet"}).rc, 0);
+    ASSERT_EQ(run_cmd({"train", "--config", file, "--epochs", "1", "--out", part, "--overwrite", "--quiet"}).rc, 0);
+    const Result resumed = run_cmd({"train", "--out", part, "--resume", "--epochs", "3", "--quiet"});
     ASSERT_EQ(resumed.rc, 0) << resumed.err;
     const model::History a = RunFolder(full).read_metrics(), b = RunFolder(part).read_metrics();
     ASSERT_EQ(a.size(), 3u);
@@ -313,7 +313,7 @@ TEST_F(CliEndToEnd, ConvolutionConfigTrains) {
                                {{"type", "dense"}, {"units", kClasses}, {"activation", "softmax"}}});
   cfg["epochs"] = 2;
   std::ofstream(path("conv.json")) << cfg.dump();
-  const Result r = run({"train", "--config", path("conv.json"), "--out", path("conv"), "--overwrite", "--quiet"});
+  const Result r = run_cmd({"train", "--config", path("conv.json"), "--out", path("conv"), "--overwrite", "--quiet"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out.find("epoch"), std::string::npos);  // --quiet: only the result line
   EXPECT_EQ(r.out.rfind("test accuracy: ", 0), 0u) << r.out;
@@ -321,77 +321,77 @@ TEST_F(CliEndToEnd, ConvolutionConfigTrains) {
 }
 
 TEST_F(CliEndToEnd, MistakesExitWithTwoAndNameTheProblem) {
-  Result r = run({"train", "--epochz", "3"});
+  Result r = run_cmd({"train", "--epochz", "3"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err, "magmadnn: error: magmadnn train: unknown option --epochz (see magmadnn train --help)\n");
-  r = run({"train", "--epochs", "three"});
+  r = run_cmd({"train", "--epochs", "three"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--epochs: expected an integer >= 1, got \"three\""), std::string::npos) << r.err;
-  r = run({"train", "--preset", "lenet5", "--layers", "2", "--print-config"});
+  r = run_cmd({"train", "--preset", "lenet5", "--layers", "2", "--print-config"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--layers applies to the mlp preset only"), std::string::npos) << r.err;
 
   Json bad = read(path("tiny.json"));
   bad["layers"][1]["units"] = "abc";
   std::ofstream(path("bad.json")) << bad.dump();
-  r = run({"train", "--config", path("bad.json")});
+  r = run_cmd({"train", "--config", path("bad.json")});
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err, "magmadnn: error: layers[1].units: expected a positive integer, got \"abc\"\n");
 
   Json wrong = read(path("tiny.json"));
   wrong["layers"][2]["units"] = 10;  // the data has 3 classes
   std::ofstream(path("wrong.json")) << wrong.dump();
-  r = run({"train", "--config", path("wrong.json"), "--out", path("wrong"), "--quiet"});
+  r = run_cmd({"train", "--config", path("wrong.json"), "--out", path("wrong"), "--quiet"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("data has 3 classes"), std::string::npos) << r.err;
 
-  r = run({"train", "--out", path("nothing-here"), "--resume"});
+  r = run_cmd({"train", "--out", path("nothing-here"), "--resume"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("nothing to resume"), std::string::npos) << r.err;
-  r = run({"train", "--config", path("tiny.json"), "--data", path("no-such-dir"), "--out", path("x"), "--quiet"});
+  r = run_cmd({"train", "--config", path("tiny.json"), "--data", path("no-such-dir"), "--out", path("x"), "--quiet"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("dataset-fashion-mnist"), std::string::npos) << r.err;
-  r = run({"evaluate"});
+  r = run_cmd({"evaluate"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--checkpoint FILE is required"), std::string::npos);
-  r = run({"frobnicate"});
+  r = run_cmd({"frobnicate"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("unknown command \"frobnicate\""), std::string::npos);
 }
 
 TEST_F(CliEndToEnd, RefusesToMixTwoRunsInOneFolder) {
-  ASSERT_EQ(run({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("once"), "--overwrite",
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("once"), "--overwrite",
                  "--quiet"})
                 .rc,
             0);
-  const Result r = run({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("once"), "--quiet"});
+  const Result r = run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("once"), "--quiet"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("already holds a run"), std::string::npos) << r.err;
 }
 
 TEST_F(CliEndToEnd, PrintConfigAndHelp) {
-  Result r = run({"train", "--preset", "mlp", "--layers", "2", "--lr", "0.1", "--print-config"});
+  Result r = run_cmd({"train", "--preset", "mlp", "--layers", "2", "--lr", "0.1", "--print-config"});
   ASSERT_EQ(r.rc, 0) << r.err;
   const TrainSpec s = parse_config(Json::parse(r.out));
   EXPECT_EQ(s.layers.size(), 4u);
   EXPECT_DOUBLE_EQ(s.optimizer.learning_rate, 0.1);
   for (const char* cmd : {"train", "evaluate", "predict"}) {
-    r = run({cmd, "--help"});
+    r = run_cmd({cmd, "--help"});
     EXPECT_EQ(r.rc, 0) << cmd;
     EXPECT_EQ(r.out.rfind(std::string("usage: magmadnn ") + cmd, 0), 0u) << r.out;
   }
-  r = run({"train", "--help"});
+  r = run_cmd({"train", "--help"});
   for (const char* opt : {"--config", "--preset", "--layers", "--epochs", "--batch-size", "--lr", "--seed", "--out",
                           "--data", "--resume", "--threads", "--limit-train", "--limit-test", "--quiet", "--profile"}) {
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
   }
-  r = run({"bench", "--help"});
+  r = run_cmd({"bench", "--help"});
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("magmadnn bench conv"), std::string::npos);
-  r = run({"bench", "conv", "--list-layers"});
+  r = run_cmd({"bench", "conv", "--list-layers"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("lenet_conv1"), std::string::npos) << r.out;
-  r = run({"bench", "fft"});
+  r = run_cmd({"bench", "fft"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("unknown benchmark \"fft\" (available: conv, --profile)"), std::string::npos) << r.err;
 }

@@ -10,7 +10,7 @@
 #include <regex>
 #include <string>
 
-#include "dataset.h"
+#include "magmadnn/run/dataset.h"
 #include "report.h"
 #include "test_results.h"
 

@@ -1,4 +1,4 @@
-#include "dataset.h"
+#include "magmadnn/run/dataset.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include "magmadnn/data/transforms.h"
 #include "magmadnn/io/idx.h"
 
-namespace magmadnn::cli {
+namespace magmadnn::run {
 namespace fs = std::filesystem;
 
 namespace {
@@ -141,4 +141,4 @@ std::vector<std::string> class_names(const std::string& dataset, std::int64_t cl
   return names;
 }
 
-}  // namespace magmadnn::cli
+}  // namespace magmadnn::run

@@ -1,6 +1,6 @@
-#include "presets.h"
+#include "magmadnn/run/presets.h"
 
-namespace magmadnn::cli {
+namespace magmadnn::run {
 namespace {
 
 Json mlp(int hidden) {
@@ -60,4 +60,4 @@ Json preset(const std::string& name, int hidden_layers) {
   throw ConfigError("--preset", "unknown preset \"" + name + "\" (available: " + names + ")");
 }
 
-}  // namespace magmadnn::cli
+}  // namespace magmadnn::run

@@ -1,6 +1,8 @@
-/// @file config.h
-/// The training configuration of the `magmadnn` command: a JSON document
-/// (file, preset or both, plus flag overrides) turned into a TrainSpec.
+/// @file spec.h
+/// The run specification: what a training run is, as a JSON document (file,
+/// preset or both, plus overrides) turned into a TrainSpec. The `magmadnn`
+/// command, run_training (run_training.h) and, later, the search and
+/// distributed runs all start from it.
 ///
 /// Schema (every key optional except `layers`; see docs/cli.md):
 ///   { "name": "mlp",
@@ -39,13 +41,13 @@
 
 #include "magmadnn/core/errors.h"
 
-namespace magmadnn::cli {
+namespace magmadnn::run {
 
 using Json = nlohmann::ordered_json;
 
 /// A configuration mistake. The message is for the user and names the JSON
-/// path; unlike library errors it carries no source file:line, because the
-/// location that matters is in the user's config.
+/// path; unlike other library errors it carries no source file:line, because
+/// the location that matters is in the user's config.
 class ConfigError : public ValueError {
  public:
   ConfigError(std::string path, const std::string& what)
@@ -143,4 +145,4 @@ Json to_json(const TrainSpec& spec);
 /// arrays included, replace).
 void merge_json(Json& base, const Json& patch);
 
-}  // namespace magmadnn::cli
+}  // namespace magmadnn::run

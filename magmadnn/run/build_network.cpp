@@ -1,4 +1,4 @@
-#include "build_network.h"
+#include "magmadnn/run/build_network.h"
 
 #include <cmath>
 
@@ -6,7 +6,7 @@
 #include "magmadnn/layer/layers.h"
 #include "magmadnn/optimizer/optimizer.h"
 
-namespace magmadnn::cli {
+namespace magmadnn::run {
 namespace {
 
 using LayerPtr = std::shared_ptr<layer::Layer<float>>;
@@ -138,4 +138,4 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
   return b;
 }
 
-}  // namespace magmadnn::cli
+}  // namespace magmadnn::run

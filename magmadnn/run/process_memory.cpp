@@ -1,10 +1,10 @@
-#include "process_memory.h"
+#include "magmadnn/run/process_memory.h"
 
 #include <fstream>
 #include <sstream>
 #include <string>
 
-namespace magmadnn::cli {
+namespace magmadnn::run {
 
 std::uint64_t peak_rss_bytes() {
   std::ifstream f("/proc/self/status");
@@ -27,4 +27,4 @@ bool reset_peak_rss() {
   return f.good();
 }
 
-}  // namespace magmadnn::cli
+}  // namespace magmadnn::run

@@ -15,7 +15,7 @@
 
 #include "magmadnn/tensor/tensor.h"
 
-namespace magmadnn::cli {
+namespace magmadnn::run {
 
 struct Split {
   Tensor<float> x;                   ///< {N, 1, H, W}
@@ -43,4 +43,4 @@ Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_
 /// Guarantees: exactly `classes` names (none for classes <= 0).
 std::vector<std::string> class_names(const std::string& dataset, std::int64_t classes);
 
-}  // namespace magmadnn::cli
+}  // namespace magmadnn::run

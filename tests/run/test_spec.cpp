@@ -1,4 +1,4 @@
-// Config parsing: a valid document, the round trip, every error path with its
+// The run specification (magmadnn/run/spec.h): a valid document, the round trip, every error path with its
 // message, every activation of the op table (accepted, builds, trains),
 // presets and their expansion.
 #include <gtest/gtest.h>
@@ -9,12 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "build_network.h"
-#include "config.h"
 #include "magmadnn/layer/activation_layer.h"
-#include "presets.h"
+#include "magmadnn/run/build_network.h"
+#include "magmadnn/run/presets.h"
+#include "magmadnn/run/spec.h"
 
-using namespace magmadnn::cli;
+using namespace magmadnn;
+using namespace magmadnn::run;
 
 namespace {
 

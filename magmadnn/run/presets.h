@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
+#include "magmadnn/run/spec.h"
 
-namespace magmadnn::cli {
+namespace magmadnn::run {
 
 /// Names accepted by preset().
 std::vector<std::string> preset_names();
 /// The preset's config. `hidden_layers` applies to mlp only (0: its default, 1).
 Json preset(const std::string& name, int hidden_layers = 0);
 
-}  // namespace magmadnn::cli
+}  // namespace magmadnn::run

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
+#include "magmadnn/run/spec.h"
 #include "magmadnn/model/neural_network.h"
 
-namespace magmadnn::cli {
+namespace magmadnn::run {
 
 struct NetworkBuild {
   std::unique_ptr<model::NeuralNetwork<float>> model;
@@ -33,4 +33,4 @@ struct NetworkBuild {
 NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
                            std::int64_t steps_per_epoch, std::int64_t classes);
 
-}  // namespace magmadnn::cli
+}  // namespace magmadnn::run

@@ -1,4 +1,4 @@
-#include "config.h"
+#include "magmadnn/run/spec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "magmadnn/layer/activation_layer.h"
 #include "magmadnn/optimizer/factory.h"
 
-namespace magmadnn::cli {
+namespace magmadnn::run {
 namespace {
 
 // "none" and every layer activation, by the names the op table gives them.
@@ -349,4 +349,4 @@ void merge_json(Json& base, const Json& patch) {
   }
 }
 
-}  // namespace magmadnn::cli
+}  // namespace magmadnn::run

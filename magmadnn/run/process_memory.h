@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-namespace magmadnn::cli {
+namespace magmadnn::run {
 
 /// The process's peak resident set (VmHWM) in bytes; 0 where /proc is missing.
 std::uint64_t peak_rss_bytes();
@@ -11,4 +11,4 @@ std::uint64_t peak_rss_bytes();
 /// Returns false where the kernel refuses; the peak then stays the process's.
 bool reset_peak_rss();
 
-}  // namespace magmadnn::cli
+}  // namespace magmadnn::run

@@ -1,0 +1,133 @@
+#include "magmadnn/run/run_training.h"
+
+#include <omp.h>
+
+#include <chrono>
+
+#include "magmadnn/backend/registry.h"
+#include "magmadnn/compute/profiler.h"
+#include "magmadnn/data/holdout.h"
+#include "magmadnn/run/process_memory.h"
+
+namespace magmadnn::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::uint64_t bytes_of(const Split& s) {
+  return sizeof(float) * static_cast<std::uint64_t>(s.x.size() + s.y.size());
+}
+
+}  // namespace
+
+double training_seconds(const model::History& h) {
+  double s = 0;
+  for (const auto& r : h) s += r.seconds;
+  return s;
+}
+
+TrainingRun::TrainingRun(const TrainSpec& spec) : spec_(spec) {
+  const auto t0 = Clock::now();
+  {
+    const Split all = load_split(spec_.data.dir, "train", spec_.data.limit_train);
+    const data::Holdout h = data::holdout_split(all.x.shape()[0], spec_.data.val_split, spec_.seed, &all.labels);
+    train_ = subset(all, h.train);
+    val_ = subset(all, h.validation);
+  }
+  const std::int64_t classes = train_.y.shape()[1];
+  test_ = load_split(spec_.data.dir, "test", spec_.data.limit_test, classes);
+  const std::vector<std::int64_t> dims = train_.x.shape().dims();
+  const std::int64_t n = train_.x.shape()[0];
+  build_ = build_network(spec_, {dims.begin() + 1, dims.end()}, (n + spec_.batch_size - 1) / spec_.batch_size,
+                         classes);
+  load_seconds_ = seconds_since(t0);
+}
+
+RunResult TrainingRun::run(const RunOptions& options) {
+  const auto t0 = Clock::now();
+  model::NeuralNetwork<float>& net = network();
+  model::FitOptions<float> fo;
+  fo.epochs = static_cast<unsigned>(spec_.epochs);
+  if (val_.x.shape()[0] > 0) {
+    fo.validation_x = &val_.x;
+    fo.validation_y = &val_.y;
+  }
+  if (spec_.early_stopping.enabled) {
+    const auto& e = spec_.early_stopping;
+    fo.callbacks.push_back(std::make_shared<model::EarlyStopping<float>>(
+        e.monitor, static_cast<unsigned>(e.patience), e.min_delta, e.restore_best));
+  }
+  fo.callbacks.insert(fo.callbacks.end(), options.callbacks.begin(), options.callbacks.end());
+  fo.checkpoint_path = options.checkpoint_path;
+  fo.checkpoint_every_epochs = options.checkpoint_path.empty() ? 0 : 1;
+  fo.resume = options.resume;
+
+  const bool peak_is_training = reset_peak_rss();  // else the peak is the whole process's
+  if (options.profile) {
+    op::Profiler::reset();
+    op::Profiler::enable();
+  }
+  RunResult r;
+  const auto fit0 = Clock::now();
+  r.history = net.fit(train_.x, train_.y, fo);
+  r.fit_seconds = seconds_since(fit0);
+  if (options.profile) op::Profiler::enable(false);
+  const std::uint64_t peak = peak_rss_bytes();
+  r.test = net.evaluate(test_.x, test_.y);
+  r.summary = summary(r, load_seconds_ + seconds_since(t0));
+  r.summary["memory"] = memory(peak, peak_is_training);
+  return r;
+}
+
+Json TrainingRun::summary(const RunResult& r, double wall_seconds) const {
+  const model::History& h = r.history;
+  const double train_seconds = training_seconds(h);
+  const std::int64_t n = train_.x.shape()[0];
+  Json s;
+  s["name"] = spec_.name;
+  s["test_accuracy"] = r.test.accuracy;
+  s["test_loss"] = r.test.loss;
+  s["train_seconds"] = train_seconds;
+  s["epochs"] = h.size();
+  s["samples_per_second"] =
+      train_seconds > 0 ? static_cast<double>(n) * static_cast<double>(h.size()) / train_seconds : 0.0;
+  if (!h.empty()) {
+    s["final_train_loss"] = h.back().train_loss;
+    s["final_train_accuracy"] = h.back().train_accuracy;
+  }
+  s["train_samples"] = n;
+  s["validation_samples"] = val_.x.shape()[0];
+  s["test_samples"] = r.test.samples;
+  s["parameters"] = build_.model->num_params();
+  s["batch_size"] = spec_.batch_size;
+  s["seed"] = spec_.seed;
+  s["threads"] = omp_get_max_threads();
+  s["device"] = has_cuda_device() ? "cuda" : "cpu";
+  s["wall_seconds"] = wall_seconds;
+  s["checkpoint"] = "checkpoint.bin";
+  return s;
+}
+
+// The peak resident memory against what training must hold: the data set,
+// the parameters, their gradients and the optimizer's state.
+Json TrainingRun::memory(std::uint64_t peak_rss, bool peak_is_training) const {
+  std::uint64_t optimizer_state = 0;
+  for (const auto& [name, t] : build_.model->optimizer().state()) optimizer_state += sizeof(float) * t->size();
+  const auto params = sizeof(float) * static_cast<std::uint64_t>(build_.model->num_params());
+  const std::uint64_t dataset = bytes_of(train_) + bytes_of(val_) + bytes_of(test_);
+  const std::uint64_t need = dataset + 2 * params + optimizer_state;  // one gradient per parameter
+  Json j;
+  j["dataset_bytes"] = dataset;
+  j["parameter_bytes"] = params;
+  j["gradient_bytes"] = params;
+  j["optimizer_state_bytes"] = optimizer_state;
+  j["peak_rss_bytes"] = peak_rss;
+  j["peak_rss_scope"] = peak_is_training ? "training" : "process";
+  j["peak_rss_over_needed"] = need > 0 ? static_cast<double>(peak_rss) / static_cast<double>(need) : 0.0;
+  return j;
+}
+
+RunResult run_training(const TrainSpec& spec, const RunOptions& options) { return TrainingRun(spec).run(options); }
+
+}  // namespace magmadnn::run

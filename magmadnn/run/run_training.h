@@ -1,0 +1,90 @@
+/// @file run_training.h
+/// A training run as a library call: the run specification (spec.h) in,
+/// the history, the test evaluation and the summary out. The `magmadnn train`
+/// command is this plus flags, a run folder and printing; a hyperparameter
+/// search or a distributed run calls the same thing.
+///
+///   run::TrainSpec spec = run::parse_config(run::preset("mlp"));
+///   run::RunResult r = run::run_training(spec);           // or, in steps:
+///   run::TrainingRun tr(spec);                            // data loaded, network built
+///   std::cout << tr.network().num_params();
+///   run::RunResult r2 = tr.run(options);
+///
+/// What a run does, in order: loads the training split (data.limit_train),
+/// holds data.val_split of it out for validation (seeded by spec.seed,
+/// stratified), loads the test split, builds the network of spec.layers
+/// (build_network.h), trains it with validation after every epoch (and early
+/// stopping when the spec asks for it), then scores the test split once.
+///
+/// Requires: a spec from parse_config (its values are in range) and the
+/// data set's IDX files in spec.data.dir (IOError naming what is missing).
+/// Guarantees: the same spec and seed give the same run; the test split is
+/// touched once, after training; RunResult::summary holds the keys
+/// documented in docs/cli.md (summary.json).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "magmadnn/model/callbacks.h"
+#include "magmadnn/model/neural_network.h"
+#include "magmadnn/run/build_network.h"
+#include "magmadnn/run/dataset.h"
+#include "magmadnn/run/spec.h"
+
+namespace magmadnn::run {
+
+struct RunOptions {
+  /// Checkpoint after every epoch to this file (empty: none).
+  std::string checkpoint_path;
+  /// Continue from checkpoint_path when it exists (spec.epochs is then the total).
+  bool resume = false;
+  /// Called during fit, after the run's own (checkpoints, early stopping).
+  std::vector<std::shared_ptr<model::Callback<float>>> callbacks;
+  /// Time every op of the training steps (op::Profiler); the caller prints it.
+  bool profile = false;
+};
+
+struct RunResult {
+  model::History history;   ///< one record per epoch, the resumed ones included
+  model::Evaluation test;   ///< the test split, scored once after training
+  Json summary;             ///< summary.json's content
+  double fit_seconds = 0;   ///< wall time of fit in this call
+};
+
+/// Seconds of the training loops of all epochs of `h` (validation excluded).
+double training_seconds(const model::History& h);
+
+class TrainingRun {
+ public:
+  /// Loads the data and builds the network (see the file comment).
+  explicit TrainingRun(const TrainSpec& spec);
+
+  /// Trains and scores the test split.
+  RunResult run(const RunOptions& options = {});
+
+  const TrainSpec& spec() const noexcept { return spec_; }
+  model::NeuralNetwork<float>& network() noexcept { return *build_.model; }
+  const Split& train() const noexcept { return train_; }
+  const Split& validation() const noexcept { return val_; }
+  const Split& test() const noexcept { return test_; }
+  /// One sample's shape, without the batch axis ({1, 28, 28} for MNIST).
+  const std::vector<std::int64_t>& sample_shape() const noexcept { return build_.sample_shape; }
+  std::int64_t classes() const noexcept { return build_.classes; }
+
+ private:
+  Json summary(const RunResult& r, double wall_seconds) const;
+  Json memory(std::uint64_t peak_rss, bool peak_is_training) const;
+
+  TrainSpec spec_;
+  Split train_, val_, test_;
+  NetworkBuild build_;
+  double load_seconds_ = 0;
+};
+
+/// TrainingRun(spec).run(options).
+RunResult run_training(const TrainSpec& spec, const RunOptions& options = {});
+
+}  // namespace magmadnn::run

@@ -1,0 +1,95 @@
+// run_training: a whole training run as one library call, on a small
+// synthetic MNIST-format data set.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include <unistd.h>
+
+#include "magmadnn/io/idx.h"
+#include "magmadnn/run/run_training.h"
+
+using namespace magmadnn;
+using namespace magmadnn::run;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Class c lights up rows [2c+1, 2c+3) of an 8x8 image; the rest is noise.
+void write_split(const std::string& dir, const std::string& prefix, int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> noise(0, 60), label(0, 2);
+  std::vector<double> pixels, labels;
+  for (int i = 0; i < n; ++i) {
+    const int c = label(rng);
+    for (int r = 0; r < 8; ++r) {
+      for (int col = 0; col < 8; ++col) pixels.push_back(r >= 2 * c + 1 && r < 2 * c + 3 ? 220 : noise(rng));
+    }
+    labels.push_back(c);
+  }
+  io::write_idx(dir + "/" + prefix + "-images-idx3-ubyte", io::IdxType::u8, {n, 8, 8}, pixels, false);
+  io::write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", io::IdxType::u8, {n}, labels, false);
+}
+
+class RunTraining : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/magmadnn_run_" + std::to_string(::getpid());
+    fs::create_directories(dir_);
+    write_split(dir_, "train", 200, 1);
+    write_split(dir_, "t10k", 50, 2);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  TrainSpec spec() const {
+    return parse_config({{"name", "tiny"},
+                         {"layers", Json::array({{{"type", "dense"}, {"units", 16}, {"activation", "relu"}},
+                                                 {{"type", "dense"}, {"units", 3}, {"activation", "softmax"}}})},
+                         {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}}},
+                         {"epochs", 3},
+                         {"batch_size", 20},
+                         {"data", {{"dir", dir_}, {"val_split", 0.2}}}});
+  }
+  std::string dir_;
+};
+
+}  // namespace
+
+TEST_F(RunTraining, ReturnsTheHistoryTheTestScoreAndTheSummary) {
+  const RunResult r = run_training(spec());
+  ASSERT_EQ(r.history.size(), 3u);
+  EXPECT_TRUE(std::isfinite(r.history.back().val_accuracy));
+  EXPECT_GE(r.test.accuracy, 0.9);  // separable classes
+  EXPECT_EQ(r.test.samples, 50);
+  EXPECT_EQ(r.summary["train_samples"], 160);
+  EXPECT_EQ(r.summary["validation_samples"], 40);
+  EXPECT_EQ(r.summary["test_accuracy"].get<double>(), r.test.accuracy);
+  EXPECT_GT(r.summary["memory"]["peak_rss_bytes"].get<std::uint64_t>(), 0u);
+}
+
+TEST_F(RunTraining, SameSpecSameRunAndCallbacksSeeEveryEpoch) {
+  const RunResult a = run_training(spec());
+  TrainingRun tr(spec());
+  EXPECT_EQ(tr.validation().x.shape()[0], 40);
+  EXPECT_EQ(tr.sample_shape(), (std::vector<std::int64_t>{1, 8, 8}));
+  int epochs_seen = 0;
+  auto cb = std::make_shared<model::LambdaCallback<float>>();
+  cb->epoch_end = [&](model::NeuralNetwork<float>&, const model::EpochRecord&) { ++epochs_seen; };
+  RunOptions o;
+  o.callbacks.push_back(cb);
+  const RunResult b = tr.run(o);
+  EXPECT_EQ(epochs_seen, 3);
+  for (std::size_t e = 0; e < 3; ++e) EXPECT_EQ(a.history[e].train_loss, b.history[e].train_loss) << e;
+  EXPECT_EQ(a.test.loss, b.test.loss);
+}
+
+TEST_F(RunTraining, MissingDataNamesTheFolder) {
+  TrainSpec s = spec();
+  s.data.dir = dir_ + "/nowhere";
+  try {
+    run_training(s);
+    FAIL() << "no error";
+  } catch (const IOError& e) {
+    EXPECT_NE(std::string(e.what()).find("nowhere"), std::string::npos) << e.what();
+  }
+}
