@@ -70,7 +70,7 @@ inline constexpr std::array<UnaryOpInfo, kUnaryOpCount> kUnaryOpTable = {{
   {UnaryOp::AddScalar,  "add_scalar", "addend",   Domain::Real,     GradFrom::Either, false,     false, false},
   {UnaryOp::LeakyRelu,  "leaky_relu", "slope",    Domain::Real,     GradFrom::X,      true,      true,  false},
   {UnaryOp::Gelu,       "gelu",       nullptr,    Domain::Real,     GradFrom::X,      true,      true,  false},
-  {UnaryOp::Softplus,   "softplus",   nullptr,    Domain::Real,     GradFrom::X,      false,     false, false},
+  {UnaryOp::Softplus,   "softplus",   nullptr,    Domain::Real,     GradFrom::X,      true,      false, false},
 }};
 // clang-format on
 // Why some cells are what they are:
