@@ -77,8 +77,10 @@ inline constexpr std::array<UnaryOpInfo, kUnaryOpCount> kUnaryOpTable = {{
 //  - Identity "fuses" everywhere: the bias is part of every GEMM epilogue.
 //  - LeakyRelu reads x: with a negative slope y's sign is not x's.
 //  - cuBLASLt's GELU epilogue is the tanh approximation while scalar_ops.h
-//    computes the exact erf form, so CUDA applies Gelu in its own pass; it
-//    has no sigmoid or tanh epilogue.
+//    computes the exact erf form, so CUDA applies Gelu in its own pass.
+//    cuBLASLt has no sigmoid, tanh or softplus epilogue at all.
+//  - oneDNN's soft_relu might serve softplus on the CPU; not measured or
+//    compared yet, so softplus runs in the pass after the product.
 
 namespace detail {
 constexpr bool rows_in_enum_order() {
