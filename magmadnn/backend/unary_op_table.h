@@ -70,15 +70,17 @@ inline constexpr std::array<UnaryOpInfo, kUnaryOpCount> kUnaryOpTable = {{
   {UnaryOp::AddScalar,  "add_scalar", "addend",   Domain::Real,     GradFrom::Either, false,     false, false},
   {UnaryOp::LeakyRelu,  "leaky_relu", "slope",    Domain::Real,     GradFrom::X,      true,      true,  false},
   {UnaryOp::Gelu,       "gelu",       nullptr,    Domain::Real,     GradFrom::X,      true,      true,  false},
-  {UnaryOp::Softplus,   "softplus",   nullptr,    Domain::Real,     GradFrom::X,      false,     false, false},
+  {UnaryOp::Softplus,   "softplus",   nullptr,    Domain::Real,     GradFrom::X,      true,      false, false},
 }};
 // clang-format on
 // Why some cells are what they are:
 //  - Identity "fuses" everywhere: the bias is part of every GEMM epilogue.
 //  - LeakyRelu reads x: with a negative slope y's sign is not x's.
 //  - cuBLASLt's GELU epilogue is the tanh approximation while scalar_ops.h
-//    computes the exact erf form, so CUDA applies Gelu in its own pass; it
-//    has no sigmoid or tanh epilogue.
+//    computes the exact erf form, so CUDA applies Gelu in its own pass.
+//    cuBLASLt has no sigmoid, tanh or softplus epilogue at all.
+//  - oneDNN's soft_relu might serve softplus on the CPU; not measured or
+//    compared yet, so softplus runs in the pass after the product.
 
 namespace detail {
 constexpr bool rows_in_enum_order() {

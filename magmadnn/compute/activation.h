@@ -1,6 +1,6 @@
 /// @file activation.h
-/// Activation functions on graph nodes: sigmoid, relu, tanh, leaky_relu, gelu
-/// (elementwise) and
+/// Activation functions on graph nodes: sigmoid, relu, tanh, leaky_relu, gelu,
+/// softplus (elementwise) and
 /// softmax / log_softmax over the last axis (numerically stable: the row
 /// maximum is subtracted). Gradients are exact.
 #pragma once
@@ -49,6 +49,12 @@ Expr<op_value_t<X>> leaky_relu(const X& x, double slope = 0.01) {
 template <OpLike X>
 Expr<op_value_t<X>> gelu(const X& x) {
   return detail::unary(UnaryOp::Gelu, op_value_t<X>(0), x);
+}
+/// log(1 + e^x), a smooth relu, computed without overflow; its derivative
+/// is sigmoid(x).
+template <OpLike X>
+Expr<op_value_t<X>> softplus(const X& x) {
+  return detail::unary(UnaryOp::Softplus, op_value_t<X>(0), x);
 }
 /// Softmax over the last axis.
 template <OpLike X>

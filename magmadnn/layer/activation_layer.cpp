@@ -19,9 +19,10 @@ struct Row {
   bool rectifier;
 };
 constexpr Row kRows[] = {
-    {SIGMOID, UnaryOp::Sigmoid, false},   {TANH, UnaryOp::Tanh, false},
-    {RELU, UnaryOp::Relu, true},          {SOFTMAX, std::nullopt, false},
+    {SIGMOID, UnaryOp::Sigmoid, false},     {TANH, UnaryOp::Tanh, false},
+    {RELU, UnaryOp::Relu, true},            {SOFTMAX, std::nullopt, false},
     {LEAKY_RELU, UnaryOp::LeakyRelu, true}, {GELU, UnaryOp::Gelu, true},
+    {SOFTPLUS, UnaryOp::Softplus, true},
 };
 constexpr std::size_t kCount = std::size(kRows);
 

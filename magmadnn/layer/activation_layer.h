@@ -2,8 +2,9 @@
 /// layer::ActivationLayer<T>: an elementwise (or softmax) nonlinearity.
 ///
 /// activation_t keeps MagmaDNN v1's names and values (SIGMOID, TANH, RELU,
-/// SOFTMAX) and adds LEAKY_RELU (slope `alpha` for x < 0, default 0.01) and
-/// GELU (exact, erf based). SOFTMAX normalises over the last axis. Every
+/// SOFTMAX) and adds LEAKY_RELU (slope `alpha` for x < 0, default 0.01),
+/// GELU (exact, erf based) and SOFTPLUS (log(1 + e^x)). SOFTMAX normalises
+/// over the last axis. Every
 /// other activation is an op of the op table (backend/unary_op_table.h),
 /// which gives its name, derivative and fusion; all_activations() lists them
 /// all, so tests and the command line follow the table.
@@ -19,7 +20,7 @@
 
 namespace magmadnn::layer {
 
-enum activation_t { SIGMOID, TANH, RELU, SOFTMAX, LEAKY_RELU, GELU };
+enum activation_t { SIGMOID, TANH, RELU, SOFTMAX, LEAKY_RELU, GELU, SOFTPLUS };
 
 /// Every activation_t, in value order.
 std::span<const activation_t> all_activations() noexcept;
@@ -36,8 +37,8 @@ const char* activation_name(activation_t a) noexcept;
 /// ValueError naming `name` and listing every activation's name.
 activation_t activation_from_name(std::string_view name);
 
-/// Whether `a` is of the rectifier family (RELU, LEAKY_RELU, GELU), whose
-/// layers init_for() initialises with He rather than Glorot.
+/// Whether `a` is of the rectifier family (RELU, LEAKY_RELU, GELU,
+/// SOFTPLUS), whose layers init_for() initialises with He, not Glorot.
 bool is_rectifier(activation_t a) noexcept;
 
 /// The weight initializer suited to a layer followed by `a`: He (normal,

@@ -4,10 +4,16 @@
 /// code: inputs inside its domain, and a parameter where it takes one.
 #pragma once
 
+#include <ostream>
 #include <random>
 #include <vector>
 
 #include "magmadnn/backend/unary_op_table.h"
+
+namespace magmadnn {
+/// Parameterized tests over UnaryOp values print the op's name.
+inline void PrintTo(UnaryOp op, std::ostream* os) { *os << op_name(op); }
+}  // namespace magmadnn
 
 namespace magmadnn::testing {
 
