@@ -118,6 +118,18 @@ struct nn_params_t {
     s.rho = decaying_factor;
     return s;
   }
+  /// Sets the optimizer fields from `s` (the inverse of optimizer_settings()).
+  void set_optimizer_settings(const optimizer::OptimizerSettings& s) {
+    optimizer = s.kind;
+    learning_rate = s.learning_rate;
+    momentum = s.momentum;
+    nesterov = s.nesterov;
+    weight_decay = s.weight_decay;
+    beta1 = s.beta1;
+    beta2 = s.beta2;
+    epsilon = s.epsilon;
+    decaying_factor = s.rho;
+  }
 };
 
 /// Summary of the last fit (MagmaDNN v1 fields first).

@@ -44,8 +44,6 @@ std::shared_ptr<const optimizer::LRSchedule> make_schedule(const TrainSpec& spec
   return s;
 }
 
-}  // namespace
-
 optimizer::OptimizerSettings optimizer_settings(const OptimizerSpec& p) {
   optimizer::OptimizerSettings s;
   s.kind = optimizer::kind_from_name(p.type);
@@ -59,6 +57,8 @@ optimizer::OptimizerSettings optimizer_settings(const OptimizerSpec& p) {
   s.rho = p.rho;
   return s;
 }
+
+}  // namespace
 
 NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
                            std::int64_t steps_per_epoch, std::int64_t classes) {
@@ -119,16 +119,8 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
   // Every optimizer field goes into the params and the network builds its
   // optimizer by kind (optimizer::make), so its checkpoint records the kind
   // and all the settings the run used.
-  const optimizer::OptimizerSettings o = optimizer_settings(spec.optimizer);
-  model::nn_params_t params(spec.batch_size, spec.epochs, o.learning_rate);
-  params.optimizer = o.kind;
-  params.momentum = o.momentum;
-  params.nesterov = o.nesterov;
-  params.weight_decay = o.weight_decay;
-  params.beta1 = o.beta1;
-  params.beta2 = o.beta2;
-  params.epsilon = o.epsilon;
-  params.decaying_factor = o.rho;
+  model::nn_params_t params(spec.batch_size, spec.epochs);
+  params.set_optimizer_settings(optimizer_settings(spec.optimizer));
   params.shuffle = true;
   params.loss = spec.loss == "mse" ? optimizer::MSE : optimizer::CROSS_ENTROPY;
   b.model = std::make_unique<model::NeuralNetwork<float>>(chain, params.loss, params.optimizer, params);

@@ -69,4 +69,13 @@ TEST(OptimizerFactory, NeuralNetworkBuildsItsOptimizerFromItsParams) {
   p.epsilon = 1e-3;
   EXPECT_EQ(p.optimizer_settings().rho, 0.5);
   EXPECT_EQ(p.optimizer_settings().epsilon, 1e-3);
+  optimizer::OptimizerSettings s = p.optimizer_settings();
+  s.kind = optimizer::ADAMW;
+  s.beta2 = 0.95;
+  model::nn_params_t q;
+  q.set_optimizer_settings(s);
+  EXPECT_EQ(q.optimizer, optimizer::ADAMW);
+  EXPECT_EQ(q.decaying_factor, 0.5);
+  EXPECT_EQ(q.beta2, 0.95);
+  EXPECT_EQ(q.learning_rate, 0.1);
 }
