@@ -1,17 +1,16 @@
 #include "magmadnn/conv/bench.h"
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <iomanip>
 #include <map>
-#include <memory>
+#include <optional>
 #include <ostream>
-#include <set>
 #include <sstream>
 
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/chooser.h"
+#include "magmadnn/conv/timing.h"
 #include "magmadnn/core/errors.h"
 
 namespace magmadnn::conv {
@@ -32,78 +31,39 @@ std::vector<Layer> all_layers() {
   return v;
 }
 
-struct Buffer {
-  Backend& b;
-  std::size_t bytes;
-  void* p = nullptr;
-  Buffer(Backend& be, std::size_t n) : b(be), bytes(n) {
-    if (n) p = be.allocate(n, 0);
-  }
-  ~Buffer() {
-    if (p) b.deallocate(p, bytes, 0);
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
-
-template <typename T>
-struct Timed {
-  ConvAlgorithm<T>* a;
-  std::string label;
-  Buffer ws;
-  double best = 1e300;
-  Timed(ConvAlgorithm<T>* al, std::string l, const ConvProblem& pr, Pass pass, Backend& be)
-      : a(al), label(std::move(l)), ws(be, al->workspace_bytes(pr, pass)) {}
-  double run(const ConvProblem& pr, Pass pass, Backend& be, T* x, T* w, T* y) {
-    const auto t0 = std::chrono::steady_clock::now();
-    switch (pass) {
-      case Pass::Forward: a->forward(pr, x, w, nullptr, y, ws.p); break;
-      case Pass::BackwardData: a->backward_data(pr, y, w, x, ws.p); break;
-      case Pass::BackwardFilter: a->backward_filter(pr, x, y, w, nullptr, ws.p); break;
-    }
-    be.synchronize(0);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-};
-
 template <typename T>
 void bench_device(const BenchOptions& o, const std::vector<Layer>& layers, DeviceKind dev,
                   std::vector<BenchRecord>& out) {
-  Backend& be = backend_for(dev);
   const std::string dname = dev == DeviceKind::CPU ? "cpu" : "cuda";
+  const int repeats = std::max(1, o.repeats);
+  const TimingRounds rounds{.max_rounds = repeats, .min_rounds = repeats};
   for (const Layer& l : layers) {
     ConvParams g;
     g.pad_h = g.pad_w = l.pad;
     const ConvProblem pr = make_problem(Shape{o.batch, l.c, l.hw, l.hw}, Shape{l.k, l.c, l.rs, l.rs}, g);
-    const std::int64_t nx = pr.x_shape().numel(), nw = pr.w_shape().numel(), ny = pr.y_shape().numel();
-    Buffer x(be, sizeof(T) * nx), w(be, sizeof(T) * nw), y(be, sizeof(T) * ny);
-    kernels<T>(be).fill_uniform(static_cast<T*>(x.p), nx, T(-1), T(1), 11, 1);
-    kernels<T>(be).fill_uniform(static_cast<T*>(w.p), nw, T(-1), T(1), 11, 2);
-    kernels<T>(be).fill_uniform(static_cast<T*>(y.p), ny, T(-1), T(1), 11, 3);
     for (Pass pass : {Pass::Forward, Pass::BackwardData, Pass::BackwardFilter}) {
       if (!o.passes.empty() && std::find(o.passes.begin(), o.passes.end(), pass_name(pass)) == o.passes.end()) continue;
-      auto rec = [&](const std::string& algo, double s, const std::string& chosen) {
-        out.push_back({l.name, algo, dname, pass_name(pass), s, l.c, l.rs, chosen, l.hw});
-      };
-      std::vector<std::unique_ptr<Timed<T>>> cands;
+      std::vector<ConvAlgorithm<T>*> cands;
+      std::vector<std::string> labels;
       for (ConvAlgorithm<T>* a : algorithms<T>(dev)) {
         if (!a->supports(pr, pass)) continue;
         if (a->id() == Algo::Direct && pr.macs() > o.direct_max_macs) continue;
-        cands.push_back(std::make_unique<Timed<T>>(a, algo_name(a->id()), pr, pass, be));
+        cands.push_back(a);
+        labels.push_back(algo_name(a->id()));
       }
       std::string chosen;
       if (o.include_auto) {
         ConvAlgorithm<T>& a = choose<T>(pr, pass, dev, 0);
         chosen = algo_name(a.id());
-        cands.push_back(std::make_unique<Timed<T>>(&a, "auto", pr, pass, be));
+        cands.push_back(&a);
+        labels.push_back("auto");
       }
-      T *px = static_cast<T*>(x.p), *pw = static_cast<T*>(w.p), *py = static_cast<T*>(y.p);
-      // Warm up each, then interleave the timed runs so that changes in machine
-      // load hit every algorithm alike; keep each one's fastest run.
-      for (auto& c : cands) c->run(pr, pass, be, px, pw, py);
-      for (int rep = 0; rep < std::max(1, o.repeats); ++rep)
-        for (auto& c : cands) c->best = std::min(c->best, c->run(pr, pass, be, px, pw, py));
-      for (auto& c : cands) rec(c->label, c->best, c->label == "auto" ? chosen : "");
+      const std::vector<std::optional<double>> best = time_algorithms<T>(cands, pr, pass, dev, 0, rounds);
+      for (std::size_t i = 0; i < cands.size(); ++i) {
+        if (!best[i]) continue;  // could not run on this device (e.g. out of memory for its workspace)
+        out.push_back({l.name, labels[i], dname, pass_name(pass), *best[i], l.c, l.rs,
+                       labels[i] == "auto" ? chosen : "", l.hw});
+      }
     }
   }
 }

@@ -7,7 +7,8 @@
 /// 128 and 256 channels on 32x32 and 56x56 images, and 7x7 layers on 56x56
 /// images (where FFT should win). Batch 32 by default. Direct is timed only
 /// for layers of at most `direct_max_macs` multiply-adds (it is the slow
-/// reference). Each time is the minimum over `repeats` runs after a warm-up.
+/// reference). Each time is the minimum over `repeats` runs after a warm-up,
+/// the algorithms' runs interleaved (timing.h).
 #pragma once
 
 #include <cstdint>
@@ -43,7 +44,9 @@ struct BenchRecord {
 /// The names of the built-in layers, e.g. "lenet_conv1", "vgg_64_32x32".
 std::vector<std::string> bench_layer_names();
 
-/// Runs the benchmark. ValueError for an unknown dtype or layer name.
+/// Runs the benchmark. ValueError for an unknown dtype or layer name. An
+/// algorithm that cannot run a case on its device (a DeviceError for its
+/// workspace or in its warm-up, e.g. out of GPU memory) has no record there.
 std::vector<BenchRecord> run_benchmark(const BenchOptions& options = {});
 
 /// A table: one row per (layer, pass, device), one column per algorithm
