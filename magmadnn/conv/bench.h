@@ -8,11 +8,11 @@
 /// images (where FFT should win). Batch 32 by default. Direct is timed only
 /// for layers of at most `direct_max_macs` multiply-adds (it is the slow
 /// reference). Each time is the minimum over `repeats` runs after a warm-up,
-/// the algorithms' runs interleaved (timing.h).
+/// the algorithms' runs interleaved (timing.h). The library returns records;
+/// presenting them (the CLI's table and JSON file) is the caller's.
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -48,14 +48,5 @@ std::vector<std::string> bench_layer_names();
 /// algorithm that cannot run a case on its device (a DeviceError for its
 /// workspace or in its warm-up, e.g. out of GPU memory) has no record there.
 std::vector<BenchRecord> run_benchmark(const BenchOptions& options = {});
-
-/// A table: one row per (layer, pass, device), one column per algorithm
-/// (milliseconds; "-" where not applicable), the fastest marked with '*'.
-void print_bench_table(std::ostream& os, const std::vector<BenchRecord>& records);
-
-/// JSON array, one object per record with keys layer, algorithm, device,
-/// pass, seconds, channels, kernel (and chosen for auto rows). IOError when
-/// the file cannot be written.
-void write_bench_json(const std::string& path, const std::vector<BenchRecord>& records);
 
 }  // namespace magmadnn::conv
