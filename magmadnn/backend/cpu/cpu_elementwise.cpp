@@ -2,8 +2,8 @@
 // The formulas are scalar_ops.h's, the same the CUDA kernels run. Each op is
 // selected once, outside its loop, as a compile-time constant
 // (with_unary_op, binary's switch), so the formula's own switch folds away
-// and every loop body is a single branch-free expression the compiler can
-// vectorise.
+// and each loop body is that op's formula alone, which the compiler
+// vectorises wherever the formula allows.
 #include <cstring>
 
 #include "magmadnn/backend/cpu/cpu_kernels.h"
