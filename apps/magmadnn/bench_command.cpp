@@ -1,11 +1,12 @@
 // magmadnn bench conv: times every convolution algorithm on LeNet-5 and
-// VGG-style layers (the measuring is conv::run_benchmark's; this file only
-// maps flags to it).
+// VGG-style layers (the measuring is conv::run_benchmark's; this file maps
+// flags to it and prints its records with conv_bench_output.h).
 #include <algorithm>
 #include <ostream>
 
 #include "args.h"
 #include "cli.h"
+#include "conv_bench_output.h"
 #include "magmadnn/conv/bench.h"
 
 namespace magmadnn::cli {
@@ -43,9 +44,9 @@ int run_conv_bench(const ParsedArgs& a, std::ostream& out) {
   o.cpu = !a.has("gpu-only");
   o.cuda = !a.has("cpu-only");
   const std::vector<conv::BenchRecord> records = conv::run_benchmark(o);
-  conv::print_bench_table(out, records);
+  print_conv_bench_table(out, records);
   if (a.has("json")) {
-    conv::write_bench_json(a.str("json"), records);
+    write_conv_bench_json(a.str("json"), records);
     out << "results written to " << a.str("json") << "\n";
   }
   return 0;

@@ -7,11 +7,12 @@
 /// 128 and 256 channels on 32x32 and 56x56 images, and 7x7 layers on 56x56
 /// images (where FFT should win). Batch 32 by default. Direct is timed only
 /// for layers of at most `direct_max_macs` multiply-adds (it is the slow
-/// reference). Each time is the minimum over `repeats` runs after a warm-up.
+/// reference). Each time is the minimum over `repeats` runs after a warm-up,
+/// the algorithms' runs interleaved (timing.h). The library returns records;
+/// presenting them (the CLI's table and JSON file) is the caller's.
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -43,16 +44,9 @@ struct BenchRecord {
 /// The names of the built-in layers, e.g. "lenet_conv1", "vgg_64_32x32".
 std::vector<std::string> bench_layer_names();
 
-/// Runs the benchmark. ValueError for an unknown dtype or layer name.
+/// Runs the benchmark. ValueError for an unknown dtype or layer name. An
+/// algorithm that cannot run a case on its device (a DeviceError for its
+/// workspace or in its warm-up, e.g. out of GPU memory) has no record there.
 std::vector<BenchRecord> run_benchmark(const BenchOptions& options = {});
-
-/// A table: one row per (layer, pass, device), one column per algorithm
-/// (milliseconds; "-" where not applicable), the fastest marked with '*'.
-void print_bench_table(std::ostream& os, const std::vector<BenchRecord>& records);
-
-/// JSON array, one object per record with keys layer, algorithm, device,
-/// pass, seconds, channels, kernel (and chosen for auto rows). IOError when
-/// the file cannot be written.
-void write_bench_json(const std::string& path, const std::vector<BenchRecord>& records);
 
 }  // namespace magmadnn::conv

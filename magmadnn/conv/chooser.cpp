@@ -1,17 +1,14 @@
 #include "magmadnn/conv/chooser.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <sstream>
-#include <type_traits>
 
-#include "magmadnn/backend/registry.h"
+#include "magmadnn/conv/timing.h"
 #include "magmadnn/core/errors.h"
+#include "magmadnn/core/half.h"
 
 namespace magmadnn::conv {
 namespace {
@@ -82,52 +79,6 @@ void append_file(const std::string& path, const std::string& key, const Choice& 
   out << key << "\t" << algo_name(c.algo) << "\t" << c.seconds << "\n";
 }
 
-// Memory of the algorithm's device, returned on scope exit.
-struct DeviceBuffer {
-  Backend* b = nullptr;
-  void* p = nullptr;
-  std::size_t bytes = 0;
-  device_t dev = 0;
-  DeviceBuffer(Backend& be, std::size_t n, device_t d) : b(&be), bytes(n), dev(d) {
-    if (n) p = be.allocate(n, d);
-  }
-  ~DeviceBuffer() {
-    if (p) b->deallocate(p, bytes, dev);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
-// n uniform numbers in [-1, 1) in the device's memory. Half has no kernels
-// of its own: it is drawn in float and converted.
-template <typename T>
-void fill_random(Backend& be, device_t dev, T* p, std::int64_t n, std::uint64_t stream) {
-  if constexpr (std::is_same_v<T, half>) {
-    DeviceBuffer f(be, sizeof(float) * n, dev);
-    kernels<float>(be).fill_uniform(static_cast<float*>(f.p), n, -1.f, 1.f, 7, stream);
-    be.convert(dtype::f32, f.p, dtype::f16, p, n);
-  } else {
-    kernels<T>(be).fill_uniform(p, n, T(-1), T(1), 7, stream);
-  }
-}
-
-// Runs one pass of one algorithm (with its own workspace) and waits for it.
-template <typename T>
-struct Runner {
-  ConvAlgorithm<T>* a;
-  DeviceBuffer ws;
-  Runner(ConvAlgorithm<T>* al, const ConvProblem& pr, Pass pass, Backend& be, device_t dev)
-      : a(al), ws(be, al->workspace_bytes(pr, pass), dev) {}
-  void run(const ConvProblem& pr, Pass pass, Backend& be, device_t dev, T* x, T* w, T* y) {
-    switch (pass) {
-      case Pass::Forward: a->forward(pr, x, w, nullptr, y, ws.p); break;
-      case Pass::BackwardData: a->backward_data(pr, y, w, x, ws.p); break;
-      case Pass::BackwardFilter: a->backward_filter(pr, x, y, w, nullptr, ws.p); break;
-    }
-    be.synchronize(dev);
-  }
-};
-
 template <typename T>
 Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, std::size_t limit) {
   std::vector<ConvAlgorithm<T>*> cands;
@@ -141,55 +92,20 @@ Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev
                  "conv chooser: no " << device_label(device, dev) << " algorithm supports " << pass_name(pass)
                                      << " of " << pr.to_string() << " within the workspace limit of " << limit
                                      << " bytes");
-  Backend& be = backend_for(device);
-  be.set_device(dev);
-  const std::int64_t nx = pr.x_shape().numel(), nw = pr.w_shape().numel(), ny = pr.y_shape().numel();
-  DeviceBuffer x(be, sizeof(T) * nx, dev), w(be, sizeof(T) * nw, dev), y(be, sizeof(T) * ny, dev);
-  fill_random(be, dev, static_cast<T*>(x.p), nx, 1);
-  fill_random(be, dev, static_cast<T*>(w.p), nw, 2);
-  fill_random(be, dev, static_cast<T*>(y.p), ny, 3);
-  // One warm-up each (plans, primitives, first touch), then rounds in which
-  // every candidate runs once: interleaving spreads any change in machine
-  // load over all candidates instead of penalising whichever ran during it.
-  std::vector<std::unique_ptr<Runner<T>>> runners;
-  T *px = static_cast<T*>(x.p), *pw = static_cast<T*>(w.p), *py = static_cast<T*>(y.p);
-  for (ConvAlgorithm<T>* a : cands) {
-    try {
-      auto r = std::make_unique<Runner<T>>(a, pr, pass, be, dev);
-      r->run(pr, pass, be, dev, px, pw, py);
-      runners.push_back(std::move(r));
-    } catch (const DeviceError&) {
-      // e.g. out of device memory for this algorithm's workspace: not a candidate
-    }
-  }
-  using clock = std::chrono::steady_clock;
-  std::vector<double> best(runners.size(), 1e300);
   // The measuring is paid inside the first training step of every new shape
   // (a LeNet-5 epoch has a dozen), so it is kept short: after each round a
   // candidate at least twice as slow as the leader stops being timed (noise
   // does not turn 2x around), and rounds stop after 5, once 0.25 s went by
   // (at least 2 rounds), or when a single candidate is left.
-  std::vector<bool> active(runners.size(), true);
-  double total = 0;
-  for (int round = 0; round < 5 && (round < 2 || total < 0.25); ++round) {
-    for (std::size_t i = 0; i < runners.size(); ++i) {
-      if (!active[i]) continue;
-      const auto t0 = clock::now();
-      runners[i]->run(pr, pass, be, dev, px, pw, py);
-      const double dt = std::chrono::duration<double>(clock::now() - t0).count();
-      best[i] = std::min(best[i], dt);
-      total += dt;
-    }
-    const double leader = *std::min_element(best.begin(), best.end());
-    for (std::size_t i = 0; i < runners.size(); ++i) active[i] = active[i] && best[i] < 2.0 * leader;
-    if (std::count(active.begin(), active.end(), true) <= 1) break;  // nothing left to compare
-  }
+  const TimingRounds rounds{.max_rounds = 5, .min_rounds = 2, .budget_seconds = 0.25, .drop_ratio = 2.0};
+  const std::vector<std::optional<double>> best = time_algorithms<T>(cands, pr, pass, device, dev, rounds);
   Choice c;
   c.source = Choice::Source::Measured;
   c.seconds = 1e300;
-  for (std::size_t i = 0; i < runners.size(); ++i) {
-    c.times.emplace_back(runners[i]->a->id(), best[i]);
-    if (best[i] < c.seconds) c.seconds = best[i], c.algo = runners[i]->a->id();
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    if (!best[i]) continue;  // could not run here (e.g. out of device memory for its workspace)
+    c.times.emplace_back(cands[i]->id(), *best[i]);
+    if (*best[i] < c.seconds) c.seconds = *best[i], c.algo = cands[i]->id();
   }
   MAGMADNN_CHECK(c.algo != Algo::Auto, DeviceError,
                  "conv chooser: every candidate failed for " << pass_name(pass) << " of " << pr.to_string());

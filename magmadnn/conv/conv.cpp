@@ -2,6 +2,7 @@
 
 #include <type_traits>
 
+#include "magmadnn/backend/device_buffer.h"
 #include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/pool_impl.h"
 #include "magmadnn/core/errors.h"
@@ -15,22 +16,6 @@ template <typename T>
 DeviceKind kind_of(const Tensor<T>& t) {
   return t.on_device() ? DeviceKind::CUDA : DeviceKind::CPU;
 }
-
-// The workspace of one call, in the algorithm's device memory.
-struct Workspace {
-  Backend& b;
-  device_t dev;
-  std::size_t bytes;
-  void* p = nullptr;
-  Workspace(Backend& be, device_t d, std::size_t n) : b(be), dev(d), bytes(n) {
-    if (n) p = be.allocate(n, d);
-  }
-  ~Workspace() {
-    if (p) b.deallocate(p, bytes, dev);
-  }
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-};
 
 template <typename T>
 Tensor<T> like(const Shape& s, const Tensor<T>& t) {
@@ -62,8 +47,8 @@ Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>
   check_element_type(x, "conv2d");
   ConvAlgorithm<T>& a = choose<T>(pr, Pass::Forward, kind_of(x), x.get_device_id(), algo);
   Tensor<T> y = like(pr.y_shape(), x);
-  Workspace ws(be, x.get_device_id(), a.workspace_bytes(pr, Pass::Forward));
-  a.forward(pr, x.data(), w.data(), bias ? bias->data() : nullptr, y.mutable_data(), ws.p);
+  DeviceBuffer ws(be, a.workspace_bytes(pr, Pass::Forward), x.get_device_id());
+  a.forward(pr, x.data(), w.data(), bias ? bias->data() : nullptr, y.mutable_data(), ws.data());
   return y;
 }
 
@@ -78,8 +63,8 @@ Tensor<T> conv2d_backward_data(const Tensor<T>& dy, const Tensor<T>& w, const Sh
   check_element_type(dy, "conv2d backward data");
   ConvAlgorithm<T>& a = choose<T>(pr, Pass::BackwardData, kind_of(dy), dy.get_device_id(), algo);
   Tensor<T> dx = like(x_shape, dy);
-  Workspace ws(be, dy.get_device_id(), a.workspace_bytes(pr, Pass::BackwardData));
-  a.backward_data(pr, dy.data(), w.data(), dx.mutable_data(), ws.p);
+  DeviceBuffer ws(be, a.workspace_bytes(pr, Pass::BackwardData), dy.get_device_id());
+  a.backward_data(pr, dy.data(), w.data(), dx.mutable_data(), ws.data());
   return dx;
 }
 
@@ -95,8 +80,8 @@ Tensor<T> conv2d_backward_filter(const Tensor<T>& x, const Tensor<T>& dy, const 
   ConvAlgorithm<T>& a = choose<T>(pr, Pass::BackwardFilter, kind_of(x), x.get_device_id(), algo);
   Tensor<T> dw = like(w_shape, x);
   if (db && (db->shape() != Shape{pr.k} || db->on_device() != x.on_device())) *db = like(Shape{pr.k}, x);
-  Workspace ws(be, x.get_device_id(), a.workspace_bytes(pr, Pass::BackwardFilter));
-  a.backward_filter(pr, x.data(), dy.data(), dw.mutable_data(), db ? db->mutable_data() : nullptr, ws.p);
+  DeviceBuffer ws(be, a.workspace_bytes(pr, Pass::BackwardFilter), x.get_device_id());
+  a.backward_filter(pr, x.data(), dy.data(), dw.mutable_data(), db ? db->mutable_data() : nullptr, ws.data());
   return dw;
 }
 

@@ -395,3 +395,24 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("unknown benchmark \"fft\" (available: conv, --profile)"), std::string::npos) << r.err;
 }
+
+TEST_F(CliEndToEnd, BenchConvPrintsATableAndWritesJson) {
+  const std::string json = root_ + "/bench.json";
+  const Result r = run({"bench", "conv", "--cpu-only", "--layers", "lenet_conv1", "--batch", "2", "--repeats", "1",
+                        "--json", json});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("layer", 0), 0u) << r.out;
+  for (const char* pass : {"forward", "backward_data", "backward_filter"}) {
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(std::string("lenet_conv1 +") + pass + " +cpu .*\\*"))) << r.out;
+  }
+  EXPECT_NE(r.out.find("results written to " + json), std::string::npos) << r.out;
+  std::ifstream in(json);
+  const Json recs = Json::parse(in);
+  ASSERT_TRUE(recs.is_array());
+  ASSERT_FALSE(recs.empty());
+  for (const Json& rec : recs) {
+    EXPECT_EQ(rec.at("layer"), "lenet_conv1");
+    EXPECT_GT(rec.at("seconds").get<double>(), 0.0);
+    EXPECT_EQ(rec.contains("chosen"), rec.at("algorithm") == "auto") << rec.dump();
+  }
+}

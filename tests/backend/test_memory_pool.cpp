@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "magmadnn/backend/device_buffer.h"
 #include "magmadnn/backend/memory_pool.h"
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/tensor/tensor.h"
@@ -273,4 +274,20 @@ TEST(MemoryPool, WithCachingOffEveryFreeGoesBackToTheRawAllocator) {
   EXPECT_TRUE(dev.live.empty());
   EXPECT_EQ(pool.stats().bytes_cached, 0u);
   EXPECT_EQ(pool.stats().bytes_in_use, 0u);
+}
+
+TEST(DeviceBuffer, HoldsBackendMemoryForItsScopeAndZeroBytesIsNull) {
+  magmadnn::Backend& b = magmadnn::cpu_backend();
+  const std::uint64_t before = b.memory_stats(0).bytes_in_use;
+  {
+    magmadnn::DeviceBuffer buf(b, 1000);
+    ASSERT_NE(buf.data(), nullptr);
+    EXPECT_EQ(buf.bytes(), 1000u);
+    EXPECT_EQ(static_cast<void*>(buf.as<float>()), buf.data());
+    std::memset(buf.data(), 0, buf.bytes());
+    EXPECT_GE(b.memory_stats(0).bytes_in_use, before + 1000);
+    const magmadnn::DeviceBuffer empty(b, 0);
+    EXPECT_EQ(empty.data(), nullptr);
+  }
+  EXPECT_EQ(b.memory_stats(0).bytes_in_use, before);
 }

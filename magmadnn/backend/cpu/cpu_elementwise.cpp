@@ -1,11 +1,14 @@
 // Elementwise kernels: unary, unary_backward, binary (with broadcasting), axpy, axpby.
-// Each op is selected once, outside its loop, so every loop body is a single
-// branch-free expression the compiler can vectorise.
-#include <cmath>
+// The formulas are scalar_ops.h's, the same the CUDA kernels run. Each op is
+// selected once, outside its loop, as a compile-time constant
+// (with_unary_op, binary's switch), so the formula's own switch folds away
+// and each loop body is that op's formula alone, which the compiler
+// vectorises wherever the formula allows.
 #include <cstring>
 
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/cpu/cpu_parallel.h"
+#include "magmadnn/backend/cpu/unary_dispatch.h"
 #include "magmadnn/backend/index_plan.h"
 #include "magmadnn/backend/scalar_ops.h"
 
@@ -28,26 +31,14 @@ inline void for_n(std::int64_t n, std::int64_t threshold, F f) {
   }
 }
 
-template <typename T, typename F>
-inline void map1(const T* x, T* y, std::int64_t n, std::int64_t threshold, F f) {
-  for_n(n, threshold, [=](std::int64_t i) { y[i] = f(x[i]); });
+// Ops whose formula calls a transcendental function (or pow, or a square
+// root and a division in the derivative) in the direction named.
+constexpr bool costly_forward(UnaryOp op) {
+  return op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Sigmoid || op == UnaryOp::Tanh ||
+         op == UnaryOp::Pow || op == UnaryOp::Gelu || op == UnaryOp::Softplus;
 }
-
-// dx[i] = dy[i] * g(v[i]), where v is x or y depending on the op.
-template <typename T, typename F>
-inline void map_grad(const T* v, const T* dy, T* dx, std::int64_t n, std::int64_t threshold, F g) {
-  for_n(n, threshold, [=](std::int64_t i) { dx[i] = dy[i] * g(v[i]); });
-}
-
-template <BinaryOp OP, typename T>
-inline T bop(T a, T b) {
-  if constexpr (OP == BinaryOp::Add) return a + b;
-  else if constexpr (OP == BinaryOp::Sub) return a - b;
-  else if constexpr (OP == BinaryOp::Mul) return a * b;
-  else if constexpr (OP == BinaryOp::Div) return a / b;
-  else if constexpr (OP == BinaryOp::Pow) return std::pow(a, b);
-  else if constexpr (OP == BinaryOp::Max) return a > b ? a : b;
-  else return a < b ? a : b;
+constexpr bool costly_backward(UnaryOp op) {
+  return op == UnaryOp::Sqrt || op == UnaryOp::Pow || op == UnaryOp::Gelu || op == UnaryOp::Softplus;
 }
 
 template <BinaryOp OP, typename T>
@@ -60,17 +51,17 @@ void binary_impl(const T* a, const T* b, T* out, const BroadcastDesc& d) {
   const bool b_dense = index_plan::is_dense(d.b_strides, d);
 
   if (a_dense && b_dense) {
-    for_n(n, threshold, [=](std::int64_t i) { out[i] = bop<OP>(a[i], b[i]); });
+    for_n(n, threshold, [=](std::int64_t i) { out[i] = ops::binary(OP, a[i], b[i]); });
     return;
   }
   if (a_dense && index_plan::is_scalar(d.b_strides, d)) {
     const T s = b[0];
-    for_n(n, threshold, [=](std::int64_t i) { out[i] = bop<OP>(a[i], s); });
+    for_n(n, threshold, [=](std::int64_t i) { out[i] = ops::binary(OP, a[i], s); });
     return;
   }
   if (b_dense && index_plan::is_scalar(d.a_strides, d)) {
     const T s = a[0];
-    for_n(n, threshold, [=](std::int64_t i) { out[i] = bop<OP>(s, b[i]); });
+    for_n(n, threshold, [=](std::int64_t i) { out[i] = ops::binary(OP, s, b[i]); });
     return;
   }
   const std::int64_t cols = d.ndim > 0 ? d.shape[d.ndim - 1] : 1;
@@ -80,7 +71,7 @@ void binary_impl(const T* a, const T* b, T* out, const BroadcastDesc& d) {
       const T* ar = a + r * cols;
       T* o = out + r * cols;
 #pragma omp simd
-      for (std::int64_t j = 0; j < cols; ++j) o[j] = bop<OP>(ar[j], b[j]);
+      for (std::int64_t j = 0; j < cols; ++j) o[j] = ops::binary(OP, ar[j], b[j]);
     });
     return;
   }
@@ -103,13 +94,13 @@ void binary_impl(const T* a, const T* b, T* out, const BroadcastDesc& d) {
     if (sa == 1 && sb == 0) {
       const T s = br[0];
 #pragma omp simd
-      for (std::int64_t j = 0; j < cols; ++j) o[j] = bop<OP>(ar[j], s);
+      for (std::int64_t j = 0; j < cols; ++j) o[j] = ops::binary(OP, ar[j], s);
     } else if (sa == 0 && sb == 1) {
       const T s = ar[0];
 #pragma omp simd
-      for (std::int64_t j = 0; j < cols; ++j) o[j] = bop<OP>(s, br[j]);
+      for (std::int64_t j = 0; j < cols; ++j) o[j] = ops::binary(OP, s, br[j]);
     } else {
-      for (std::int64_t j = 0; j < cols; ++j) o[j] = bop<OP>(ar[j * sa], br[j * sb]);
+      for (std::int64_t j = 0; j < cols; ++j) o[j] = ops::binary(OP, ar[j * sa], br[j * sb]);
     }
   });
 }
@@ -119,60 +110,33 @@ void binary_impl(const T* a, const T* b, T* out, const BroadcastDesc& d) {
 template <typename T>
 void CpuKernels<T>::unary(UnaryOp op, const T* x, T* y, std::int64_t n, T p) {
   if (n <= 0) return;
-  constexpr std::int64_t c = kCheapThreshold, e = kCostlyThreshold;
-  switch (op) {
-    case UnaryOp::Identity:
+  with_unary_op(op, [=](auto c) {
+    constexpr UnaryOp OP = decltype(c)::value;
+    if constexpr (OP == UnaryOp::Identity) {
       if (x != y) std::memmove(y, x, static_cast<std::size_t>(n) * sizeof(T));
-      return;
-    case UnaryOp::Neg: map1(x, y, n, c, [](T v) { return -v; }); return;
-    case UnaryOp::Exp: map1(x, y, n, e, [](T v) { return std::exp(v); }); return;
-    case UnaryOp::Log: map1(x, y, n, e, [](T v) { return std::log(v); }); return;
-    case UnaryOp::Sigmoid: map1(x, y, n, e, [](T v) { return ::magmadnn::ops::sigmoid(v); }); return;
-    case UnaryOp::Relu: map1(x, y, n, c, [](T v) { return v > T(0) ? v : T(0); }); return;
-    case UnaryOp::Tanh: map1(x, y, n, e, [](T v) { return std::tanh(v); }); return;
-    case UnaryOp::Abs: map1(x, y, n, c, [](T v) { return std::abs(v); }); return;
-    case UnaryOp::Sqrt: map1(x, y, n, c, [](T v) { return std::sqrt(v); }); return;
-    case UnaryOp::Square: map1(x, y, n, c, [](T v) { return v * v; }); return;
-    case UnaryOp::Reciprocal: map1(x, y, n, c, [](T v) { return T(1) / v; }); return;
-    case UnaryOp::Pow: map1(x, y, n, e, [p](T v) { return std::pow(v, p); }); return;
-    case UnaryOp::Scale: map1(x, y, n, c, [p](T v) { return v * p; }); return;
-    case UnaryOp::AddScalar: map1(x, y, n, c, [p](T v) { return v + p; }); return;
-    case UnaryOp::LeakyRelu: map1(x, y, n, c, [p](T v) { return v > T(0) ? v : p * v; }); return;
-    case UnaryOp::Gelu: map1(x, y, n, e, [](T v) { return ::magmadnn::ops::gelu(v); }); return;
-    case UnaryOp::Softplus: map1(x, y, n, e, [](T v) { return ::magmadnn::ops::softplus(v); }); return;
-  }
+    } else {
+      for_n(n, costly_forward(OP) ? kCostlyThreshold : kCheapThreshold,
+            [=](std::int64_t i) { y[i] = ops::unary(OP, x[i], p); });
+    }
+  });
 }
 
 // Sigmoid, Tanh and Exp differentiate from y (no transcendental call); every
-// other op reads x only, so callers may pass y = nullptr for them.
+// other op reads x only (Neg and Scale read neither), so callers may pass
+// y = nullptr for them.
 template <typename T>
 void CpuKernels<T>::unary_backward(UnaryOp op, const T* x, const T* y, const T* dy, T* dx, std::int64_t n, T p) {
   if (n <= 0) return;
-  constexpr std::int64_t c = kCheapThreshold, e = kCostlyThreshold;
-  switch (op) {
-    case UnaryOp::Identity:
-    case UnaryOp::AddScalar:
+  const T* v = ops::grad_reads_y(op) ? y : x;
+  with_unary_op(op, [=](auto c) {
+    constexpr UnaryOp OP = decltype(c)::value;
+    if constexpr (OP == UnaryOp::Identity || OP == UnaryOp::AddScalar) {
       if (dx != dy) std::memmove(dx, dy, static_cast<std::size_t>(n) * sizeof(T));
-      return;
-    case UnaryOp::Neg: map1(dy, dx, n, c, [](T g) { return -g; }); return;
-    case UnaryOp::Scale: map1(dy, dx, n, c, [p](T g) { return g * p; }); return;
-    case UnaryOp::Exp: map_grad(y, dy, dx, n, c, [](T v) { return v; }); return;
-    case UnaryOp::Sigmoid: map_grad(y, dy, dx, n, c, [](T v) { return v * (T(1) - v); }); return;
-    case UnaryOp::Tanh: map_grad(y, dy, dx, n, c, [](T v) { return T(1) - v * v; }); return;
-    case UnaryOp::Log: map_grad(x, dy, dx, n, c, [](T v) { return T(1) / v; }); return;
-    // Relu'(0) = 0, as in PyTorch: a unit exactly at the kink gets no gradient.
-    case UnaryOp::Relu: map_grad(x, dy, dx, n, c, [](T v) { return v > T(0) ? T(1) : T(0); }); return;
-    case UnaryOp::Abs:
-      map_grad(x, dy, dx, n, c, [](T v) { return v > T(0) ? T(1) : (v < T(0) ? T(-1) : T(0)); });
-      return;
-    case UnaryOp::Sqrt: map_grad(x, dy, dx, n, e, [](T v) { return T(0.5) / std::sqrt(v); }); return;
-    case UnaryOp::Square: map_grad(x, dy, dx, n, c, [](T v) { return T(2) * v; }); return;
-    case UnaryOp::Reciprocal: map_grad(x, dy, dx, n, c, [](T v) { return T(-1) / (v * v); }); return;
-    case UnaryOp::Pow: map_grad(x, dy, dx, n, e, [p](T v) { return p * std::pow(v, p - T(1)); }); return;
-    case UnaryOp::LeakyRelu: map_grad(x, dy, dx, n, c, [p](T v) { return v > T(0) ? T(1) : p; }); return;
-    case UnaryOp::Gelu: map_grad(x, dy, dx, n, e, [](T v) { return ::magmadnn::ops::gelu_grad(v); }); return;
-    case UnaryOp::Softplus: map_grad(x, dy, dx, n, e, [](T v) { return ::magmadnn::ops::sigmoid(v); }); return;
-  }
+    } else {
+      for_n(n, costly_backward(OP) ? kCostlyThreshold : kCheapThreshold,
+            [=](std::int64_t i) { dx[i] = ops::unary_grad(OP, v[i], dy[i], p); });
+    }
+  });
 }
 
 template <typename T>

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -28,6 +27,7 @@
 #include "magmadnn/backend/cpu/blas.h"
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/cpu/cpu_kernels.h"
+#include "magmadnn/backend/cpu/unary_dispatch.h"
 #include "magmadnn/backend/scalar_ops.h"
 #include "magmadnn/core/errors.h"
 
@@ -58,9 +58,9 @@ void blas_gemm_impl(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64
   }
 }
 
-// C[i, j] = act(C[i, j] + bias[j]) over an m x n matrix with row stride ldc,
-// one read and one write of C. The activation is chosen outside the loops so
-// each row loop is a single vectorisable expression.
+// C[i, j] = f(C[i, j] + bias[j]) over an m x n matrix with row stride ldc,
+// one read and one write of C. f is chosen outside the loops so each row loop
+// is a single vectorisable expression.
 template <typename T, typename F>
 inline void epilogue_rows(T* C, std::int64_t i0, std::int64_t i1, std::int64_t n, std::int64_t ldc, const T* bias,
                           F f) {
@@ -88,19 +88,15 @@ void epilogue(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, const T* b
   for (std::int64_t i = 0; i < m; ++i) epilogue_rows(C, i, i + 1, n, ldc, bias, f);
 }
 
+// The activation is scalar_ops.h's, made a compile-time constant so that its
+// switch folds away inside the row loop.
 template <typename T>
 void bias_act_pass(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, const T* bias, UnaryOp act, T p) {
-  switch (act) {
-    case UnaryOp::Identity:
-      if (bias) epilogue(C, m, n, ldc, bias, [](T v) { return v; });
-      return;
-    case UnaryOp::Relu: epilogue(C, m, n, ldc, bias, [](T v) { return v > T(0) ? v : T(0); }); return;
-    case UnaryOp::LeakyRelu: epilogue(C, m, n, ldc, bias, [p](T v) { return v > T(0) ? v : p * v; }); return;
-    case UnaryOp::Sigmoid: epilogue(C, m, n, ldc, bias, [](T v) { return ::magmadnn::ops::sigmoid(v); }); return;
-    case UnaryOp::Tanh: epilogue(C, m, n, ldc, bias, [](T v) { return std::tanh(v); }); return;
-    case UnaryOp::Gelu: epilogue(C, m, n, ldc, bias, [](T v) { return ::magmadnn::ops::gelu(v); }); return;
-    default: epilogue(C, m, n, ldc, bias, [act, p](T v) { return ::magmadnn::ops::unary(act, v, p); }); return;
-  }
+  if (act == UnaryOp::Identity && !bias) return;
+  with_unary_op(act, [=](auto c) {
+    constexpr UnaryOp OP = decltype(c)::value;
+    epilogue(C, m, n, ldc, bias, [p](T v) { return ops::unary(OP, v, p); });
+  });
 }
 
 // -- oneDNN (float) --------------------------------------------------------------
@@ -319,7 +315,8 @@ void CpuKernels<T>::gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::
       OnednnMatmul& mm = OnednnMatmul::instance();
       if (beta != 0.f && beta != 1.f && !mm.beta_is_steady(key)) {
         // A beta seen once: C *= beta (over the threads), then the beta = 1 primitive.
-        epilogue(C, m, n, ldc, static_cast<const float*>(nullptr), [beta](float v) { return beta * v; });
+        epilogue(C, m, n, ldc, static_cast<const float*>(nullptr),
+                 [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
         key.beta = 1.f;
       }
       mm.run(key, alpha, A, B, nullptr, C);
