@@ -398,7 +398,7 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
 
 TEST_F(CliEndToEnd, BenchConvPrintsATableAndWritesJson) {
   const std::string json = root_ + "/bench.json";
-  const Result r = run({"bench", "conv", "--cpu-only", "--layers", "lenet_conv1", "--batch", "2", "--repeats", "1",
+  const Result r = run_cmd({"bench", "conv", "--cpu-only", "--layers", "lenet_conv1", "--batch", "2", "--repeats", "1",
                         "--json", json});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out.rfind("layer", 0), 0u) << r.out;

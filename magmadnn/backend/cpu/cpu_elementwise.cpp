@@ -11,6 +11,7 @@
 #include "magmadnn/backend/cpu/unary_dispatch.h"
 #include "magmadnn/backend/index_plan.h"
 #include "magmadnn/backend/scalar_ops.h"
+#include "magmadnn/backend/unary_op_table.h"
 
 namespace magmadnn::cpu {
 namespace {
@@ -121,13 +122,13 @@ void CpuKernels<T>::unary(UnaryOp op, const T* x, T* y, std::int64_t n, T p) {
   });
 }
 
-// Sigmoid, Tanh and Exp differentiate from y (no transcendental call); every
-// other op reads x only (Neg and Scale read neither), so callers may pass
-// y = nullptr for them.
+// The op table says which input each derivative reads (y for those computed
+// from the output, with no transcendental call); callers may pass
+// y = nullptr for the others.
 template <typename T>
 void CpuKernels<T>::unary_backward(UnaryOp op, const T* x, const T* y, const T* dy, T* dx, std::int64_t n, T p) {
   if (n <= 0) return;
-  const T* v = ops::grad_reads_y(op) ? y : x;
+  const T* v = grad_reads_y(op) ? y : x;
   with_unary_op(op, [=](auto c) {
     constexpr UnaryOp OP = decltype(c)::value;
     if constexpr (OP == UnaryOp::Identity || OP == UnaryOp::AddScalar) {
