@@ -35,6 +35,10 @@ TrainingRun::TrainingRun(const TrainSpec& spec) : spec_(spec) {
     train_ = subset(all, h.train);
     val_ = subset(all, h.validation);
   }
+  // The whole split, copied into its two parts above, now sits freed in the
+  // host memory cache: hand it back, or the peak memory of training would
+  // carry a second copy of the data set.
+  cpu_backend().release_cached_memory();
   const std::int64_t classes = train_.y.shape()[1];
   test_ = load_split(spec_.data.dir, "test", spec_.data.limit_test, classes);
   const std::vector<std::int64_t> dims = train_.x.shape().dims();
