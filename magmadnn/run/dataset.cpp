@@ -8,6 +8,7 @@
 #include "magmadnn/core/errors.h"
 #include "magmadnn/data/holdout.h"
 #include "magmadnn/data/transforms.h"
+#include "magmadnn/io/csv.h"
 #include "magmadnn/io/idx.h"
 
 namespace magmadnn::run {
@@ -26,6 +27,26 @@ std::string find_file(const std::string& dir, const std::string& stem) {
   MAGMADNN_THROW(IOError, "no " << stem << "[.gz] in " << dir
                                 << " (install the Debian package dataset-fashion-mnist, or pass --data DIR with the "
                                    "MNIST-format IDX files)");
+}
+
+// A first line is a header when none of its cells is a number: one bad cell
+// in a row of numbers is an error to report, not a header to skip.
+bool csv_has_header(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line) && line.find_first_not_of(" \t\r") == std::string::npos) {
+  }
+  std::stringstream cells(line);
+  for (std::string cell; std::getline(cells, cell, ',');) {
+    std::size_t used = 0;
+    try {
+      std::stod(cell, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used > 0) return false;
+  }
+  return !line.empty();
 }
 
 }  // namespace
@@ -98,34 +119,16 @@ Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_
     a.convert(values.data(), kPixelScale);
     shape[0] = a.shape[0];
   } else {
-    std::ifstream in(path);
-    std::string line;
-    for (std::int64_t lineno = 1; std::getline(in, line); ++lineno) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      std::vector<float> row;
-      std::stringstream ls(line);
-      bool numeric = true;
-      for (std::string cell; std::getline(ls, cell, ',');) {
-        std::size_t used = 0;
-        try {
-          row.push_back(static_cast<float>(std::stod(cell, &used) * kPixelScale));
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || cell.find_first_not_of(" \t", used) != std::string::npos) {
-          numeric = false;
-          break;
-        }
-      }
-      if (!numeric && lineno == 1) continue;  // a header line
-      MAGMADNN_CHECK(numeric, IOError, path << ":" << lineno << ": not a row of numbers: \"" << line << "\"");
-      MAGMADNN_CHECK(static_cast<std::int64_t>(row.size()) == sample_size, IOError,
-                     path << ":" << lineno << ": expected " << sample_size << " values (input "
-                          << Shape(sample_shape) << "), got " << row.size());
-      values.insert(values.end(), row.begin(), row.end());
-      ++shape[0];
-    }
+    io::CsvOptions o;
+    o.header = csv_has_header(path);
+    const Tensor<float> rows = io::read_csv<float>(path, o);
+    const std::int64_t cols = rows.shape().ndim() == 2 ? rows.shape()[1] : 0;
+    MAGMADNN_CHECK(cols == sample_size, IOError,
+                   path << ": rows of " << cols << " values, but the network's input " << Shape(sample_shape)
+                        << " takes " << sample_size);
+    values = rows.to_vector();
+    for (float& v : values) v = static_cast<float>(v * kPixelScale);
+    shape[0] = rows.shape()[0];
   }
   MAGMADNN_CHECK(shape[0] > 0, IOError, path << ": no samples");
   return Tensor<float>::from_vector(Shape(shape), values);

@@ -31,9 +31,11 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
 Split subset(const Split& s, const std::vector<std::int64_t>& rows);
 
 /// Images of an IDX file ({N, H, W} or {N, C, H, W}, any IDX type) or a CSV
-/// file (one sample per line, `sample_size` comma-separated values; an
-/// optional non-numeric header line is skipped), as {N, sample_shape...}
-/// floats. Both hold raw pixel values, scaled by 1/255 like the training data.
+/// file read by io::read_csv (one sample per line, `sample_size`
+/// comma-separated values; a first line none of whose cells is a number is a
+/// header and is skipped, while a bad cell anywhere else is an IOError naming
+/// its line and column), as {N, sample_shape...} floats. Both hold raw pixel
+/// values, scaled by 1/255 like the training data.
 Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_t>& sample_shape);
 
 /// The names of the classes of `dataset` (the config's data.dataset), in
