@@ -32,6 +32,10 @@ enum class PixelScale { Unit, V1, Raw };
 struct ImageOptions {
   PixelScale pixels = PixelScale::Unit;
   memory_t memory = HOST;  ///< where images and labels live
+  /// Labels must lie in [0, num_classes) (one-hot rows of this width);
+  /// 0: one more than the largest label in the file. MNIST loaders default
+  /// to 10.
+  std::int64_t num_classes = 10;
 };
 
 /// Images, one-hot labels and the class index of each image.

@@ -10,8 +10,6 @@
 namespace magmadnn::data {
 
 namespace {
-constexpr std::int64_t kMnistClasses = 10;
-
 io::IdxArray read_checked(const std::string& path, std::int64_t ndim, const char* what) {
   io::IdxArray a = io::read_idx(path);
   MAGMADNN_CHECK(a.type == io::IdxType::u8 && a.shape.ndim() == ndim, IOError,
@@ -39,19 +37,24 @@ ImageSet<T> load_mnist(const std::string& dir, dataset_type split, const ImageOp
   MAGMADNN_CHECK(lab.shape[0] == n, IOError,
                  "MNIST counts disagree: " << images_path << " has " << n << " images but " << labels_path
                                            << " has " << lab.shape[0] << " labels");
+  MAGMADNN_CHECK(opts.num_classes >= 0, ValueError, "load_mnist: num_classes " << opts.num_classes << " < 0");
   ImageSet<T> set;
-  set.num_classes = kMnistClasses;
   set.classes.assign(lab.bytes.begin(), lab.bytes.end());
+  set.num_classes = opts.num_classes;
+  if (set.num_classes == 0) {
+    set.num_classes = set.classes.empty() ? 1 : 1 + *std::max_element(set.classes.begin(), set.classes.end());
+  }
+  const std::int64_t classes = set.num_classes;
   for (std::int64_t i = 0; i < n; ++i)
-    MAGMADNN_CHECK(set.classes[i] < kMnistClasses, IOError,
+    MAGMADNN_CHECK(set.classes[i] < classes, IOError,
                    labels_path << ": label " << int(set.classes[i]) << " of image " << i << " (offset " << 8 + i
-                               << ") is outside [0, 10)");
+                               << ") is outside [0, " << classes << ")");
   Tensor<T> images({n, 1, rows, cols}, HOST);
   const auto [scale, shift] = detail::pixel_affine(opts.pixels);
   if (n > 0) img.convert(images.mutable_host_data(), scale, shift);
-  Tensor<T> labels({n, kMnistClasses}, {ZERO, {}}, HOST);
+  Tensor<T> labels({n, classes}, {ZERO, {}}, HOST);
   T* l = labels.mutable_host_data();
-  for (std::int64_t i = 0; i < n; ++i) l[i * kMnistClasses + set.classes[i]] = T(1);
+  for (std::int64_t i = 0; i < n; ++i) l[i * classes + set.classes[i]] = T(1);
   set.images = opts.memory == HOST ? std::move(images) : images.to(opts.memory);
   set.labels = opts.memory == HOST ? std::move(labels) : labels.to(opts.memory);
   return set;

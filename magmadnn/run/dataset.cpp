@@ -7,7 +7,7 @@
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/data/holdout.h"
-#include "magmadnn/data/transforms.h"
+#include "magmadnn/data/mnist.h"
 #include "magmadnn/io/csv.h"
 #include "magmadnn/io/idx.h"
 
@@ -17,17 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double kPixelScale = 1.0 / 255.0;
-
-// `stem` with or without .gz, whichever exists.
-std::string find_file(const std::string& dir, const std::string& stem) {
-  for (const std::string& name : {stem + ".gz", stem}) {
-    const fs::path p = fs::path(dir) / name;
-    if (fs::exists(p)) return p.string();
-  }
-  MAGMADNN_THROW(IOError, "no " << stem << "[.gz] in " << dir
-                                << " (install the Debian package dataset-fashion-mnist, or pass --data DIR with the "
-                                   "MNIST-format IDX files)");
-}
 
 // A first line is a header when none of its cells is a number: one bad cell
 // in a row of numbers is an error to report, not a header to skip.
@@ -53,38 +42,29 @@ bool csv_has_header(const std::string& path) {
 
 Split load_split(const std::string& dir, const std::string& split, std::int64_t limit, std::int64_t classes) {
   MAGMADNN_CHECK(split == "train" || split == "test", ValueError, "unknown split \"" << split << "\"");
-  const std::string prefix = split == "train" ? "train" : "t10k";
-  const std::string images_path = find_file(dir, prefix + "-images-idx3-ubyte");
-  const std::string labels_path = find_file(dir, prefix + "-labels-idx1-ubyte");
-
-  const io::IdxArray images = io::read_idx(images_path);
-  const io::IdxArray labels = io::read_idx(labels_path);
-  MAGMADNN_CHECK(images.shape.ndim() == 3, IOError,
-                 images_path << ": expected images {N, H, W}, got shape " << images.shape);
-  MAGMADNN_CHECK(labels.shape.ndim() == 1, IOError, labels_path << ": expected labels {N}, got shape " << labels.shape);
-  MAGMADNN_CHECK(images.shape[0] == labels.shape[0], IOError,
-                 images_path << " holds " << images.shape[0] << " images but " << labels_path << " holds "
-                             << labels.shape[0] << " labels");
-  const std::int64_t total = images.shape[0], h = images.shape[1], w = images.shape[2];
-  const std::int64_t n = limit > 0 ? std::min(limit, total) : total;
-
-  std::vector<float> pixels(static_cast<std::size_t>(total * h * w));
-  images.convert(pixels.data(), kPixelScale);
-  pixels.resize(static_cast<std::size_t>(n * h * w));
-  std::vector<double> raw(static_cast<std::size_t>(total));
-  labels.convert(raw.data());
-
-  Split s;
-  s.labels.assign(raw.begin(), raw.begin() + n);
-  const std::int64_t max_label = s.labels.empty() ? 0 : *std::max_element(s.labels.begin(), s.labels.end());
-  if (classes <= 0) classes = max_label + 1;
-  for (std::int64_t i = 0; i < n; ++i) {
-    MAGMADNN_CHECK(s.labels[i] >= 0 && s.labels[i] < classes, IOError,
-                   labels_path << ": label " << s.labels[i] << " of sample " << i << " is outside [0, " << classes
-                               << ")");
+  data::ImageOptions o;
+  o.num_classes = classes;  // 0: one more than the largest label
+  data::ImageSet<float> set;
+  try {
+    set = data::load_mnist<float>(dir, split == "train" ? data::Train : data::Test, o);
+  } catch (const IOError& e) {
+    if (std::string(e.what()).find("file not found") != std::string::npos && dir != data::kFashionMnistDir) {
+      MAGMADNN_THROW(IOError, e.what() << " (install the Debian package dataset-fashion-mnist, or pass --data DIR "
+                                          "with the MNIST-format IDX files)");
+    }
+    throw;
   }
-  s.x = Tensor<float>::from_vector({n, 1, h, w}, pixels);
-  s.y = data::one_hot<float>(s.labels, classes);
+  const std::int64_t total = set.images.shape()[0];
+  const std::int64_t n = limit > 0 ? std::min(limit, total) : total;
+  Split s;
+  s.labels.assign(set.classes.begin(), set.classes.begin() + n);
+  if (n == total) {
+    s.x = std::move(set.images);
+    s.y = std::move(set.labels);
+  } else {
+    s.x = set.images.slice(0, n).to(HOST);
+    s.y = set.labels.slice(0, n).to(HOST);
+  }
   return s;
 }
 
