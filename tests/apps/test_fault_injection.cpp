@@ -7,6 +7,8 @@
 // checkpoint, then the new one's; and `train --resume` continues whichever run
 // the folder holds and finishes it, leaving no .previous/ and no temp file.
 #include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,7 +81,10 @@ class FaultInjection : public ::testing::Test {
       "optimizer": {"type": "sgd", "learning_rate": 0.1}, "epochs": 2, "batch_size": 20, "seed": 5,
       "data": {"dir": ")" + root_ + R"(/data"}})";
   }
-  void TearDown() override { fs::remove_all(root_); }
+  void TearDown() override {
+    ::umount((root_ + "/small").c_str());  // DiskFullWhileWritingTheReport's tmpfs, if an assertion left it
+    fs::remove_all(root_);
+  }
   std::string root_;
 };
 
@@ -141,10 +146,46 @@ TEST_F(FaultInjection, KilledAtEveryWriteStepOfAnOverwrite) { stop_at_every_writ
 
 TEST_F(FaultInjection, FailingAtEveryWriteStepOfAnOverwrite) { stop_at_every_write_step(root_, false); }
 
-// A full disk is the IOError case of the suite above at the write steps of
-// report.html (FailingAtEveryWriteStepOfAnOverwrite: exit 1, the message names
-// the file, the checkpoint loads); test_apps' FailedReportWriteKeepsTheCheckpoint
-// does it in process for a fresh run.
+// A real full disk (a 1 MiB tmpfs, when this process may mount one): with the
+// free space grown page by page, the last amount with which the run still
+// fails is the one where only the final report.html no longer fits. That run
+// exits 1 naming report.html and "No space left on device", and the checkpoint
+// written before it loads. (The same case through the switch:
+// FailingAtEveryWriteStepOfAnOverwrite, and test_apps'
+// FailedReportWriteKeepsTheCheckpoint.)
+TEST_F(FaultInjection, DiskFullWhileWritingTheReport) {
+  const std::string mnt = root_ + "/small", dir = mnt + "/run", scratch = root_ + "/cmd";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0) GTEST_SKIP() << "cannot mount a tmpfs here";
+  CmdResult last_failure{-1, "", ""};
+  bool evaluated = false, finished = false;
+  for (std::uintmax_t free_kib = 4; free_kib < 1000 && !finished; free_kib += 4) {
+    fs::remove_all(dir);
+    fs::remove(mnt + "/filler");
+    struct statvfs st {};
+    ASSERT_EQ(::statvfs(mnt.c_str(), &st), 0);
+    const std::uintmax_t avail = static_cast<std::uintmax_t>(st.f_bavail) * st.f_frsize;
+    if (avail <= free_kib * 1024) break;
+    {
+      std::ofstream filler(mnt + "/filler", std::ios::binary);
+      filler << std::string(avail - free_kib * 1024, 'f');
+    }
+    const CmdResult r = magmadnn_cmd("", "train --config " + root_ + "/tiny.json --out " + dir + " --quiet", scratch);
+    if (r.rc == 0) {
+      finished = true;
+      break;
+    }
+    last_failure = r;
+    evaluated = fs::exists(dir + "/checkpoint.bin") &&
+                magmadnn_cmd("", "evaluate --checkpoint " + dir + "/checkpoint.bin", scratch).rc == 0;
+  }
+  ::umount(mnt.c_str());
+  ASSERT_TRUE(finished);
+  EXPECT_EQ(last_failure.rc, 1) << last_failure.err;
+  EXPECT_NE(last_failure.err.find(dir + "/report.html"), std::string::npos) << last_failure.err;
+  EXPECT_NE(last_failure.err.find("No space left on device"), std::string::npos) << last_failure.err;
+  EXPECT_TRUE(evaluated);
+}
 
 // --out where nothing can be written (a file in the way, /proc): exit 1 naming it.
 TEST_F(FaultInjection, UnwritableOutFolder) {
