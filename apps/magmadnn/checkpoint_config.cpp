@@ -21,6 +21,12 @@ Json parse_stored(const io::Checkpoint& ck, const char* key, const std::string& 
 }
 }  // namespace
 
+void attach_config(model::NeuralNetwork<float>& net, const Json& config, const std::vector<std::int64_t>& sample_shape,
+                   std::int64_t classes) {
+  net.set_checkpoint_entry(kConfigKey, config.dump());
+  net.set_checkpoint_entry(kInputKey, Json{{"sample_shape", sample_shape}, {"classes", classes}}.dump());
+}
+
 void embed_config(const std::string& checkpoint_path, const Json& config, const std::vector<std::int64_t>& sample_shape,
                   std::int64_t classes) {
   io::Checkpoint ck = io::read_checkpoint(checkpoint_path);

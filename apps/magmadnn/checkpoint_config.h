@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "magmadnn/model/neural_network.h"
 #include "run_names.h"
 
 namespace magmadnn::cli {
@@ -23,6 +24,12 @@ struct StoredNetwork {
   std::vector<std::int64_t> sample_shape{1, 28, 28};
   std::int64_t classes = 10;
 };
+
+/// Makes every checkpoint `net` writes from now on carry the config (so a
+/// checkpoint is complete from its first write: no window in which a kill
+/// leaves one without it).
+void attach_config(model::NeuralNetwork<float>& net, const Json& config, const std::vector<std::int64_t>& sample_shape,
+                   std::int64_t classes);
 
 void embed_config(const std::string& checkpoint_path, const Json& config, const std::vector<std::int64_t>& sample_shape,
                   std::int64_t classes);

@@ -1,5 +1,6 @@
 // magmadnn predict: class and probabilities of each input sample.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 
@@ -43,6 +44,17 @@ void write_predictions(std::ostream& os, const Tensor<float>& probs) {
   }
 }
 
+// True when `a` and `b` name the same file (also through links, or before `b` exists).
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec) && !ec) return true;
+  const fs::path ca = fs::weakly_canonical(a, ec);
+  if (ec) return false;
+  const fs::path cb = fs::weakly_canonical(b, ec);
+  return !ec && ca == cb;
+}
+
 }  // namespace
 
 int predict_command(const std::vector<std::string>& args, std::ostream& out) {
@@ -57,6 +69,14 @@ int predict_command(const std::vector<std::string>& args, std::ostream& out) {
   if (!a.has("checkpoint")) throw UsageError("magmadnn predict: --checkpoint FILE is required");
   if (!a.has("input")) throw UsageError("magmadnn predict: --input FILE is required");
   const std::string ckpt = a.str("checkpoint");
+  if (a.has("output")) {
+    for (const char* in : {"checkpoint", "input", "config"}) {
+      if (a.has(in) && same_file(a.str("output"), a.str(in))) {
+        throw UsageError("magmadnn predict: --output " + a.str("output") + " is the --" + in + " file " + a.str(in) +
+                         "; writing the predictions there would replace it");
+      }
+    }
+  }
   const StoredNetwork stored = network_for_checkpoint(ckpt, a.str("config"));
   const TrainSpec spec = parse_config(stored.config);
   const Tensor<float> x = load_inputs(a.str("input"), stored.sample_shape);

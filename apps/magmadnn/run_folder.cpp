@@ -7,6 +7,8 @@
 #include <limits>
 #include <sstream>
 
+#include "magmadnn/io/atomic_file.h"
+
 namespace magmadnn::cli {
 namespace fs = std::filesystem;
 
@@ -44,17 +46,82 @@ std::string RunFolder::file(const std::string& name) const { return (fs::path(di
 bool RunFolder::has_checkpoint() const { return fs::exists(checkpoint_path()); }
 
 void RunFolder::write_atomic(const std::string& name, const std::string& text) const {
-  const std::string final_path = file(name), tmp = final_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    MAGMADNN_CHECK(out.good(), IOError, "cannot write " << tmp);
-    out << text;
-    out.flush();
-    MAGMADNN_CHECK(out.good(), IOError, "write failed: " << tmp);
-  }
+  io::write_file_atomic(file(name), text);
+}
+
+const std::vector<std::string>& RunFolder::run_files() {
+  static const std::vector<std::string> files = {"checkpoint.bin", "config.json", "metrics.csv", "summary.json",
+                                                 "report.html"};
+  return files;
+}
+
+bool RunFolder::has_previous() const { return fs::exists(previous_dir()); }
+
+void RunFolder::set_aside(std::ostream& out) const {
+  const std::string partial = previous_dir() + ".partial";
   std::error_code ec;
-  fs::rename(tmp, final_path, ec);
-  MAGMADNN_CHECK(!ec, IOError, "cannot rename " << tmp << " to " << final_path << ": " << ec.message());
+  io::write_step("creating " + partial);
+  fs::create_directory(partial, ec);
+  MAGMADNN_CHECK(!ec, IOError, "cannot create " << partial << ": " << ec.message());
+  std::string moved;
+  for (const auto& f : run_files()) {
+    if (!fs::exists(file(f))) continue;
+    io::rename_file(file(f), (fs::path(partial) / f).string());
+    moved += (moved.empty() ? "" : ", ") + f;
+  }
+  io::rename_file(partial, previous_dir());
+  out << "magmadnn train: --overwrite: the old run (" << moved << ") is kept in " << previous_dir()
+      << " until the new run writes its first checkpoint" << std::endl;
+}
+
+namespace {
+
+// Moves every file of `from` back into `dir` (replacing) and removes `from`.
+void move_back(const std::string& from, const std::string& dir) {
+  for (const auto& f : RunFolder::run_files()) {
+    const fs::path src = fs::path(from) / f;
+    if (fs::exists(src)) io::rename_file(src.string(), (fs::path(dir) / f).string());
+  }
+  io::remove_path(from);
+}
+
+}  // namespace
+
+void RunFolder::recover(std::ostream& out) const {
+  const std::string partial = previous_dir() + ".partial";
+  if (has_previous() && has_checkpoint()) {
+    // .previous/ is complete only once every file of the old run is in it, so
+    // this checkpoint.bin is the new run's: the replacement had succeeded.
+    io::remove_path(previous_dir());
+    out << "magmadnn train: " << dir_ << ": removed " << previous_dir() << " (the run that replaced it had written "
+        << checkpoint_path() << ")" << std::endl;
+  } else if (has_previous()) {
+    // The new run stopped before its first checkpoint: drop what it wrote,
+    // then move the old run back (through .previous.partial/, so that a stop
+    // in between resumes the moving back, never removes a restored file).
+    for (const auto& f : run_files()) {
+      if (fs::exists(file(f))) io::remove_path(file(f));
+    }
+    io::rename_file(previous_dir(), partial);
+    move_back(partial, dir_);
+    out << "magmadnn train: " << dir_ << ": the run started with --overwrite stopped before its first checkpoint; "
+        << "restored the previous run from " << previous_dir() << std::endl;
+  } else if (fs::exists(partial)) {
+    // Stopped while moving the old run aside (or back): nothing new was written.
+    move_back(partial, dir_);
+    out << "magmadnn train: " << dir_ << ": an --overwrite was interrupted while moving the old run; restored it from "
+        << partial << std::endl;
+  }
+  const io::TempCleanup c = io::remove_stale_temp_files(dir_);
+  if (c.files > 0) {
+    out << "magmadnn train: " << dir_ << ": removed " << c.files << " temporary file" << (c.files == 1 ? "" : "s")
+        << " (.NAME.tmp.PID.N, " << c.bytes << " bytes) left by a run that was killed while writing" << std::endl;
+  }
+}
+
+void recover_run_folder(const std::string& dir, std::ostream& out) {
+  if (!fs::is_directory(dir)) return;
+  RunFolder(dir).recover(out);
 }
 
 void RunFolder::write_config(const Json& config) const { write_atomic("config.json", config.dump(2) + "\n"); }

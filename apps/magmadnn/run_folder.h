@@ -6,12 +6,17 @@
 ///   checkpoint.bin  the model (weights, optimizer state, epoch) as NeuralNetwork::save writes it
 ///   report.html     headline, curves, confusion matrix, misclassified images (report.h)
 ///
-/// Guarantees: files are written to a temporary name and renamed, so a run
-/// killed mid-write leaves the previous complete version; readers throw
-/// IOError naming the file and line of anything malformed.
+/// Guarantees: files are written through io::AtomicFile (a temporary file,
+/// fsynced and renamed), so a run killed mid-write leaves the previous
+/// complete version; readers throw IOError naming the file and line of
+/// anything malformed. `train --overwrite` moves the old run aside into
+/// DIR/.previous/ and removes it only once the new run has its first
+/// checkpoint; recover() puts it back when the new run died before that.
 #pragma once
 
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "run_names.h"
 #include "magmadnn/model/params.h"
@@ -37,10 +42,27 @@ class RunFolder {
   Json read_summary() const;
   void write_report(const ReportInput& in) const;
 
+  /// The files a run writes, checkpoint.bin first.
+  static const std::vector<std::string>& run_files();
+  /// Where --overwrite keeps the replaced run until the new one has a checkpoint.
+  std::string previous_dir() const { return file(".previous"); }
+  bool has_previous() const;
+  /// Moves the run's files into DIR/.previous/ (through DIR/.previous.partial/,
+  /// renamed when every file is there). Prints what it moved.
+  void set_aside(std::ostream& out) const;
+  /// Settles what a run that stopped in this folder left (see recover_run_folder).
+  void recover(std::ostream& out) const;
+
  private:
   void write_atomic(const std::string& name, const std::string& text) const;
   std::string dir_;
 };
+
+/// When `dir` exists: an interrupted --overwrite is undone (DIR/.previous.partial/
+/// moved back) or finished (DIR/.previous/ moved back when the new run has no
+/// checkpoint.bin, removed when it has), and temporary files of writers that
+/// were killed (.NAME.tmp.PID.N) are removed. Each action is printed to `out`.
+void recover_run_folder(const std::string& dir, std::ostream& out);
 
 /// metrics.csv text of `history`, and its inverse.
 std::string metrics_csv(const model::History& history);

@@ -89,23 +89,26 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
   return cfg;
 }
 
-// Prepares the run folder: refuses to mix a new run into an old one.
-void prepare_folder(const RunFolder& rf, bool resume, bool overwrite) {
-  const std::vector<std::string> outputs = {"checkpoint.bin", "metrics.csv", "summary.json", "report.html"};
+// Prepares the run folder: refuses to mix a new run into an old one (or into
+// any file of the names a run writes); with --overwrite, sets the old run
+// aside until the new one has its first checkpoint.
+void prepare_folder(const RunFolder& rf, bool resume, bool overwrite, std::ostream& out) {
   if (resume) {
     if (!rf.has_checkpoint()) {
       throw UsageError("magmadnn train: nothing to resume: " + rf.checkpoint_path() + " does not exist");
     }
     return;
   }
-  for (const auto& f : outputs) {
+  bool any = false;
+  for (const auto& f : RunFolder::run_files()) {
     if (!fs::exists(rf.file(f))) continue;
     if (!overwrite) {
-      throw UsageError("magmadnn train: " + rf.dir() + " already holds a run (" + f +
-                       "); pass --resume to continue it, --overwrite to replace it, or another --out");
+      throw UsageError("magmadnn train: " + rf.dir() + " already holds a run (" + rf.file(f) +
+                       " exists); pass --resume to continue it, --overwrite to replace it, or another --out");
     }
-    fs::remove(rf.file(f));
+    any = true;
   }
+  if (any) rf.set_aside(out);
 }
 
 // The per-op table, and how it adds up against the measured training time.
@@ -124,6 +127,9 @@ void print_profile(std::ostream& out, model::NeuralNetwork<float>& net, const mo
 
 }  // namespace
 
+static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config, bool resume,
+                    bool quiet, bool profile, std::ostream& out);
+
 int train_command(const std::vector<std::string>& args, std::ostream& out) {
   const ParsedArgs a = parse_args("magmadnn train", args, kOptions);
   if (a.has("help")) {
@@ -132,6 +138,9 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   }
   const bool resume = a.has("resume"), quiet = a.has("quiet");
   if (resume && !a.has("out")) throw UsageError("magmadnn train: --resume needs --out DIR (the run to continue)");
+  // What a run killed in this folder left (an interrupted --overwrite, temporary
+  // files) is settled first: --resume reads the restored config.json.
+  if (a.has("out") && !a.has("print-config")) recover_run_folder(a.str("out"), out);
   const TrainSpec spec = parse_config(resolve_config(a, resume));
   const Json config = to_json(spec);
   if (a.has("print-config")) {
@@ -141,10 +150,27 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   if (a.has("threads")) omp_set_num_threads(static_cast<int>(a.integer("threads", 1)));
 
   TrainingRun run(spec);  // loads the data, builds the network
-  model::NeuralNetwork<float>& net = run.network();
   const RunFolder rf(a.str("out", default_out_dir(spec.name)));
-  prepare_folder(rf, resume, a.has("overwrite"));
+  try {
+    prepare_folder(rf, resume, a.has("overwrite"), out);
+    return train_in_folder(rf, run, spec, config, resume, quiet, a.has("profile"), out);
+  } catch (...) {
+    // A new run that failed before its first checkpoint gives the folder back
+    // to the run it was replacing (the same steps as after a kill).
+    try {
+      rf.recover(out);
+    } catch (const std::exception& e) {
+      out << "magmadnn train: " << rf.dir() << ": could not restore the previous run: " << e.what() << std::endl;
+    }
+    throw;
+  }
+}
+
+static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config, bool resume,
+                    bool quiet, bool profile, std::ostream& out) {
+  model::NeuralNetwork<float>& net = run.network();
   rf.write_config(config);
+  attach_config(net, config, run.sample_shape(), run.classes());
   if (!quiet) {
     out << "magmadnn train: " << spec.name << " (" << net.num_params() << " parameters) on "
         << run.train().x.shape()[0] << " training and " << run.test().x.shape()[0] << " test samples ("
@@ -156,13 +182,15 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   RunOptions ro;
   ro.checkpoint_path = rf.checkpoint_path();
   ro.resume = resume;
-  ro.profile = a.has("profile");
+  ro.profile = profile;
   if (!quiet) ro.callbacks.push_back(std::make_shared<model::ProgressBar<float>>(out));
   // After every epoch the folder is complete up to that epoch: a killed run
   // still has its curves, and --resume starts from the matching checkpoint.
   auto writer = std::make_shared<model::LambdaCallback<float>>();
   writer->epoch_end = [&](model::NeuralNetwork<float>& m, const model::EpochRecord&) {
-    embed_config(rf.checkpoint_path(), config, run.sample_shape(), run.classes());
+    // fit wrote this epoch's checkpoint (with the config, attach_config) before
+    // this callback: from the first one on, the old run can go.
+    if (rf.has_previous()) rf.recover(out);
     rf.write_metrics(m.history());
     rf.write_report({spec.name + " (in progress)", m.history(), Json{{"status", "training"}}, config});
     out.flush();

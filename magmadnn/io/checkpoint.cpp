@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/io/atomic_file.h"
 
 namespace magmadnn::io {
 
@@ -100,17 +101,6 @@ class FileSink {
   std::vector<std::byte> buf_;
 };
 
-// Owns the temporary file until it is renamed; removes it on failure.
-struct TempFile {
-  std::string path;
-  int fd = -1;
-  bool keep = false;
-  ~TempFile() {
-    if (fd >= 0) ::close(fd);
-    if (!keep && !path.empty()) ::unlink(path.c_str());
-  }
-};
-
 std::size_t payload_size(const Checkpoint& ck) {
   std::size_t n = 4;
   for (const auto& [k, v] : ck.meta()) n += 4 + k.size() + 4 + v.size();
@@ -160,18 +150,6 @@ class Cursor {
 };
 
 bool known_dtype(std::uint8_t c) { return c <= static_cast<std::uint8_t>(dtype::i64); }
-
-void fsync_directory(const std::filesystem::path& dir, const std::string& target) {
-  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
-  MAGMADNN_CHECK(dfd >= 0, IOError, "checkpoint: cannot open directory of " << target << ": " << errno_text());
-  const int rc = ::fsync(dfd);
-  const int err = errno;
-  ::close(dfd);
-  // Some file systems do not support fsync on directories (EINVAL); the
-  // rename itself is still atomic there.
-  MAGMADNN_CHECK(rc == 0 || err == EINVAL, IOError,
-                 "checkpoint: fsync of the directory of " << target << " failed: " << std::strerror(err));
-}
 
 }  // namespace
 
@@ -286,19 +264,8 @@ void Checkpoint::copy_tensor(const std::string& name, Tensor<T>& t) const {
 // ---- file I/O -------------------------------------------------------------------
 
 void write_checkpoint(const std::string& path, const Checkpoint& ck) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.parent_path();
-  static std::atomic<unsigned> counter{0};
-  TempFile tmp;
-  tmp.path = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-                     std::to_string(counter.fetch_add(1))))
-                 .string();
-  tmp.fd = ::open(tmp.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  MAGMADNN_CHECK(tmp.fd >= 0, IOError,
-                 "checkpoint: cannot create temporary file " << tmp.path << " for " << path << ": " << errno_text());
-
-  FileSink out(tmp.fd, tmp.path);
+  AtomicFile file(path);  // DIR/.NAME.tmp.PID.N, renamed over `path` by commit()
+  FileSink out(file.fd(), file.temp_path());
   out.put(kCheckpointMagic, sizeof kCheckpointMagic);
   out.put_le<std::uint32_t>(kCheckpointVersion);
   out.put_le<std::uint64_t>(payload_size(ck));
@@ -318,14 +285,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& ck) {
   }
   out.put_crc();
   out.flush();
-  MAGMADNN_CHECK(::fsync(tmp.fd) == 0, IOError, "checkpoint: fsync of " << tmp.path << " failed: " << errno_text());
-  const int fd = tmp.fd;
-  tmp.fd = -1;
-  MAGMADNN_CHECK(::close(fd) == 0, IOError, "checkpoint: close of " << tmp.path << " failed: " << errno_text());
-  MAGMADNN_CHECK(::rename(tmp.path.c_str(), path.c_str()) == 0, IOError,
-                 "checkpoint: cannot rename " << tmp.path << " to " << path << ": " << errno_text());
-  tmp.keep = true;
-  fsync_directory(dir, path);
+  file.commit();  // fsync, rename, fsync of the directory
 }
 
 Checkpoint read_checkpoint(const std::string& path) {

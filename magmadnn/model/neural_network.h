@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,9 @@ class NeuralNetwork {
   void save(const std::string& path);
   /// Restores what save() wrote (see the guarantees in the file comment).
   void load(const std::string& path);
+  /// A header entry every later checkpoint of this network carries (save()
+  /// and fit's periodic checkpoints), e.g. what rebuilds it; load() ignores it.
+  void set_checkpoint_entry(const std::string& key, const std::string& value) { checkpoint_entries_[key] = value; }
 
   // -- inspection ------------------------------------------------------------------
   const std::vector<op::Var<T>>& parameters() const noexcept { return params_; }
@@ -193,6 +197,7 @@ class NeuralNetwork {
   std::vector<LayerPtr> layers_;
   optimizer::loss_t loss_kind_;
   std::string optimizer_name_ = "custom";
+  std::map<std::string, std::string> checkpoint_entries_;  // set_checkpoint_entry
   nn_params_t nn_params_;
   std::shared_ptr<optimizer::Optimizer<T>> opt_;
 

@@ -35,6 +35,7 @@ void NeuralNetwork<T>::save(const std::string& path) {
 template <typename T>
 void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t data_size) {
   io::Checkpoint ck;
+  for (const auto& [key, value] : checkpoint_entries_) ck.set(key, value);
   ck.set("producer", "magmadnn");
   ck.set("model.dtype", dtype_name(dtype_v<T>));
   ck.set("model.loss", loss_kind_ == optimizer::MSE ? "mse" : "cross_entropy");

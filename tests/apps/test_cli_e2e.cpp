@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "magmadnn/run/spec.h"
+#include "magmadnn/io/atomic_file.h"
 #include "magmadnn/io/checkpoint.h"
 #include "magmadnn/io/idx.h"
 #include "magmadnn/optimizer/factory.h"
@@ -415,4 +416,144 @@ TEST_F(CliEndToEnd, BenchConvPrintsATableAndWritesJson) {
     EXPECT_GT(rec.at("seconds").get<double>(), 0.0);
     EXPECT_EQ(rec.contains("chosen"), rec.at("algorithm") == "auto") << rec.dump();
   }
+}
+
+namespace {
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+}  // namespace
+
+// A config.json (or any file of the names a run writes) that no run wrote is
+// not replaced without --overwrite; the refusal names it.
+TEST_F(CliEndToEnd, RefusesToReplaceAConfigJsonNotWrittenByARun) {
+  fs::create_directories(path("mine"));
+  std::ofstream(path("mine/config.json")) << "{\"my\": \"notes\"}\n";
+  const Result r = run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("mine"), "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find(path("mine/config.json")), std::string::npos) << r.err;
+  EXPECT_EQ(file_bytes(path("mine/config.json")), "{\"my\": \"notes\"}\n");
+  EXPECT_FALSE(fs::exists(path("mine/checkpoint.bin")));
+}
+
+// --overwrite keeps the old run (in DIR/.previous/) until the new one has its
+// first checkpoint: a new run that fails at any write step before that leaves
+// the old checkpoint in place, byte for byte; once it has one, the old run is
+// gone and no .previous/ remains.
+TEST_F(CliEndToEnd, OverwriteKeepsTheOldRunUntilTheNewOneHasACheckpoint) {
+  const std::string dir = path("replace");
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", dir, "--overwrite", "--quiet"}).rc,
+            0);
+  std::string old_ckpt = file_bytes(dir + "/checkpoint.bin");
+  const std::string old_config = file_bytes(dir + "/config.json");
+  bool finished = false;
+  int restored = 0;
+  for (std::size_t k = 1; k < 80 && !finished; ++k) {
+    io::detail::set_fault_after_writes(k);
+    const Result r = run_cmd({"train", "--config", path("tiny.json"), "--epochs", "2", "--seed", "9", "--out", dir,
+                              "--overwrite", "--quiet"});
+    io::detail::set_fault_after_writes(0);
+    EXPECT_FALSE(fs::exists(dir + "/.previous")) << "k=" << k;
+    EXPECT_FALSE(fs::exists(dir + "/.previous.partial")) << "k=" << k;
+    if (r.rc == 0) {
+      finished = true;
+      EXPECT_TRUE(file_bytes(dir + "/checkpoint.bin") != old_ckpt);
+      break;
+    }
+    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_NE(r.err.find("simulated fault"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(dir), std::string::npos) << r.err;  // names the file
+    const Json cfg = read(dir + "/config.json");
+    if (file_bytes(dir + "/checkpoint.bin") == old_ckpt) {
+      EXPECT_TRUE(file_bytes(dir + "/config.json") == old_config) << "k=" << k;  // the old run, whole
+      restored += r.out.find("restored") != std::string::npos;
+    } else {
+      EXPECT_EQ(cfg["seed"], 9) << "k=" << k;  // the new run's checkpoint with the new run's config
+    }
+    // whichever run is there continues
+    for (const auto& e : fs::directory_iterator(dir)) {
+      EXPECT_FALSE(io::is_temp_file_name(e.path().filename().string())) << "k=" << k << ": " << e.path();
+    }
+    const Result resumed = run_cmd({"evaluate", "--checkpoint", dir + "/checkpoint.bin", "--json"});
+    EXPECT_EQ(resumed.rc, 0) << "k=" << k << ": " << resumed.err;
+    // back to the old run for the next k
+    ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", dir, "--overwrite", "--quiet"})
+                  .rc,
+              0);
+    old_ckpt = file_bytes(dir + "/checkpoint.bin");
+  }
+  EXPECT_TRUE(finished);
+  EXPECT_GE(restored, 8);  // the moves aside (one per file), config.json, the first checkpoint
+}
+
+// The first run after a killed one removes the temporary files the killed
+// writer left (only names of the .NAME.tmp.PID.N pattern) and says how many bytes.
+TEST_F(CliEndToEnd, TemporaryFilesOfAKilledRunAreRemovedByTheNextRun) {
+  const std::string dir = path("killed");
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", dir, "--overwrite", "--quiet"}).rc,
+            0);
+  std::ofstream(dir + "/.checkpoint.bin.tmp.999999999.0") << std::string(1000, 'x');
+  std::ofstream(dir + "/.metrics.csv.tmp.999999998.3") << std::string(234, 'y');
+  for (const char* keep : {"notes.tmp.1.2", ".checkpoint.bin.tmp", ".checkpoint.bin.tmp.12x.1", "checkpoint.bin.bak"}) {
+    std::ofstream(dir + "/" + keep) << "keep";
+  }
+  const Result r = run_cmd({"train", "--out", dir, "--resume", "--epochs", "2", "--quiet"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("removed 2 temporary files (.NAME.tmp.PID.N, 1234 bytes)"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/.checkpoint.bin.tmp.999999999.0"));
+  EXPECT_FALSE(fs::exists(dir + "/.metrics.csv.tmp.999999998.3"));
+  for (const char* keep : {"notes.tmp.1.2", ".checkpoint.bin.tmp", ".checkpoint.bin.tmp.12x.1", "checkpoint.bin.bak"}) {
+    EXPECT_TRUE(fs::exists(dir + "/" + keep)) << keep;
+  }
+}
+
+// predict --output onto its own --checkpoint or --input is refused, naming both.
+TEST_F(CliEndToEnd, PredictRefusesToWriteOverItsOwnInputs) {
+  const std::string dir = path("pred");
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", dir, "--overwrite", "--quiet"}).rc,
+            0);
+  const std::string ckpt = dir + "/checkpoint.bin", input = path("data/t10k-images-idx3-ubyte.gz");
+  const std::string ckpt_bytes = file_bytes(ckpt), input_bytes = file_bytes(input);
+  fs::create_symlink(ckpt, path("pred-link.bin"));
+  for (const auto& [output, victim] : std::vector<std::pair<std::string, std::string>>{
+           {ckpt, ckpt}, {dir + "/../pred/./checkpoint.bin", ckpt}, {path("pred-link.bin"), ckpt}, {input, input}}) {
+    const Result r = run_cmd({"predict", "--checkpoint", ckpt, "--input", input, "--output", output});
+    EXPECT_EQ(r.rc, 2) << output;
+    EXPECT_NE(r.err.find(output), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(victim == ckpt ? "is the --checkpoint file " + ckpt : "is the --input file " + input),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_TRUE(file_bytes(ckpt) == ckpt_bytes);
+  EXPECT_TRUE(file_bytes(input) == input_bytes);
+  EXPECT_EQ(run_cmd({"predict", "--checkpoint", ckpt, "--input", input, "--output", path("pred.csv")}).rc, 0);
+}
+
+// An --out where nothing can be written: exit 1 and a message naming it.
+TEST_F(CliEndToEnd, UnwritableOutFolderIsNamed) {
+  std::ofstream(path("a-file")) << "x";
+  for (const std::string out : {path("a-file"), path("a-file/run"), std::string("/proc/magmadnn-run")}) {
+    const Result r = run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", out, "--quiet"});
+    EXPECT_EQ(r.rc, 1) << out << ": " << r.err;
+    EXPECT_NE(r.err.find(out), std::string::npos) << r.err;
+  }
+}
+
+// The disk fills up while the final report is written: exit 1 naming
+// report.html, and the checkpoint written before it is intact.
+TEST_F(CliEndToEnd, FailedReportWriteKeepsTheCheckpoint) {
+  const std::string dir = path("full-disk");
+  const std::size_t before = io::detail::write_steps();
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", dir, "--overwrite", "--quiet"}).rc,
+            0);
+  const std::size_t steps = io::detail::write_steps() - before;  // the last two: report.html's temp file and rename
+  fs::remove_all(dir);
+  io::detail::set_fault_after_writes(steps - 1);
+  const Result r = run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", dir, "--quiet"});
+  io::detail::set_fault_after_writes(0);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(dir + "/report.html"), std::string::npos) << r.err;
+  EXPECT_EQ(run_cmd({"evaluate", "--checkpoint", dir + "/checkpoint.bin"}).rc, 0);
+  EXPECT_TRUE(fs::exists(dir + "/summary.json"));
 }

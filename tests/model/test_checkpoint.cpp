@@ -1,6 +1,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "magmadnn/io/atomic_file.h"
 #include "model_test_util.h"
 
 using namespace magmadnn;
@@ -299,5 +300,45 @@ TEST(Checkpoint, FailedWriteLeavesOldFileIntact) {
   EXPECT_EQ(weight_bytes(other), weight_bytes(net));
   // a directory that does not exist: clear error naming it
   EXPECT_THROW(net.save(dir + "/no/such/dir/m.ckpt"), IOError);
+  std::filesystem::remove_all(dir);
+}
+
+// The write-step fault switch (io/atomic_file.h): a write stopped at either of
+// its two steps (creating the temporary file, renaming it into place) leaves
+// the old file byte for byte and no temporary file; the name pattern that
+// clean-up removes is exactly .NAME.tmp.PID.N.
+TEST(Checkpoint, WriteStepFaultLeavesOldFileAndNoTemporaryFile) {
+  const std::string dir = temp_dir("steps");
+  auto net = make_net(3);
+  const std::string path = dir + "/model.ckpt";
+  net.set_checkpoint_entry("cli.note", "carried");
+  net.save(path);
+  EXPECT_EQ(io::read_checkpoint(path).get("cli.note"), "carried");
+  const auto before = read_bytes(path);
+  for (std::size_t k : {1u, 2u}) {
+    io::detail::set_fault_after_writes(k);
+    try {
+      net.save(path);
+      ADD_FAILURE() << "k=" << k << ": no fault";
+    } catch (const IOError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+    io::detail::set_fault_after_writes(0);
+    EXPECT_TRUE(read_bytes(path) == before) << "k=" << k;
+    std::size_t files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      ++files;
+      EXPECT_EQ(e.path().filename(), "model.ckpt") << "left behind: " << e.path();
+    }
+    EXPECT_EQ(files, 1u);
+  }
+  const std::size_t steps = io::detail::write_steps();
+  net.save(path);
+  EXPECT_EQ(io::detail::write_steps() - steps, 2u);
+  for (const char* name : {".checkpoint.bin.tmp.12.0", ".m.tmp.1.22"}) EXPECT_TRUE(io::is_temp_file_name(name)) << name;
+  for (const char* name : {"checkpoint.bin.tmp.12.0", ".checkpoint.bin.tmp", ".tmp.12.0", ".x.tmp.1a.2", ".x.tmp.1.",
+                           ".x.tmp..2", ".x.tmpx.1.2"}) {
+    EXPECT_FALSE(io::is_temp_file_name(name)) << name;
+  }
   std::filesystem::remove_all(dir);
 }
