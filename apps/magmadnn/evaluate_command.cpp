@@ -29,11 +29,12 @@ int evaluate_command(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   if (!a.has("checkpoint")) throw UsageError("magmadnn evaluate: --checkpoint FILE is required");
+  const std::int64_t limit = a.has("limit-test") ? a.integer("limit-test", 1, limits::samples.max) : 0;
   const std::string ckpt = a.str("checkpoint");
   const StoredNetwork stored = network_for_checkpoint(ckpt, a.str("config"));
   const TrainSpec spec = parse_config(stored.config);
   const std::string dir = a.str("data", spec.data.dir);
-  const Split test = load_split(dir, "test", a.has("limit-test") ? a.integer("limit-test", 1) : 0, stored.classes);
+  const Split test = load_split(dir, "test", limit, stored.classes);
 
   NetworkBuild b = build_network(spec, stored.sample_shape, 1, stored.classes);
   b.model->load(ckpt);

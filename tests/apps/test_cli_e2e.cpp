@@ -326,7 +326,7 @@ TEST_F(CliEndToEnd, MistakesExitWithTwoAndNameTheProblem) {
   EXPECT_EQ(r.err, "magmadnn: error: magmadnn train: unknown option --epochz (see magmadnn train --help)\n");
   r = run_cmd({"train", "--epochs", "three"});
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("--epochs: expected an integer >= 1, got \"three\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--epochs: expected an integer in [1, 1000000], got \"three\""), std::string::npos) << r.err;
   r = run_cmd({"train", "--preset", "lenet5", "--layers", "2", "--print-config"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--layers applies to the mlp preset only"), std::string::npos) << r.err;
@@ -336,7 +336,7 @@ TEST_F(CliEndToEnd, MistakesExitWithTwoAndNameTheProblem) {
   std::ofstream(path("bad.json")) << bad.dump();
   r = run_cmd({"train", "--config", path("bad.json")});
   EXPECT_EQ(r.rc, 2);
-  EXPECT_EQ(r.err, "magmadnn: error: layers[1].units: expected a positive integer, got \"abc\"\n");
+  EXPECT_EQ(r.err, "magmadnn: error: layers[1].units: expected an integer in [1, 1048576], got \"abc\"\n");
 
   Json wrong = read(path("tiny.json"));
   wrong["layers"][2]["units"] = 10;  // the data has 3 classes
@@ -357,6 +357,64 @@ TEST_F(CliEndToEnd, MistakesExitWithTwoAndNameTheProblem) {
   r = run_cmd({"frobnicate"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("unknown command \"frobnicate\""), std::string::npos);
+}
+
+// Every integer flag has a range and is refused past it, naming the flag:
+// nothing is truncated on the way to the code (--epochs 4294967296 trained 0
+// epochs; --threads 100000 crashed).
+TEST_F(CliEndToEnd, IntegerFlagsAreRangeChecked) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"train", "--epochs", "4294967296"}, "--epochs: expected an integer in [1, 1000000], got \"4294967296\""},
+      {{"train", "--epochs", "99999999999999999999"},
+       "--epochs: expected an integer in [1, 1000000], got \"99999999999999999999\""},
+      {{"train", "--batch-size", "4294967296"},
+       "--batch-size: expected an integer in [1, 2147483647], got \"4294967296\""},
+      {{"train", "--limit-train", "4294967296"},
+       "--limit-train: expected an integer in [1, 2147483647], got \"4294967296\""},
+      {{"train", "--early-stopping", "4294967296"},
+       "--early-stopping: expected an integer in [0, 1000000], got \"4294967296\""},
+      {{"train", "--layers", "100000"}, "--layers: expected an integer in [1, 1000], got \"100000\""},
+      {{"train", "--threads", "100000"}, "--threads: expected an integer in [1, "},
+      {{"evaluate", "--checkpoint", "x", "--limit-test", "4294967296"},
+       "--limit-test: expected an integer in [1, 2147483647], got \"4294967296\""},
+      {{"bench", "conv", "--repeats", "4294967296"}, "--repeats: expected an integer in [1, 1000000]"},
+  };
+  for (const auto& [args, want] : cases) {
+    std::vector<std::string> full = args;
+    if (args[0] == "train" && args[1] != "--layers") {
+      for (const char* x : {"--config", "", "--out", "", "--quiet"}) full.push_back(x);
+      full[full.size() - 4] = path("tiny.json");
+      full[full.size() - 2] = path("range");
+    }
+    const Result r = run_cmd(full);
+    EXPECT_EQ(r.rc, 2) << args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(path("range")));
+}
+
+// The config's mistakes are ours to word: a run name that leaves runs/, a
+// document that is not an object, a number beyond a double, a directory.
+TEST_F(CliEndToEnd, ConfigFileMistakesExitWithTwoInOurWords) {
+  Json escape = read(path("tiny.json"));
+  escape["name"] = "../../../x";
+  std::ofstream(path("escape.json")) << escape.dump();
+  Result r = run_cmd({"train", "--config", path("escape.json"), "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "magmadnn: error: name: expected 1 to 100 letters, digits, '-', '_' or '.' (not starting with "
+                   "'.'), got \"../../../x\"\n");
+  std::ofstream(path("array.json")) << "[]";
+  r = run_cmd({"train", "--config", path("array.json"), "--epochs", "2", "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "magmadnn: error: config: expected an object in " + path("array.json") + ", got []\n");
+  std::ofstream(path("huge.json")) << R"({"epochs": 1e999})";
+  r = run_cmd({"train", "--config", path("huge.json"), "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "magmadnn: error: config: invalid JSON in " + path("huge.json") +
+                       ": epochs (line 1, column 12): number out of range\n");
+  r = run_cmd({"train", "--config", path("data"), "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "magmadnn: error: config: config file " + path("data") + " is a directory, not a JSON file\n");
 }
 
 TEST_F(CliEndToEnd, RefusesToMixTwoRunsInOneFolder) {
