@@ -35,6 +35,7 @@ int evaluate_command(const std::vector<std::string>& args, std::ostream& out) {
   const TrainSpec spec = parse_config(stored.config);
   const std::string dir = a.str("data", spec.data.dir);
   const Split test = load_split(dir, "test", limit, stored.classes);
+  check_sample_shape(test, stored.sample_shape, "the network's input is");
 
   NetworkBuild b = build_network(spec, stored.sample_shape, 1, stored.classes);
   b.model->load(ckpt);

@@ -259,7 +259,7 @@ TrainSpec parse_config(const Json& j) {
     }
     const Obj o(data, "data", {"dataset", "dir", "limit_train", "limit_test", "val_split"}, "the data");
     auto& p = s.data;
-    p.dataset = o.choice("dataset", p.dataset, {"fashion-mnist", "mnist"});
+    p.dataset = o.choice("dataset", p.dataset, {"fashion-mnist", "mnist", "idx"});
     p.dir = o.string("dir", p.dir);
     if (p.dir.empty()) throw ConfigError("data.dir", "expected a directory, got \"\"");
     p.limit_train = o.integer("limit_train", p.limit_train, limits::samples);

@@ -117,7 +117,9 @@ struct ScheduleSpec {
 };
 
 struct DataSpec {
-  std::string dataset = "fashion-mnist";  ///< fashion-mnist or mnist (both IDX files in `dir`)
+  /// fashion-mnist or mnist (10 classes), or idx: any folder of MNIST-format
+  /// IDX files, whose classes are 0 .. the largest training label.
+  std::string dataset = "fashion-mnist";
   std::string dir = "/usr/share/datasets/fashion-mnist";
   std::int64_t limit_train = 0;   ///< use the first N training samples (0: all)
   std::int64_t limit_test = 0;    ///< use the first N test samples (0: all)

@@ -87,7 +87,7 @@ class CliEndToEnd : public ::testing::Test {
         {"epochs", 4},
         {"batch_size", 20},
         {"seed", 5},
-        {"data", {{"dir", root_ + "/data"}}}};
+        {"data", {{"dataset", "idx"}, {"dir", root_ + "/data"}}}};
     std::ofstream(root_ + "/tiny.json") << cfg.dump(2);
   }
   static std::string path(const std::string& name) { return root_ + "/" + name; }
@@ -415,6 +415,120 @@ TEST_F(CliEndToEnd, ConfigFileMistakesExitWithTwoInOurWords) {
   r = run_cmd({"train", "--config", path("data"), "--quiet"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err, "magmadnn: error: config: config file " + path("data") + " is a directory, not a JSON file\n");
+}
+
+// Data that is not what the network is built for is refused with the file
+// and both shapes: never reinterpreted because the pixel count agrees.
+TEST_F(CliEndToEnd, DataOfTheWrongShapeTypeOrSizeIsRefusedNamingTheFile) {
+  auto images = [](const std::string& file, io::IdxType type, std::vector<std::int64_t> shape, double value) {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    io::write_idx(file, type, shape, std::vector<double>(static_cast<std::size_t>(n), value), false);
+  };
+  auto labels = [](const std::string& file, std::int64_t n, double label) {
+    io::write_idx(file, io::IdxType::u8, {n}, std::vector<double>(static_cast<std::size_t>(n), label), false);
+  };
+  auto train = [&](const std::string& dir, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"train", "--config", path("tiny.json"), "--data", path(dir), "--out",
+                                     path("bad-" + dir), "--overwrite", "--quiet", "--epochs", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cmd(args);
+  };
+  // Test images of 4x16 against training images of 8x8: same pixel count.
+  fs::create_directories(path("reshaped"));
+  write_split(path("reshaped"), "train", 60, 1);
+  images(path("reshaped/t10k-images-idx3-ubyte"), io::IdxType::u8, {5, 4, 16}, 10);
+  labels(path("reshaped/t10k-labels-idx1-ubyte"), 5, 1);
+  Result r = train("reshaped");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("reshaped/t10k-images-idx3-ubyte") + ": images of shape {1, 4, 16}, but the training " +
+                       "images (" + path("reshaped/train-images-idx3-ubyte.gz") + ") are {1, 8, 8}"),
+            std::string::npos)
+      << r.err;
+  // A training set of no images names the training file (it used to be
+  // reported as a bad label of the test set).
+  fs::create_directories(path("emptytrain"));
+  write_split(path("emptytrain"), "t10k", 20, 2);
+  images(path("emptytrain/train-images-idx3-ubyte"), io::IdxType::u8, {0, 8, 8}, 0);
+  labels(path("emptytrain/train-labels-idx1-ubyte"), 0, 0);
+  r = train("emptytrain");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("emptytrain/train-images-idx3-ubyte") + " holds no images"), std::string::npos) << r.err;
+  // Images of width 0.
+  fs::create_directories(path("flat"));
+  images(path("flat/train-images-idx3-ubyte"), io::IdxType::u8, {4, 8, 0}, 0);
+  labels(path("flat/train-labels-idx1-ubyte"), 4, 0);
+  write_split(path("flat"), "t10k", 20, 2);
+  r = train("flat");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("flat/train-images-idx3-ubyte") + ": images of 8x0 pixels"), std::string::npos)
+      << r.err;
+
+  // Predict: the network's shape {1, 8, 8} and its element type.
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("shape-run"), "--overwrite",
+                     "--quiet"})
+                .rc,
+            0);
+  const std::string ckpt = path("shape-run/checkpoint.bin");
+  auto predict = [&](const std::string& input) { return run_cmd({"predict", "--checkpoint", ckpt, "--input", input}); };
+  images(path("p-4x16"), io::IdxType::u8, {2, 4, 16}, 3);
+  r = predict(path("p-4x16"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("p-4x16") + ": shape {2, 4, 16} does not hold samples of the network's input {1, 8, 8}"),
+            std::string::npos)
+      << r.err;
+  images(path("p-empty"), io::IdxType::u8, {0, 8, 8}, 0);
+  r = predict(path("p-empty"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("p-empty") + ": no samples"), std::string::npos) << r.err;
+  images(path("p-i8"), io::IdxType::i8, {2, 8, 8}, 3);
+  r = predict(path("p-i8"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("p-i8") + ": IDX int8 pixels; expected uint8"), std::string::npos) << r.err;
+  images(path("p-f32"), io::IdxType::f32, {2, 8, 8}, 300);
+  r = predict(path("p-f32"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("p-f32") + ": value 300 of sample 0 (element 0) is not a pixel value in [0, 255]"),
+            std::string::npos)
+      << r.err;
+  images(path("p-f32ok"), io::IdxType::f32, {2, 8, 8}, 255);
+  images(path("p-u8"), io::IdxType::u8, {2, 8, 8}, 255);
+  const Result f = predict(path("p-f32ok")), u = predict(path("p-u8"));
+  ASSERT_EQ(f.rc, 0) << f.err;
+  EXPECT_EQ(f.out, u.out);  // float pixel values are raw values, like uint8
+  {
+    std::ofstream csv(path("p-bad.csv"));
+    for (int row = 0; row < 2; ++row) {
+      for (int c = 0; c < 64; ++c) csv << (c ? "," : "") << (row == 1 && c == 5 ? "nan" : "7");
+      csv << "\n\n";
+    }
+  }
+  r = predict(path("p-bad.csv"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("p-bad.csv") + ":3: column 6: nan is not a pixel value in [0, 255]"), std::string::npos)
+      << r.err;
+  // evaluate's test images must be the network's shape too.
+  r = run_cmd({"evaluate", "--checkpoint", ckpt, "--data", path("reshaped")});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("images of shape {1, 4, 16}, but the network's input is {1, 8, 8}"), std::string::npos)
+      << r.err;
+}
+
+// Fashion-MNIST and MNIST have 10 classes: a label of 200 is a bad label,
+// named with its file and position, not a data set of 201 classes.
+TEST_F(CliEndToEnd, ALabelOutsideTheDataSetsClassesNamesTheFile) {
+  fs::create_directories(path("label200"));
+  write_split(path("label200"), "train", 30, 1);
+  write_split(path("label200"), "t10k", 10, 2);
+  std::vector<double> labels(30, 1);
+  labels[7] = 200;
+  io::write_idx(path("label200/train-labels-idx1-ubyte"), io::IdxType::u8, {30}, labels, false);
+  const Result r = run_cmd({"train", "--data", path("label200"), "--out", path("label200-run"), "--quiet"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("label200/train-labels-idx1-ubyte") + ": label 200 of image 7 (offset 15) is outside [0, 10)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("201"), std::string::npos) << r.err;
 }
 
 TEST_F(CliEndToEnd, RefusesToMixTwoRunsInOneFolder) {

@@ -48,7 +48,7 @@ class RunTraining : public ::testing::Test {
                          {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}}},
                          {"epochs", 3},
                          {"batch_size", 20},
-                         {"data", {{"dir", dir_}, {"val_split", 0.2}}}});
+                         {"data", {{"dataset", "idx"}, {"dir", dir_}, {"val_split", 0.2}}}});
   }
   std::string dir_;
 };
