@@ -1,4 +1,5 @@
 // magmadnn evaluate: a checkpoint's loss and accuracy on the test split.
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 
@@ -40,6 +41,10 @@ int evaluate_command(const std::vector<std::string>& args, std::ostream& out) {
   NetworkBuild b = build_network(spec, stored.sample_shape, 1, stored.classes);
   b.model->load(ckpt);
   const model::Evaluation e = b.model->evaluate(test.x, test.y);
+  if (!std::isfinite(e.loss)) {
+    MAGMADNN_THROW(ValueError, "the loss of " << ckpt << " on the " << e.samples << " test samples of " << dir
+                                              << " is " << e.loss << " (accuracy " << e.accuracy << ")");
+  }
   if (a.has("json")) {
     out << Json{{"checkpoint", ckpt}, {"test_accuracy", e.accuracy}, {"test_loss", e.loss}, {"samples", e.samples}}
                .dump(2)

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -529,6 +530,71 @@ TEST_F(CliEndToEnd, ALabelOutsideTheDataSetsClassesNamesTheFile) {
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("201"), std::string::npos) << r.err;
+}
+
+// A checkpoint with a valid CRC can still lie: NaN weights (evaluate used
+// to print "loss nan" and exit 0), a cursor past the end of the epoch
+// (--resume recorded the epoch as done without training it), a history that
+// disagrees with the epoch count. Loading refuses each, naming the file.
+TEST_F(CliEndToEnd, CraftedCheckpointsAreRefusedOnLoad) {
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("craft"), "--overwrite",
+                     "--quiet"})
+                .rc,
+            0);
+  const std::string good = path("craft/checkpoint.bin");
+  const io::Checkpoint ck = io::read_checkpoint(good);
+  io::TensorRecord param;
+  for (const auto& rec : ck.tensors()) {
+    if (rec.name.rfind("param/", 0) == 0) {
+      param = rec;
+      break;
+    }
+  }
+  ASSERT_FALSE(param.name.empty());
+  // NaN in one weight, the CRC recomputed by write_checkpoint.
+  io::Checkpoint nan;
+  for (const auto& [k, v] : ck.meta()) nan.set(k, v);
+  for (const auto& rec : ck.tensors()) {
+    io::TensorRecord r = rec;
+    if (r.name == param.name) {
+      ASSERT_EQ(r.type, dtype::f32);
+      const float q = std::nanf("");
+      std::memcpy(r.data.data() + sizeof(float), &q, sizeof q);
+    }
+    nan.add_record(r);
+  }
+  fs::create_directories(path("craft-nan"));
+  io::write_checkpoint(path("craft-nan/checkpoint.bin"), nan);
+  const std::string want = "tensor '" + param.name + "' ";
+  Result r = run_cmd({"evaluate", "--checkpoint", path("craft-nan/checkpoint.bin")});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("holds nan at element 1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  write_split(path("craft"), "p", 3, 9);
+  r = run_cmd({"predict", "--checkpoint", path("craft-nan/checkpoint.bin"), "--input",
+               path("craft/p-images-idx3-ubyte.gz")});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+
+  // The cursor: batch 1000000 of an epoch of 11 batches (216 samples / 20).
+  fs::create_directories(path("craft-batch"));
+  fs::copy_file(path("craft/config.json"), path("craft-batch/config.json"));
+  io::Checkpoint far = ck;
+  far.set_int("train.batch", 1000000);
+  io::write_checkpoint(path("craft-batch/checkpoint.bin"), far);
+  r = run_cmd({"train", "--out", path("craft-batch"), "--resume", "--epochs", "2", "--quiet"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("cursor at batch 1000000 of epoch 2, but an epoch over "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("craft-batch/metrics.csv")) &&
+               RunFolder(path("craft-batch")).read_metrics().size() > 1);
+  // One epoch done, no record of it.
+  io::Checkpoint lost = ck;
+  lost.set_uint("history.count", 0);
+  io::write_checkpoint(path("craft-batch/checkpoint.bin"), lost);
+  r = run_cmd({"evaluate", "--checkpoint", path("craft-batch/checkpoint.bin")});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("1 epochs done but 0 records in its history"), std::string::npos) << r.err;
 }
 
 TEST_F(CliEndToEnd, RefusesToMixTwoRunsInOneFolder) {
