@@ -577,6 +577,27 @@ TEST_F(CliEndToEnd, CraftedCheckpointsAreRefusedOnLoad) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
 
+  // Finite weights whose loss is not: evaluate must not exit 0 on it.
+  io::Checkpoint huge;
+  for (const auto& [k, v] : ck.meta()) huge.set(k, v);
+  for (const auto& rec : ck.tensors()) {
+    io::TensorRecord h = rec;
+    if (h.name.rfind("param/", 0) == 0) {
+      const float big = 3e38f;
+      for (std::size_t i = 0; i + sizeof(float) <= h.data.size(); i += sizeof(float)) {
+        std::memcpy(h.data.data() + i, &big, sizeof big);
+      }
+    }
+    huge.add_record(h);
+  }
+  fs::create_directories(path("craft-huge"));
+  io::write_checkpoint(path("craft-huge/checkpoint.bin"), huge);
+  r = run_cmd({"evaluate", "--checkpoint", path("craft-huge/checkpoint.bin")});
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.err.find("the loss of " + path("craft-huge/checkpoint.bin") + " on the 60 test samples"),
+            std::string::npos)
+      << r.err;
+
   // The cursor: batch 1000000 of an epoch of 11 batches (216 samples / 20).
   fs::create_directories(path("craft-batch"));
   fs::copy_file(path("craft/config.json"), path("craft-batch/config.json"));
