@@ -28,6 +28,17 @@ double training_seconds(const model::History& h) {
 }
 
 TrainingRun::TrainingRun(const TrainSpec& spec) : spec_(spec) {
+  // A spec built in code, not by parse_config, meets the same limits before
+  // any value is narrowed (epochs and patience become unsigned int below).
+  auto within = [](const char* key, std::int64_t v, IntRange r) {
+    MAGMADNN_CHECK(v >= r.min && v <= r.max, ValueError,
+                   "TrainingRun: " << key << " " << v << " is outside [" << r.min << ", " << r.max << "]");
+  };
+  within("epochs", spec_.epochs, limits::epochs);
+  within("batch_size", spec_.batch_size, limits::batch_size);
+  within("data.limit_train", spec_.data.limit_train, limits::samples);
+  within("data.limit_test", spec_.data.limit_test, limits::samples);
+  within("early_stopping.patience", spec_.early_stopping.patience, limits::patience);
   const auto t0 = Clock::now();
   {
     const Split all =

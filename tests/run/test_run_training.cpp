@@ -83,6 +83,20 @@ TEST_F(RunTraining, SameSpecSameRunAndCallbacksSeeEveryEpoch) {
   EXPECT_EQ(a.test.loss, b.test.loss);
 }
 
+// A spec made in code meets parse_config's limits too: nothing is narrowed
+// (4294967296 epochs would have become 0).
+TEST_F(RunTraining, ASpecOutsideTheLimitsIsRefusedBeforeLoading) {
+  TrainSpec s = spec();
+  s.epochs = 4294967296LL;
+  try {
+    TrainingRun run(s);
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("TrainingRun: epochs 4294967296 is outside [1, 1000000]"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(RunTraining, MissingDataNamesTheFolder) {
   TrainSpec s = spec();
   s.data.dir = dir_ + "/nowhere";
