@@ -142,13 +142,14 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   }
   const bool resume = a.has("resume"), quiet = a.has("quiet");
   if (resume && !a.has("out")) throw UsageError("magmadnn train: --resume needs --out DIR (the run to continue)");
+  const std::int64_t threads = a.has("threads") ? a.integer("threads", 1, max_threads()) : 0;  // checked up front
   const TrainSpec spec = parse_config(resolve_config(a, resume));
   const Json config = to_json(spec);
   if (a.has("print-config")) {
     out << config.dump(2) << "\n";
     return 0;
   }
-  if (a.has("threads")) omp_set_num_threads(static_cast<int>(a.integer("threads", 1, max_threads())));
+  if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
 
   TrainingRun run(spec);  // loads the data, builds the network
   model::NeuralNetwork<float>& net = run.network();

@@ -182,7 +182,7 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
   lo.workers = options.loader_workers;
   lo.seed = data_seed_;  // never 0: a 0 would make the loader draw a seed of its own
   data::DataLoader<T> loader(x, y, lo, options.augment);
-  MAGMADNN_CHECK(batch_ < loader.num_batches(), ValueError,
+  MAGMADNN_CHECK(batch_ == 0 || batch_ < loader.num_batches(), ValueError,
                  "NeuralNetwork::fit: the model stands at batch " << batch_ << " of epoch " << epoch_ + 1
                      << ", but an epoch over these " << n << " samples has " << loader.num_batches() << " batches");
   // Inline gathering straight into the placeholders (no per-step allocation)

@@ -392,6 +392,9 @@ TEST_F(CliEndToEnd, IntegerFlagsAreRangeChecked) {
     EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
   }
   EXPECT_FALSE(fs::exists(path("range")));
+  const Result r = run_cmd({"train", "--threads", "100000", "--print-config"});  // checked before anything else
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--threads: expected an integer in [1, "), std::string::npos) << r.err;
 }
 
 // The config's mistakes are ours to word: a run name that leaves runs/, a
