@@ -11,7 +11,7 @@ std::string ParsedArgs::str(const std::string& name, const std::string& def) con
   return it == values_.end() ? def : it->second;
 }
 
-std::int64_t ParsedArgs::integer(const std::string& name, std::int64_t min) const {
+std::int64_t ParsedArgs::integer(const std::string& name, std::int64_t min, std::int64_t max) const {
   const std::string v = str(name);
   std::size_t used = 0;
   long long x = 0;
@@ -20,9 +20,10 @@ std::int64_t ParsedArgs::integer(const std::string& name, std::int64_t min) cons
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != v.size() || v.empty() || x < min) {
-    throw UsageError(command_ + ": --" + name + ": expected an integer >= " + std::to_string(min) + ", got \"" +
-                     v + "\"");
+  // stoll throws out_of_range past 64 bits; `used` is then 0 and the value is refused like any other.
+  if (used != v.size() || v.empty() || x < min || x > max) {
+    throw UsageError(command_ + ": --" + name + ": expected an integer in [" + std::to_string(min) + ", " +
+                     std::to_string(max) + "], got \"" + v + "\"");
   }
   return x;
 }

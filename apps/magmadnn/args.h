@@ -32,8 +32,8 @@ class ParsedArgs {
  public:
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   std::string str(const std::string& name, const std::string& def = "") const;
-  /// An integer >= min (UsageError otherwise).
-  std::int64_t integer(const std::string& name, std::int64_t min) const;
+  /// An integer in [min, max] (UsageError naming the flag and the range otherwise).
+  std::int64_t integer(const std::string& name, std::int64_t min, std::int64_t max) const;
   /// A finite number > 0.
   double positive(const std::string& name) const;
   /// A finite number in [lo, hi) (UsageError otherwise).

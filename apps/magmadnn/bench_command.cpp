@@ -33,8 +33,8 @@ int run_conv_bench(const ParsedArgs& a, std::ostream& out) {
   }
   conv::BenchOptions o;
   o.dtype = a.str("dtype", o.dtype);
-  if (a.has("batch")) o.batch = a.integer("batch", 1);
-  if (a.has("repeats")) o.repeats = static_cast<int>(a.integer("repeats", 1));
+  if (a.has("batch")) o.batch = a.integer("batch", 1, 1 << 20);
+  if (a.has("repeats")) o.repeats = static_cast<int>(a.integer("repeats", 1, 1'000'000));
   const std::string layers = a.str("layers");
   for (std::size_t b = 0; b < layers.size();) {
     const std::size_t e = std::min(layers.find(',', b), layers.size());

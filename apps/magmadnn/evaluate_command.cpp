@@ -1,4 +1,5 @@
 // magmadnn evaluate: a checkpoint's loss and accuracy on the test split.
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 
@@ -29,15 +30,21 @@ int evaluate_command(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   if (!a.has("checkpoint")) throw UsageError("magmadnn evaluate: --checkpoint FILE is required");
+  const std::int64_t limit = a.has("limit-test") ? a.integer("limit-test", 1, limits::samples.max) : 0;
   const std::string ckpt = a.str("checkpoint");
   const StoredNetwork stored = network_for_checkpoint(ckpt, a.str("config"));
   const TrainSpec spec = parse_config(stored.config);
   const std::string dir = a.str("data", spec.data.dir);
-  const Split test = load_split(dir, "test", a.has("limit-test") ? a.integer("limit-test", 1) : 0, stored.classes);
+  const Split test = load_split(dir, "test", limit, stored.classes);
+  check_sample_shape(test, stored.sample_shape, "the network's input is");
 
   NetworkBuild b = build_network(spec, stored.sample_shape, 1, stored.classes);
   b.model->load(ckpt);
   const model::Evaluation e = b.model->evaluate(test.x, test.y);
+  if (!std::isfinite(e.loss)) {
+    MAGMADNN_THROW(ValueError, "the loss of " << ckpt << " on the " << e.samples << " test samples of " << dir
+                                              << " is " << e.loss << " (accuracy " << e.accuracy << ")");
+  }
   if (a.has("json")) {
     out << Json{{"checkpoint", ckpt}, {"test_accuracy", e.accuracy}, {"test_loss", e.loss}, {"samples", e.samples}}
                .dump(2)

@@ -1,10 +1,13 @@
 // magmadnn train: flags -> run specification -> run::TrainingRun -> run folder and printing.
 #include <omp.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <ostream>
+#include <thread>
 
 #include "args.h"
 #include "checkpoint_config.h"
@@ -31,7 +34,7 @@ const std::vector<OptionSpec> kOptions = {
     {"data", "DIR", "folder of the MNIST-format IDX files (default /usr/share/datasets/fashion-mnist)"},
     {"resume", "", "continue the run in --out DIR from its checkpoint"},
     {"overwrite", "", "replace the run already in --out DIR"},
-    {"threads", "N", "CPU threads (default: OpenMP's choice)"},
+    {"threads", "N", "CPU threads, at most 4 per hardware thread (default: OpenMP's choice)"},
     {"limit-train", "N", "use only the first N training samples"},
     {"limit-test", "N", "use only the first N test samples"},
     {"val-split", "F", "fraction of the training samples held out for validation (default 0.1; 0: none)"},
@@ -73,20 +76,27 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
       throw UsageError("magmadnn train: --layers applies to the mlp preset only");
     }
     if (!name.empty()) {
-      cfg = preset(name, a.has("layers") ? static_cast<int>(a.integer("layers", 1)) : 0);
+      cfg = preset(name, a.has("layers") ? static_cast<int>(a.integer("layers", 1, 1000)) : 0);
     }
     if (a.has("config")) merge_json(cfg, read_json_file(a.str("config")));
   }
-  if (a.has("epochs")) cfg["epochs"] = a.integer("epochs", 1);
-  if (a.has("batch-size")) cfg["batch_size"] = a.integer("batch-size", 1);
+  if (a.has("epochs")) cfg["epochs"] = a.integer("epochs", limits::epochs.min, limits::epochs.max);
+  if (a.has("batch-size")) cfg["batch_size"] = a.integer("batch-size", limits::batch_size.min, limits::batch_size.max);
   if (a.has("lr")) cfg["optimizer"]["learning_rate"] = a.positive("lr");
-  if (a.has("seed")) cfg["seed"] = a.integer("seed", 0);
+  if (a.has("seed")) cfg["seed"] = a.integer("seed", 0, INT64_MAX);
   if (a.has("data")) cfg["data"]["dir"] = a.str("data");
-  if (a.has("limit-train")) cfg["data"]["limit_train"] = a.integer("limit-train", 1);
-  if (a.has("limit-test")) cfg["data"]["limit_test"] = a.integer("limit-test", 1);
+  if (a.has("limit-train")) cfg["data"]["limit_train"] = a.integer("limit-train", 1, limits::samples.max);
+  if (a.has("limit-test")) cfg["data"]["limit_test"] = a.integer("limit-test", 1, limits::samples.max);
   if (a.has("val-split")) cfg["data"]["val_split"] = a.number("val-split", 0.0, 1.0);
-  if (a.has("early-stopping")) cfg["early_stopping"]["patience"] = a.integer("early-stopping", 0);
+  if (a.has("early-stopping")) cfg["early_stopping"]["patience"] = a.integer("early-stopping", limits::patience.min, limits::patience.max);
   return cfg;
+}
+
+// --threads' upper bound: 4 threads per hardware thread (at least 4, at
+// most 1024); far more only exhausts the stacks OpenMP gives each thread.
+std::int64_t max_threads() {
+  const std::int64_t hw = std::thread::hardware_concurrency();
+  return std::clamp<std::int64_t>(4 * hw, 4, 1024);
 }
 
 // Prepares the run folder: refuses to mix a new run into an old one (or into
@@ -138,6 +148,7 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   }
   const bool resume = a.has("resume"), quiet = a.has("quiet");
   if (resume && !a.has("out")) throw UsageError("magmadnn train: --resume needs --out DIR (the run to continue)");
+  const std::int64_t threads = a.has("threads") ? a.integer("threads", 1, max_threads()) : 0;  // checked up front
   // What a run killed in this folder left (an interrupted --overwrite, temporary
   // files) is settled first: --resume reads the restored config.json.
   if (a.has("out") && !a.has("print-config")) recover_run_folder(a.str("out"), out);
@@ -147,7 +158,7 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
     out << config.dump(2) << "\n";
     return 0;
   }
-  if (a.has("threads")) omp_set_num_threads(static_cast<int>(a.integer("threads", 1)));
+  if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
 
   TrainingRun run(spec);  // loads the data, builds the network
   const RunFolder rf(a.str("out", default_out_dir(spec.name)));

@@ -37,6 +37,10 @@ ImageSet<T> load_mnist(const std::string& dir, dataset_type split, const ImageOp
   MAGMADNN_CHECK(lab.shape[0] == n, IOError,
                  "MNIST counts disagree: " << images_path << " has " << n << " images but " << labels_path
                                            << " has " << lab.shape[0] << " labels");
+  MAGMADNN_CHECK(n > 0, IOError, images_path << " holds no images (shape " << img.shape << ")");
+  MAGMADNN_CHECK(rows > 0 && cols > 0, IOError,
+                 images_path << ": images of " << rows << "x" << cols << " pixels (shape " << img.shape
+                             << "); both sides must be at least 1");
   MAGMADNN_CHECK(opts.num_classes >= 0, ValueError, "load_mnist: num_classes " << opts.num_classes << " < 0");
   ImageSet<T> set;
   set.classes.assign(lab.bytes.begin(), lab.bytes.end());

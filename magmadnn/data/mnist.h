@@ -14,8 +14,9 @@
 ///
 /// Guarantees: images come as {N, 1, 28, 28} (whatever rows and columns the
 /// file declares), labels as one-hot {N, 10}. A missing file, a file that is
-/// not IDX uint8 of the right rank, a label outside [0, 10), or an image file
-/// and a label file that disagree on N throw IOError naming the files.
+/// not IDX uint8 of the right rank, a file of no images or of images with a
+/// side of 0, a label outside [0, 10), or an image file and a label file that
+/// disagree on N throw IOError naming the files.
 #pragma once
 
 #include <iosfwd>

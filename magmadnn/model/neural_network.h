@@ -40,7 +40,11 @@
 ///    history: fit after load continues bit-identically;
 ///  - load() validates the whole file and every tensor name and shape before
 ///    changing anything (IOError for a bad file, ShapeError naming a tensor
-///    whose shape differs, ValueError for a missing tensor or another dtype).
+///    whose shape differs, ValueError for a missing tensor or another dtype,
+///    for a weight, layer state or optimizer state that is not finite (naming
+///    the tensor and element), for a data cursor outside the epoch it points
+///    into, and for a history that is not one record per epoch done); fit
+///    refuses a cursor past the batches of the data it is given.
 #pragma once
 
 #include <cstdint>

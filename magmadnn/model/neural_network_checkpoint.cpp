@@ -1,6 +1,7 @@
 // NeuralNetwork::save / load: the model's side of the checkpoint format
 // (docs/checkpoint_format.md lists every header key and tensor name).
 #include <cstdio>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -146,6 +147,44 @@ void NeuralNetwork<T>::load(const std::string& path) {
     r.samples_per_second = ck.get_double(indexed("history.", i, "samples_per_second"));
     r.learning_rate = ck.get_double(indexed("history.", i, "learning_rate"));
   }
+
+  // The cursor: a crafted batch count past the epoch's end would close the
+  // epoch without training it.
+  const auto batch_size = ck.get_uint("train.batch_size");
+  MAGMADNN_CHECK(batch >= 0 && batch_size > 0 && (batch == 0 || data_size > 0), ValueError,
+                 "checkpoint " << path << ": cursor batch " << batch << " of an epoch over " << data_size
+                               << " samples in batches of " << batch_size << " is not a position in an epoch");
+  if (batch > 0) {
+    const std::int64_t batches = (data_size + static_cast<std::int64_t>(batch_size) - 1) /
+                                 static_cast<std::int64_t>(batch_size);
+    MAGMADNN_CHECK(batch < batches, ValueError,
+                   "checkpoint " << path << ": cursor at batch " << batch << " of epoch " << epoch + 1
+                                 << ", but an epoch over " << data_size << " samples in batches of " << batch_size
+                                 << " has " << batches << " batches");
+  }
+  MAGMADNN_CHECK(hist.size() == epoch, ValueError,
+                 "checkpoint " << path << ": " << epoch << " epochs done but " << hist.size()
+                               << " records in its history");
+  for (std::size_t i = 0; i < hist.size(); ++i) {
+    MAGMADNN_CHECK(hist[i].epoch == i + 1, ValueError,
+                   "checkpoint " << path << ": history record " << i << " is of epoch " << hist[i].epoch
+                                 << ", expected " << i + 1);
+  }
+  // Weights and optimizer state must be numbers: a NaN would only surface
+  // as a NaN loss, far from the file that holds it.
+  auto check_finite = [&](const std::string& key, const Tensor<T>& like) {
+    Tensor<T> tmp(like.shape(), HOST);
+    ck.copy_tensor(key, tmp);
+    const T* v = tmp.host_data();
+    for (std::int64_t k = 0; k < tmp.size(); ++k) {
+      MAGMADNN_CHECK(std::isfinite(static_cast<double>(v[k])), ValueError,
+                     "checkpoint " << path << ": tensor '" << key << "' " << like.shape() << " holds " << v[k]
+                                   << " at element " << k << " (parameters must be finite)");
+    }
+  };
+  for (std::size_t i = 0; i < params_.size(); ++i) check_finite("param/" + param_names_[i], params_[i]->value());
+  for (const auto& [name, t] : state_) check_finite("state/" + name, *t);
+  for (const auto& [name, t] : opt_state) check_finite("optim/" + name, *t);
 
   // Commit: nothing below can fail on a validated checkpoint.
   for (std::size_t i = 0; i < params_.size(); ++i) ck.copy_tensor("param/" + param_names_[i], params_[i]->value());

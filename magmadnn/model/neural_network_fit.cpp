@@ -182,6 +182,9 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
   lo.workers = options.loader_workers;
   lo.seed = data_seed_;  // never 0: a 0 would make the loader draw a seed of its own
   data::DataLoader<T> loader(x, y, lo, options.augment);
+  MAGMADNN_CHECK(batch_ == 0 || batch_ < loader.num_batches(), ValueError,
+                 "NeuralNetwork::fit: the model stands at batch " << batch_ << " of epoch " << epoch_ + 1
+                     << ", but an epoch over these " << n << " samples has " << loader.num_batches() << " batches");
   // Inline gathering straight into the placeholders (no per-step allocation)
   // unless background workers or augmentation are asked for.
   const bool inline_batches = options.loader_workers == 0 && options.augment.empty();

@@ -1,6 +1,7 @@
 #include "magmadnn/run/dataset.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "magmadnn/core/errors.h"
 #include "magmadnn/data/holdout.h"
 #include "magmadnn/data/mnist.h"
+#include "magmadnn/io/byte_reader.h"
 #include "magmadnn/io/csv.h"
 #include "magmadnn/io/idx.h"
 
@@ -38,7 +40,32 @@ bool csv_has_header(const std::string& path) {
   return !line.empty();
 }
 
+// The 1-based line of data row `row` (blank lines and the header skipped,
+// as io::read_csv skips them).
+std::int64_t csv_line_of_row(const std::string& path, bool header, std::int64_t row) {
+  std::ifstream in(path);
+  std::string line;
+  std::int64_t n = 0, data_rows = header ? -1 : 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (data_rows++ == row) return n;
+  }
+  return n;
+}
+
 }  // namespace
+
+std::int64_t dataset_classes(const std::string& dataset) {
+  return dataset == "fashion-mnist" || dataset == "mnist" ? 10 : 0;
+}
+
+void check_sample_shape(const Split& s, const std::vector<std::int64_t>& want, const std::string& want_what) {
+  const std::vector<std::int64_t> dims = s.x.shape().dims();
+  const std::vector<std::int64_t> got(dims.begin() + 1, dims.end());
+  MAGMADNN_CHECK(got == want, IOError,
+                 s.source << ": images of shape " << Shape(got) << ", but " << want_what << " " << Shape(want));
+}
 
 Split load_split(const std::string& dir, const std::string& split, std::int64_t limit, std::int64_t classes) {
   MAGMADNN_CHECK(split == "train" || split == "test", ValueError, "unknown split \"" << split << "\"");
@@ -57,6 +84,7 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
   const std::int64_t total = set.images.shape()[0];
   const std::int64_t n = limit > 0 ? std::min(limit, total) : total;
   Split s;
+  s.source = io::find_plain_or_gz(dir + (split == "train" ? "/train" : "/t10k") + "-images-idx3-ubyte");
   s.labels.assign(set.classes.begin(), set.classes.begin() + n);
   if (n == total) {
     s.x = std::move(set.images);
@@ -70,6 +98,7 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
 
 Split subset(const Split& s, const std::vector<std::int64_t>& rows) {
   Split out;
+  out.source = s.source;
   out.x = data::take_rows(s.x, rows);
   out.y = data::take_rows(s.y, rows);
   out.labels.reserve(rows.size());
@@ -92,11 +121,31 @@ Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_
   std::vector<float> values;
   if (idx) {
     const io::IdxArray a = io::read_idx(path);
-    MAGMADNN_CHECK(a.shape.ndim() >= 2 && a.numel() / a.shape[0] == sample_size, IOError,
-                   path << ": shape " << a.shape << " does not hold samples of " << sample_size
-                        << " values each (the network's input is " << Shape(sample_shape) << ")");
+    // {N, sample_shape...}, or {N, H, W} for a one-channel {1, H, W}: the
+    // shape the network was built for, not merely as many values.
+    const std::vector<std::int64_t> dims = a.shape.dims();
+    std::vector<std::int64_t> per(dims.begin() + (dims.empty() ? 0 : 1), dims.end());
+    if (per.size() + 1 == sample_shape.size() && sample_shape[0] == 1) per.insert(per.begin(), 1);
+    MAGMADNN_CHECK(dims.size() >= 2 && per == sample_shape, IOError,
+                   path << ": shape " << a.shape << " does not hold samples of the network's input "
+                        << Shape(sample_shape) << " (expected {N, " << Shape(sample_shape) << "} or {N, H, W})");
+    // Whole-byte pixels are the training data's own type; float pixels are
+    // raw values too and are checked; other integer types are not pixels.
+    const bool is_float = a.type == io::IdxType::f32 || a.type == io::IdxType::f64;
+    MAGMADNN_CHECK(a.type == io::IdxType::u8 || is_float, IOError,
+                   path << ": IDX " << io::idx_type_name(a.type)
+                        << " pixels; expected uint8 images (as trained on) or float32/float64 values in [0, 255]");
     values.resize(static_cast<std::size_t>(a.numel()));
-    a.convert(values.data(), kPixelScale);
+    a.convert(values.data(), 1.0);
+    const std::int64_t per_sample = a.shape[0] > 0 ? a.numel() / a.shape[0] : 1;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float v = values[i];
+      MAGMADNN_CHECK(std::isfinite(v) && v >= 0.0f && v <= 255.0f, IOError,
+                     path << ": value " << v << " of sample " << static_cast<std::int64_t>(i) / per_sample
+                          << " (element " << static_cast<std::int64_t>(i) % per_sample
+                          << ") is not a pixel value in [0, 255]");
+      values[i] = static_cast<float>(v * kPixelScale);
+    }
     shape[0] = a.shape[0];
   } else {
     io::CsvOptions o;
@@ -107,7 +156,15 @@ Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_
                    path << ": rows of " << cols << " values, but the network's input " << Shape(sample_shape)
                         << " takes " << sample_size);
     values = rows.to_vector();
-    for (float& v : values) v = static_cast<float>(v * kPixelScale);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float v = values[i];
+      if (!(std::isfinite(v) && v >= 0.0f && v <= 255.0f)) {
+        const std::int64_t row = static_cast<std::int64_t>(i) / cols, col = static_cast<std::int64_t>(i) % cols;
+        MAGMADNN_THROW(IOError, path << ":" << csv_line_of_row(path, o.header, row) << ": column " << col + 1
+                                     << ": " << v << " is not a pixel value in [0, 255]");
+      }
+      values[i] = static_cast<float>(v * kPixelScale);
+    }
     shape[0] = rows.shape()[0];
   }
   MAGMADNN_CHECK(shape[0] > 0, IOError, path << ": no samples");

@@ -21,7 +21,18 @@ struct Split {
   Tensor<float> x;                   ///< {N, 1, H, W}
   Tensor<float> y;                   ///< {N, classes}, one-hot
   std::vector<std::int64_t> labels;  ///< N class indices
+  std::string source;                ///< the image file, for messages
 };
+
+/// The class count of a config's data.dataset: 10 for "fashion-mnist" and
+/// "mnist" (so a label outside [0, 10) is an error naming its file and
+/// position), 0 for "idx" (any MNIST-format folder: one more than the
+/// largest training label).
+std::int64_t dataset_classes(const std::string& dataset);
+
+/// Throws IOError, naming s.source and both shapes, unless the samples of
+/// `s` have shape `want` ("the network's input is", "the training images are").
+void check_sample_shape(const Split& s, const std::vector<std::int64_t>& want, const std::string& want_what);
 
 /// "train" or "test" split from `dir`, the first `limit` samples (0: all).
 /// `classes` 0 means "one more than the largest label".
@@ -30,12 +41,16 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
 /// The samples `rows` of `s` (in that order), labels included.
 Split subset(const Split& s, const std::vector<std::int64_t>& rows);
 
-/// Images of an IDX file ({N, H, W} or {N, C, H, W}, any IDX type) or a CSV
+/// Images of an IDX file ({N, sample_shape...}, or {N, H, W} for a
+/// sample_shape {1, H, W}; uint8, or float32/float64 raw values) or a CSV
 /// file read by io::read_csv (one sample per line, `sample_size`
 /// comma-separated values; a first line none of whose cells is a number is a
 /// header and is skipped, while a bad cell anywhere else is an IOError naming
 /// its line and column), as {N, sample_shape...} floats. Both hold raw pixel
-/// values, scaled by 1/255 like the training data.
+/// values, scaled by 1/255 like the training data: a value that is not
+/// finite or outside [0, 255] is an IOError naming the file and the sample
+/// (IDX) or the line and column (CSV); so are a shape other than the
+/// network's, an IDX of integer type other than uint8, and no samples.
 Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_t>& sample_shape);
 
 /// The names of the classes of `dataset` (the config's data.dataset), in

@@ -28,9 +28,21 @@ double training_seconds(const model::History& h) {
 }
 
 TrainingRun::TrainingRun(const TrainSpec& spec) : spec_(spec) {
+  // A spec built in code, not by parse_config, meets the same limits before
+  // any value is narrowed (epochs and patience become unsigned int below).
+  auto within = [](const char* key, std::int64_t v, IntRange r) {
+    MAGMADNN_CHECK(v >= r.min && v <= r.max, ValueError,
+                   "TrainingRun: " << key << " " << v << " is outside [" << r.min << ", " << r.max << "]");
+  };
+  within("epochs", spec_.epochs, limits::epochs);
+  within("batch_size", spec_.batch_size, limits::batch_size);
+  within("data.limit_train", spec_.data.limit_train, limits::samples);
+  within("data.limit_test", spec_.data.limit_test, limits::samples);
+  within("early_stopping.patience", spec_.early_stopping.patience, limits::patience);
   const auto t0 = Clock::now();
   {
-    const Split all = load_split(spec_.data.dir, "train", spec_.data.limit_train);
+    const Split all =
+        load_split(spec_.data.dir, "train", spec_.data.limit_train, dataset_classes(spec_.data.dataset));
     const data::Holdout h = data::holdout_split(all.x.shape()[0], spec_.data.val_split, spec_.seed, &all.labels);
     train_ = subset(all, h.train);
     val_ = subset(all, h.validation);
@@ -42,6 +54,7 @@ TrainingRun::TrainingRun(const TrainSpec& spec) : spec_(spec) {
   const std::int64_t classes = train_.y.shape()[1];
   test_ = load_split(spec_.data.dir, "test", spec_.data.limit_test, classes);
   const std::vector<std::int64_t> dims = train_.x.shape().dims();
+  check_sample_shape(test_, {dims.begin() + 1, dims.end()}, "the training images (" + train_.source + ") are");
   const std::int64_t n = train_.x.shape()[0];
   build_ = build_network(spec_, {dims.begin() + 1, dims.end()}, (n + spec_.batch_size - 1) / spec_.batch_size,
                          classes);

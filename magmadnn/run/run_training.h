@@ -18,7 +18,9 @@
 ///
 /// Requires: a spec from parse_config (its values are in range) and the
 /// data set's IDX files in spec.data.dir (IOError naming what is missing).
-/// Guarantees: the same spec and seed give the same run; the test split is
+/// Guarantees: a spec whose epochs, batch_size, data limits or patience lie
+/// outside their limits:: range throws ValueError before anything is loaded;
+/// the same spec and seed give the same run; the test split is
 /// touched once, after training; RunResult::summary holds the keys
 /// documented in docs/cli.md (summary.json).
 #pragma once

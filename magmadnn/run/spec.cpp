@@ -1,7 +1,9 @@
 #include "magmadnn/run/spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -28,6 +30,21 @@ std::string quoted_list(const std::vector<std::string>& names) {
   return s;
 }
 
+// An integer of JSON (signed or unsigned) inside [r.min, r.max].
+bool in_range(const Json& v, IntRange r) {
+  if (v.is_number_unsigned()) {
+    const std::uint64_t x = v.get<std::uint64_t>();
+    return x <= static_cast<std::uint64_t>(r.max) && (r.min <= 0 || x >= static_cast<std::uint64_t>(r.min));
+  }
+  if (!v.is_number_integer()) return false;
+  const std::int64_t x = v.get<std::int64_t>();
+  return x >= r.min && x <= r.max;
+}
+
+std::string range_text(IntRange r) {
+  return "an integer in [" + std::to_string(r.min) + ", " + std::to_string(r.max) + "]";
+}
+
 // A view of one JSON object under a path. Construction rejects keys outside
 // `allowed`, so every reader below only sees keys it knows.
 class Obj {
@@ -46,14 +63,10 @@ class Obj {
   bool has(const std::string& key) const { return j_.contains(key); }
   const Json& get(const std::string& key) const { return j_.at(key); }
 
-  std::int64_t integer(const std::string& key, std::int64_t def, std::int64_t min) const {
+  std::int64_t integer(const std::string& key, std::int64_t def, IntRange r) const {
     if (!has(key)) return def;
     const Json& v = get(key);
-    const bool ok = (v.is_number_integer() || v.is_number_unsigned()) && v.get<std::int64_t>() >= min;
-    if (!ok) {
-      const char* kind = min > 0 ? "a positive integer" : "a non-negative integer";
-      throw ConfigError(at(key), std::string("expected ") + kind + ", got " + v.dump());
-    }
+    if (!in_range(v, r)) throw ConfigError(at(key), "expected " + range_text(r) + ", got " + v.dump());
     return v.get<std::int64_t>();
   }
 
@@ -115,19 +128,14 @@ class Obj {
   }
 
   // A 2-D window given as one integer (square) or [h, w].
-  std::vector<std::int64_t> pair(const std::string& key, std::vector<std::int64_t> def, std::int64_t min) const {
+  std::vector<std::int64_t> pair(const std::string& key, std::vector<std::int64_t> def, IntRange r) const {
     if (!has(key)) return def;
     const Json& v = get(key);
-    auto valid = [min](const Json& e) {
-      return (e.is_number_integer() || e.is_number_unsigned()) && e.get<std::int64_t>() >= min;
-    };
-    const char* kind = min > 0 ? "positive" : "non-negative";
-    if (valid(v)) return {v.get<std::int64_t>(), v.get<std::int64_t>()};
-    if (v.is_array() && v.size() == 2 && valid(v[0]) && valid(v[1])) {
+    if (in_range(v, r)) return {v.get<std::int64_t>(), v.get<std::int64_t>()};
+    if (v.is_array() && v.size() == 2 && in_range(v[0], r) && in_range(v[1], r)) {
       return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
     }
-    throw ConfigError(at(key), std::string("expected a ") + kind + " integer or [h, w] of " + kind +
-                                   " integers, got " + v.dump());
+    throw ConfigError(at(key), "expected " + range_text(r) + " or [h, w] of such integers, got " + v.dump());
   }
 
  private:
@@ -148,26 +156,26 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
   if (l.type == "dense") {
     Obj o(j, path, {"type", "units", "activation", "bias"}, what);
     if (!o.has("units")) throw ConfigError(o.at("units"), "missing (a dense layer needs its number of units)");
-    l.units = o.integer("units", 0, 1);
+    l.units = o.integer("units", 0, limits::units);
     l.activation = o.choice("activation", "none", activation_choices());
     l.bias = o.boolean("bias", true);
   } else if (l.type == "conv2d") {
     Obj o(j, path, {"type", "filters", "kernel", "padding", "stride", "dilation", "activation", "bias"}, what);
     if (!o.has("filters")) throw ConfigError(o.at("filters"), "missing (a conv2d layer needs its output channels)");
     if (!o.has("kernel")) throw ConfigError(o.at("kernel"), "missing (a conv2d layer needs its kernel size)");
-    l.filters = o.integer("filters", 0, 1);
-    l.kernel = o.pair("kernel", {}, 1);
-    l.padding = o.pair("padding", {0, 0}, 0);
-    l.stride = o.pair("stride", {1, 1}, 1);
-    l.dilation = o.pair("dilation", {1, 1}, 1);
+    l.filters = o.integer("filters", 0, limits::filters);
+    l.kernel = o.pair("kernel", {}, limits::window);
+    l.padding = o.pair("padding", {0, 0}, limits::padding);
+    l.stride = o.pair("stride", {1, 1}, limits::window);
+    l.dilation = o.pair("dilation", {1, 1}, limits::window);
     l.activation = o.choice("activation", "none", activation_choices());
     l.bias = o.boolean("bias", true);
   } else if (l.type == "pool") {
     Obj o(j, path, {"type", "mode", "kernel", "padding", "stride"}, what);
     l.mode = o.choice("mode", "max", {"max", "average"});
-    l.kernel = o.pair("kernel", {2, 2}, 1);
-    l.padding = o.pair("padding", {0, 0}, 0);
-    l.stride = o.pair("stride", l.kernel, 1);
+    l.kernel = o.pair("kernel", {2, 2}, limits::window);
+    l.padding = o.pair("padding", {0, 0}, limits::padding);
+    l.stride = o.pair("stride", l.kernel, limits::window);
   } else if (l.type == "dropout") {
     Obj o(j, path, {"type", "rate"}, what);
     l.rate = o.number("rate", 0.5, 0.0, 1.0, /*hi_open=*/true);
@@ -192,6 +200,16 @@ TrainSpec parse_config(const Json& j) {
                  "the config");
   TrainSpec s;
   s.name = root.string("name", s.name);
+  // The name becomes the run folder's name (runs/<name>-<date>-<time>): one
+  // plain path component, never a way out of runs/ or a hidden file.
+  const bool plain = !s.name.empty() && s.name.size() <= 100 && s.name[0] != '.' &&
+                     std::all_of(s.name.begin(), s.name.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+                     });
+  if (!plain) {
+    throw ConfigError("name", "expected 1 to 100 letters, digits, '-', '_' or '.' (not starting with '.'), got " +
+                                  Json(s.name).dump());
+  }
   if (!root.has("layers")) throw ConfigError("layers", "missing (a config needs at least one layer)");
   const Json& layers = root.get("layers");
   if (!layers.is_array() || layers.empty()) {
@@ -201,8 +219,8 @@ TrainSpec parse_config(const Json& j) {
     s.layers.push_back(parse_layer(layers[i], "layers[" + std::to_string(i) + "]"));
   }
   s.loss = root.choice("loss", s.loss, {"cross_entropy", "mse"});
-  s.epochs = root.integer("epochs", s.epochs, 1);
-  s.batch_size = root.integer("batch_size", s.batch_size, 1);
+  s.epochs = root.integer("epochs", s.epochs, limits::epochs);
+  s.batch_size = root.integer("batch_size", s.batch_size, limits::batch_size);
   s.seed = root.seed("seed", s.seed);
 
   if (root.has("optimizer")) {
@@ -241,11 +259,11 @@ TrainSpec parse_config(const Json& j) {
     }
     const Obj o(data, "data", {"dataset", "dir", "limit_train", "limit_test", "val_split"}, "the data");
     auto& p = s.data;
-    p.dataset = o.choice("dataset", p.dataset, {"fashion-mnist", "mnist"});
+    p.dataset = o.choice("dataset", p.dataset, {"fashion-mnist", "mnist", "idx"});
     p.dir = o.string("dir", p.dir);
     if (p.dir.empty()) throw ConfigError("data.dir", "expected a directory, got \"\"");
-    p.limit_train = o.integer("limit_train", p.limit_train, 0);
-    p.limit_test = o.integer("limit_test", p.limit_test, 0);
+    p.limit_train = o.integer("limit_train", p.limit_train, limits::samples);
+    p.limit_test = o.integer("limit_test", p.limit_test, limits::samples);
     p.val_split = o.number("val_split", p.val_split, 0.0, 1.0, /*hi_open=*/true);
   }
   if (root.has("early_stopping")) {
@@ -253,7 +271,7 @@ TrainSpec parse_config(const Json& j) {
                 "early stopping");
     auto& e = s.early_stopping;
     e.enabled = true;
-    e.patience = o.integer("patience", e.patience, 0);
+    e.patience = o.integer("patience", e.patience, limits::patience);
     e.monitor = o.choice("monitor", e.monitor, {"val_loss", "val_accuracy"});
     e.min_delta = o.number("min_delta", e.min_delta, 0.0, INFINITY);
     e.restore_best = o.boolean("restore_best", e.restore_best);
@@ -264,14 +282,116 @@ TrainSpec parse_config(const Json& j) {
   return s;
 }
 
+namespace {
+
+// Walks a JSON text to find where a number too large for a double sits: the
+// DOM parser's error for it carries neither the path nor the position.
+class PathTracker : public nlohmann::json_sax<Json> {
+ public:
+  std::string where;  // "path (line L, column C)" of the failure
+
+  explicit PathTracker(const std::string& text) : text_(text) {}
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return open(false); }
+  bool key(string_t& k) override {
+    frames_.back().key = k;
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(true); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception&) override {
+    std::string p;
+    for (std::size_t i = 0; i < frames_.size(); ++i) {
+      const Frame& f = frames_[i];
+      // The value being read is the next element of the innermost array.
+      if (f.array) {
+        p += '[';
+        p += std::to_string(f.index + (i + 1 == frames_.size() ? 1 : 0));
+        p += ']';
+      } else {
+        if (!p.empty()) p += '.';
+        p += f.key;
+      }
+    }
+    std::size_t line = 1, column = 1;
+    const std::size_t start = position >= token.size() ? position - token.size() : 0;  // the token's first byte
+    for (std::size_t i = 0; i < start && i < text_.size(); ++i) {
+      if (text_[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    where = (p.empty() ? std::string("config") : p) + " (line " + std::to_string(line) + ", column " +
+            std::to_string(column) + ")";
+    return false;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    std::int64_t index = -1;  // arrays: the element last started
+    std::string key;          // objects: the key last read
+  };
+  bool value() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+    return true;
+  }
+  bool open(bool array) {
+    value();
+    frames_.push_back(Frame{array, -1, {}});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    return true;
+  }
+  const std::string& text_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
 Json read_json_file(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError("", "config file " + path + " is a directory, not a JSON file");
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("", "cannot open config file " + path);
+  std::string text;
   try {
-    return Json::parse(in);
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    text = buf.str();
+  } catch (const std::exception&) {
+    throw ConfigError("", "cannot read config file " + path);
+  }
+  Json j;
+  try {
+    j = Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw ConfigError("", "invalid JSON in " + path + ": " + e.what());
+  } catch (const Json::out_of_range&) {
+    // The one out_of_range the parser raises: a number beyond a double's range (1e999).
+    PathTracker t(text);
+    Json::sax_parse(text, &t);
+    throw ConfigError("", "invalid JSON in " + path + ": " + t.where + ": number out of range");
   }
+  if (!j.is_object()) {
+    std::string got = j.dump();
+    if (got.size() > 60) got = got.substr(0, 57) + "...";
+    throw ConfigError("", "expected an object in " + path + ", got " + got);
+  }
+  return j;
 }
 
 Json to_json(const TrainSpec& s) {

@@ -27,9 +27,10 @@
 ///
 /// Guarantees: parse_config() either returns a spec whose every value is in
 /// range, or throws ConfigError whose message starts with the JSON path of the
-/// offending value and quotes it (`layers[2].units: expected a positive
-/// integer, got "abc"`). Unknown keys are errors too, so a typo never passes
-/// silently. to_json(parse_config(j)) is a complete config that parses back to
+/// offending value and quotes it (`layers[2].units: expected an integer in
+/// [1, 1048576], got "abc"`). Every integer is checked against its limits::
+/// range, `name` against a plain file-name component. Unknown keys are errors
+/// too, so a typo never passes silently. to_json(parse_config(j)) is a complete config that parses back to
 /// the same spec (it is what run folders store and --print-config shows).
 #pragma once
 
@@ -57,6 +58,23 @@ class ConfigError : public ValueError {
  private:
   std::string path_;
 };
+
+/// The range of an integer setting, both ends included. One table, read by
+/// parse_config and by the `magmadnn` flags that set the same keys, so a
+/// value is either refused with its range or held exactly by the code.
+struct IntRange {
+  std::int64_t min, max;
+};
+namespace limits {
+inline constexpr IntRange epochs{1, 1'000'000};
+inline constexpr IntRange batch_size{1, 2'147'483'647};
+inline constexpr IntRange samples{0, 2'147'483'647};  ///< data.limit_train, data.limit_test (0: all)
+inline constexpr IntRange units{1, 1 << 20};          ///< dense units
+inline constexpr IntRange filters{1, 1 << 16};        ///< conv2d output channels
+inline constexpr IntRange window{1, 1 << 16};         ///< kernel, stride, dilation (each of h, w)
+inline constexpr IntRange padding{0, 1 << 16};
+inline constexpr IntRange patience{0, 1'000'000};     ///< early_stopping.patience
+}  // namespace limits
 
 /// One layer of the network, in the order it is applied.
 struct LayerSpec {
@@ -99,7 +117,9 @@ struct ScheduleSpec {
 };
 
 struct DataSpec {
-  std::string dataset = "fashion-mnist";  ///< fashion-mnist or mnist (both IDX files in `dir`)
+  /// fashion-mnist or mnist (10 classes), or idx: any folder of MNIST-format
+  /// IDX files, whose classes are 0 .. the largest training label.
+  std::string dataset = "fashion-mnist";
   std::string dir = "/usr/share/datasets/fashion-mnist";
   std::int64_t limit_train = 0;   ///< use the first N training samples (0: all)
   std::int64_t limit_test = 0;    ///< use the first N test samples (0: all)
@@ -137,7 +157,11 @@ struct TrainSpec {
 
 /// Validates `j` and returns the spec (throws ConfigError).
 TrainSpec parse_config(const Json& j);
-/// Reads and parses a JSON file; syntax errors name the file and position.
+/// Reads and parses a JSON file holding one object (a config, a summary).
+/// ConfigError names the file, and: for a directory, that it is one; for a
+/// syntax error, the position; for a number beyond a double (1e999), its JSON
+/// path, line and column; for a document that is not an object ([], 3),
+/// "config: expected an object in FILE".
 Json read_json_file(const std::string& path);
 /// The complete config of `spec` (every key written).
 Json to_json(const TrainSpec& spec);

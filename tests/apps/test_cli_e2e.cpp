@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -88,7 +89,7 @@ class CliEndToEnd : public ::testing::Test {
         {"epochs", 4},
         {"batch_size", 20},
         {"seed", 5},
-        {"data", {{"dir", root_ + "/data"}}}};
+        {"data", {{"dataset", "idx"}, {"dir", root_ + "/data"}}}};
     std::ofstream(root_ + "/tiny.json") << cfg.dump(2);
   }
   static std::string path(const std::string& name) { return root_ + "/" + name; }
@@ -327,7 +328,7 @@ TEST_F(CliEndToEnd, MistakesExitWithTwoAndNameTheProblem) {
   EXPECT_EQ(r.err, "magmadnn: error: magmadnn train: unknown option --epochz (see magmadnn train --help)\n");
   r = run_cmd({"train", "--epochs", "three"});
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("--epochs: expected an integer >= 1, got \"three\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--epochs: expected an integer in [1, 1000000], got \"three\""), std::string::npos) << r.err;
   r = run_cmd({"train", "--preset", "lenet5", "--layers", "2", "--print-config"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--layers applies to the mlp preset only"), std::string::npos) << r.err;
@@ -337,7 +338,7 @@ TEST_F(CliEndToEnd, MistakesExitWithTwoAndNameTheProblem) {
   std::ofstream(path("bad.json")) << bad.dump();
   r = run_cmd({"train", "--config", path("bad.json")});
   EXPECT_EQ(r.rc, 2);
-  EXPECT_EQ(r.err, "magmadnn: error: layers[1].units: expected a positive integer, got \"abc\"\n");
+  EXPECT_EQ(r.err, "magmadnn: error: layers[1].units: expected an integer in [1, 1048576], got \"abc\"\n");
 
   Json wrong = read(path("tiny.json"));
   wrong["layers"][2]["units"] = 10;  // the data has 3 classes
@@ -358,6 +359,268 @@ TEST_F(CliEndToEnd, MistakesExitWithTwoAndNameTheProblem) {
   r = run_cmd({"frobnicate"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("unknown command \"frobnicate\""), std::string::npos);
+}
+
+// Every integer flag has a range and is refused past it, naming the flag:
+// nothing is truncated on the way to the code (--epochs 4294967296 trained 0
+// epochs; --threads 100000 crashed).
+TEST_F(CliEndToEnd, IntegerFlagsAreRangeChecked) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"train", "--epochs", "4294967296"}, "--epochs: expected an integer in [1, 1000000], got \"4294967296\""},
+      {{"train", "--epochs", "99999999999999999999"},
+       "--epochs: expected an integer in [1, 1000000], got \"99999999999999999999\""},
+      {{"train", "--batch-size", "4294967296"},
+       "--batch-size: expected an integer in [1, 2147483647], got \"4294967296\""},
+      {{"train", "--limit-train", "4294967296"},
+       "--limit-train: expected an integer in [1, 2147483647], got \"4294967296\""},
+      {{"train", "--early-stopping", "4294967296"},
+       "--early-stopping: expected an integer in [0, 1000000], got \"4294967296\""},
+      {{"train", "--layers", "100000"}, "--layers: expected an integer in [1, 1000], got \"100000\""},
+      {{"train", "--threads", "100000"}, "--threads: expected an integer in [1, "},
+      {{"evaluate", "--checkpoint", "x", "--limit-test", "4294967296"},
+       "--limit-test: expected an integer in [1, 2147483647], got \"4294967296\""},
+      {{"bench", "conv", "--repeats", "4294967296"}, "--repeats: expected an integer in [1, 1000000]"},
+  };
+  for (const auto& [args, want] : cases) {
+    std::vector<std::string> full = args;
+    if (args[0] == "train" && args[1] != "--layers") {
+      for (const char* x : {"--config", "", "--out", "", "--quiet"}) full.push_back(x);
+      full[full.size() - 4] = path("tiny.json");
+      full[full.size() - 2] = path("range");
+    }
+    const Result r = run_cmd(full);
+    EXPECT_EQ(r.rc, 2) << args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(path("range")));
+  const Result r = run_cmd({"train", "--threads", "100000", "--print-config"});  // checked before anything else
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--threads: expected an integer in [1, "), std::string::npos) << r.err;
+}
+
+// The config's mistakes are ours to word: a run name that leaves runs/, a
+// document that is not an object, a number beyond a double, a directory.
+TEST_F(CliEndToEnd, ConfigFileMistakesExitWithTwoInOurWords) {
+  Json escape = read(path("tiny.json"));
+  escape["name"] = "../../../x";
+  std::ofstream(path("escape.json")) << escape.dump();
+  Result r = run_cmd({"train", "--config", path("escape.json"), "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "magmadnn: error: name: expected 1 to 100 letters, digits, '-', '_' or '.' (not starting with "
+                   "'.'), got \"../../../x\"\n");
+  std::ofstream(path("array.json")) << "[]";
+  r = run_cmd({"train", "--config", path("array.json"), "--epochs", "2", "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "magmadnn: error: config: expected an object in " + path("array.json") + ", got []\n");
+  std::ofstream(path("huge.json")) << R"({"epochs": 1e999})";
+  r = run_cmd({"train", "--config", path("huge.json"), "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "magmadnn: error: config: invalid JSON in " + path("huge.json") +
+                       ": epochs (line 1, column 12): number out of range\n");
+  r = run_cmd({"train", "--config", path("data"), "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "magmadnn: error: config: config file " + path("data") + " is a directory, not a JSON file\n");
+}
+
+// Data that is not what the network is built for is refused with the file
+// and both shapes: never reinterpreted because the pixel count agrees.
+TEST_F(CliEndToEnd, DataOfTheWrongShapeTypeOrSizeIsRefusedNamingTheFile) {
+  auto images = [](const std::string& file, io::IdxType type, std::vector<std::int64_t> shape, double value) {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    io::write_idx(file, type, shape, std::vector<double>(static_cast<std::size_t>(n), value), false);
+  };
+  auto labels = [](const std::string& file, std::int64_t n, double label) {
+    io::write_idx(file, io::IdxType::u8, {n}, std::vector<double>(static_cast<std::size_t>(n), label), false);
+  };
+  auto train = [&](const std::string& dir, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"train", "--config", path("tiny.json"), "--data", path(dir), "--out",
+                                     path("bad-" + dir), "--overwrite", "--quiet", "--epochs", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cmd(args);
+  };
+  // Test images of 4x16 against training images of 8x8: same pixel count.
+  fs::create_directories(path("reshaped"));
+  write_split(path("reshaped"), "train", 60, 1);
+  images(path("reshaped/t10k-images-idx3-ubyte"), io::IdxType::u8, {5, 4, 16}, 10);
+  labels(path("reshaped/t10k-labels-idx1-ubyte"), 5, 1);
+  Result r = train("reshaped");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("reshaped/t10k-images-idx3-ubyte") + ": images of shape {1, 4, 16}, but the training " +
+                       "images (" + path("reshaped/train-images-idx3-ubyte.gz") + ") are {1, 8, 8}"),
+            std::string::npos)
+      << r.err;
+  // A training set of no images names the training file (it used to be
+  // reported as a bad label of the test set).
+  fs::create_directories(path("emptytrain"));
+  write_split(path("emptytrain"), "t10k", 20, 2);
+  images(path("emptytrain/train-images-idx3-ubyte"), io::IdxType::u8, {0, 8, 8}, 0);
+  labels(path("emptytrain/train-labels-idx1-ubyte"), 0, 0);
+  r = train("emptytrain");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("emptytrain/train-images-idx3-ubyte") + " holds no images"), std::string::npos) << r.err;
+  // Images of width 0.
+  fs::create_directories(path("flat"));
+  images(path("flat/train-images-idx3-ubyte"), io::IdxType::u8, {4, 8, 0}, 0);
+  labels(path("flat/train-labels-idx1-ubyte"), 4, 0);
+  write_split(path("flat"), "t10k", 20, 2);
+  r = train("flat");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("flat/train-images-idx3-ubyte") + ": images of 8x0 pixels"), std::string::npos)
+      << r.err;
+
+  // Predict: the network's shape {1, 8, 8} and its element type.
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("shape-run"), "--overwrite",
+                     "--quiet"})
+                .rc,
+            0);
+  const std::string ckpt = path("shape-run/checkpoint.bin");
+  auto predict = [&](const std::string& input) { return run_cmd({"predict", "--checkpoint", ckpt, "--input", input}); };
+  images(path("p-4x16"), io::IdxType::u8, {2, 4, 16}, 3);
+  r = predict(path("p-4x16"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("p-4x16") + ": shape {2, 4, 16} does not hold samples of the network's input {1, 8, 8}"),
+            std::string::npos)
+      << r.err;
+  images(path("p-empty"), io::IdxType::u8, {0, 8, 8}, 0);
+  r = predict(path("p-empty"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("p-empty") + ": no samples"), std::string::npos) << r.err;
+  images(path("p-i8"), io::IdxType::i8, {2, 8, 8}, 3);
+  r = predict(path("p-i8"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("p-i8") + ": IDX int8 pixels; expected uint8"), std::string::npos) << r.err;
+  images(path("p-f32"), io::IdxType::f32, {2, 8, 8}, 300);
+  r = predict(path("p-f32"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("p-f32") + ": value 300 of sample 0 (element 0) is not a pixel value in [0, 255]"),
+            std::string::npos)
+      << r.err;
+  images(path("p-f32ok"), io::IdxType::f32, {2, 8, 8}, 255);
+  images(path("p-u8"), io::IdxType::u8, {2, 8, 8}, 255);
+  const Result f = predict(path("p-f32ok")), u = predict(path("p-u8"));
+  ASSERT_EQ(f.rc, 0) << f.err;
+  EXPECT_EQ(f.out, u.out);  // float pixel values are raw values, like uint8
+  {
+    std::ofstream csv(path("p-bad.csv"));
+    for (int row = 0; row < 2; ++row) {
+      for (int c = 0; c < 64; ++c) csv << (c ? "," : "") << (row == 1 && c == 5 ? "nan" : "7");
+      csv << "\n\n";
+    }
+  }
+  r = predict(path("p-bad.csv"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("p-bad.csv") + ":3: column 6: nan is not a pixel value in [0, 255]"), std::string::npos)
+      << r.err;
+  // evaluate's test images must be the network's shape too.
+  r = run_cmd({"evaluate", "--checkpoint", ckpt, "--data", path("reshaped")});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("images of shape {1, 4, 16}, but the network's input is {1, 8, 8}"), std::string::npos)
+      << r.err;
+}
+
+// Fashion-MNIST and MNIST have 10 classes: a label of 200 is a bad label,
+// named with its file and position, not a data set of 201 classes.
+TEST_F(CliEndToEnd, ALabelOutsideTheDataSetsClassesNamesTheFile) {
+  fs::create_directories(path("label200"));
+  write_split(path("label200"), "train", 30, 1);
+  write_split(path("label200"), "t10k", 10, 2);
+  std::vector<double> labels(30, 1);
+  labels[7] = 200;
+  io::write_idx(path("label200/train-labels-idx1-ubyte"), io::IdxType::u8, {30}, labels, false);
+  const Result r = run_cmd({"train", "--data", path("label200"), "--out", path("label200-run"), "--quiet"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(path("label200/train-labels-idx1-ubyte") + ": label 200 of image 7 (offset 15) is outside [0, 10)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("201 classes"), std::string::npos) << r.err;  // not "201": the temp path holds the pid
+  EXPECT_EQ(r.err.find("units"), std::string::npos) << r.err;
+}
+
+// A checkpoint with a valid CRC can still lie: NaN weights (evaluate used
+// to print "loss nan" and exit 0), a cursor past the end of the epoch
+// (--resume recorded the epoch as done without training it), a history that
+// disagrees with the epoch count. Loading refuses each, naming the file.
+TEST_F(CliEndToEnd, CraftedCheckpointsAreRefusedOnLoad) {
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", path("craft"), "--overwrite",
+                     "--quiet"})
+                .rc,
+            0);
+  const std::string good = path("craft/checkpoint.bin");
+  const io::Checkpoint ck = io::read_checkpoint(good);
+  io::TensorRecord param;
+  for (const auto& rec : ck.tensors()) {
+    if (rec.name.rfind("param/", 0) == 0) {
+      param = rec;
+      break;
+    }
+  }
+  ASSERT_FALSE(param.name.empty());
+  // NaN in one weight, the CRC recomputed by write_checkpoint.
+  io::Checkpoint nan;
+  for (const auto& [k, v] : ck.meta()) nan.set(k, v);
+  for (const auto& rec : ck.tensors()) {
+    io::TensorRecord r = rec;
+    if (r.name == param.name) {
+      ASSERT_EQ(r.type, dtype::f32);
+      const float q = std::nanf("");
+      std::memcpy(r.data.data() + sizeof(float), &q, sizeof q);
+    }
+    nan.add_record(r);
+  }
+  fs::create_directories(path("craft-nan"));
+  io::write_checkpoint(path("craft-nan/checkpoint.bin"), nan);
+  const std::string want = "tensor '" + param.name + "' ";
+  Result r = run_cmd({"evaluate", "--checkpoint", path("craft-nan/checkpoint.bin")});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("holds nan at element 1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  write_split(path("craft"), "p", 3, 9);
+  r = run_cmd({"predict", "--checkpoint", path("craft-nan/checkpoint.bin"), "--input",
+               path("craft/p-images-idx3-ubyte.gz")});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+
+  // Finite weights whose loss is not: evaluate must not exit 0 on it.
+  io::Checkpoint huge;
+  for (const auto& [k, v] : ck.meta()) huge.set(k, v);
+  for (const auto& rec : ck.tensors()) {
+    io::TensorRecord h = rec;
+    if (h.name.rfind("param/", 0) == 0) {
+      const float big = 3e38f;
+      for (std::size_t i = 0; i + sizeof(float) <= h.data.size(); i += sizeof(float)) {
+        std::memcpy(h.data.data() + i, &big, sizeof big);
+      }
+    }
+    huge.add_record(h);
+  }
+  fs::create_directories(path("craft-huge"));
+  io::write_checkpoint(path("craft-huge/checkpoint.bin"), huge);
+  r = run_cmd({"evaluate", "--checkpoint", path("craft-huge/checkpoint.bin")});
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.err.find("the loss of " + path("craft-huge/checkpoint.bin") + " on the 60 test samples"),
+            std::string::npos)
+      << r.err;
+
+  // The cursor: batch 1000000 of an epoch of 11 batches (216 samples / 20).
+  fs::create_directories(path("craft-batch"));
+  fs::copy_file(path("craft/config.json"), path("craft-batch/config.json"));
+  io::Checkpoint far = ck;
+  far.set_int("train.batch", 1000000);
+  io::write_checkpoint(path("craft-batch/checkpoint.bin"), far);
+  r = run_cmd({"train", "--out", path("craft-batch"), "--resume", "--epochs", "2", "--quiet"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("cursor at batch 1000000 of epoch 2, but an epoch over "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("craft-batch/metrics.csv")) &&
+               RunFolder(path("craft-batch")).read_metrics().size() > 1);
+  // One epoch done, no record of it.
+  io::Checkpoint lost = ck;
+  lost.set_uint("history.count", 0);
+  io::write_checkpoint(path("craft-batch/checkpoint.bin"), lost);
+  r = run_cmd({"evaluate", "--checkpoint", path("craft-batch/checkpoint.bin")});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("1 epochs done but 0 records in its history"), std::string::npos) << r.err;
 }
 
 TEST_F(CliEndToEnd, RefusesToMixTwoRunsInOneFolder) {

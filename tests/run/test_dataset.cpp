@@ -40,3 +40,24 @@ TEST(LoadInputs, ABadCellInTheFirstRowIsAnErrorNotAHeader) {
   }
   EXPECT_THROW(run::load_inputs(write("d.csv", "1,2,3\n"), {2}), IOError);  // wrong width, named
 }
+
+// Pixel values outside what training saw are refused with their place, not
+// fed to the network (a NaN used to predict class 0).
+TEST(LoadInputs, ValuesThatAreNotPixelsAreRefusedWithTheirLineAndColumn) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"1,nan\n", ":1: column 2: nan is not a pixel value in [0, 255]"},
+      {"p0,p1\n\n1,2\n3,inf\n", ":4: column 2: inf is not a pixel value in [0, 255]"},
+      {"-1,2\n", ":1: column 1: -1 is not a pixel value in [0, 255]"},
+      {"1,2\n255,256\n", ":2: column 2: 256 is not a pixel value in [0, 255]"},
+  };
+  int k = 0;
+  for (const auto& [text, want] : cases) {
+    const std::string p = write("px" + std::to_string(k++) + ".csv", text);
+    try {
+      run::load_inputs(p, {2});
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const IOError& e) {
+      EXPECT_NE(std::string(e.what()).find(p + want), std::string::npos) << e.what();
+    }
+  }
+}

@@ -48,7 +48,7 @@ class RunTraining : public ::testing::Test {
                          {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}}},
                          {"epochs", 3},
                          {"batch_size", 20},
-                         {"data", {{"dir", dir_}, {"val_split", 0.2}}}});
+                         {"data", {{"dataset", "idx"}, {"dir", dir_}, {"val_split", 0.2}}}});
   }
   std::string dir_;
 };
@@ -81,6 +81,20 @@ TEST_F(RunTraining, SameSpecSameRunAndCallbacksSeeEveryEpoch) {
   EXPECT_EQ(epochs_seen, 3);
   for (std::size_t e = 0; e < 3; ++e) EXPECT_EQ(a.history[e].train_loss, b.history[e].train_loss) << e;
   EXPECT_EQ(a.test.loss, b.test.loss);
+}
+
+// A spec made in code meets parse_config's limits too: nothing is narrowed
+// (4294967296 epochs would have become 0).
+TEST_F(RunTraining, ASpecOutsideTheLimitsIsRefusedBeforeLoading) {
+  TrainSpec s = spec();
+  s.epochs = 4294967296LL;
+  try {
+    TrainingRun run(s);
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("TrainingRun: epochs 4294967296 is outside [1, 1000000]"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(RunTraining, MissingDataNamesTheFolder) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
@@ -99,11 +100,11 @@ TEST(CliConfig, RoundTripsThroughJson) {
 
 TEST(CliConfig, ErrorsNameThePathAndTheValue) {
   EXPECT_EQ(error_of(with("/layers/5/units", "abc")),
-            R"(layers[5].units: expected a positive integer, got "abc")");
-  EXPECT_EQ(error_of(with("/layers/5/units", 0)), "layers[5].units: expected a positive integer, got 0");
-  EXPECT_EQ(error_of(with("/layers/5/units", 2.5)), "layers[5].units: expected a positive integer, got 2.5");
-  EXPECT_EQ(error_of(with("/epochs", -1)), "epochs: expected a positive integer, got -1");
-  EXPECT_EQ(error_of(with("/batch_size", "8")), R"(batch_size: expected a positive integer, got "8")");
+            R"(layers[5].units: expected an integer in [1, 1048576], got "abc")");
+  EXPECT_EQ(error_of(with("/layers/5/units", 0)), "layers[5].units: expected an integer in [1, 1048576], got 0");
+  EXPECT_EQ(error_of(with("/layers/5/units", 2.5)), "layers[5].units: expected an integer in [1, 1048576], got 2.5");
+  EXPECT_EQ(error_of(with("/epochs", -1)), "epochs: expected an integer in [1, 1000000], got -1");
+  EXPECT_EQ(error_of(with("/batch_size", "8")), R"(batch_size: expected an integer in [1, 2147483647], got "8")");
   EXPECT_EQ(error_of(with("/seed", -3)), "seed: expected a non-negative integer, got -3");
   EXPECT_EQ(error_of(with("/optimizer/learning_rate", -0.1)),
             "optimizer.learning_rate: expected a positive number, got -0.1");
@@ -114,9 +115,9 @@ TEST(CliConfig, ErrorsNameThePathAndTheValue) {
   EXPECT_EQ(error_of(with("/optimizer/nesterov", "yes")), R"(optimizer.nesterov: expected true or false, got "yes")");
   EXPECT_EQ(error_of(with("/layers/3/rate", 1.0)), "layers[3].rate: expected a number in [0, 1), got 1.0");
   EXPECT_EQ(error_of(with("/layers/0/kernel", Json::array({5}))),
-            "layers[0].kernel: expected a positive integer or [h, w] of positive integers, got [5]");
+            "layers[0].kernel: expected an integer in [1, 65536] or [h, w] of such integers, got [5]");
   EXPECT_EQ(error_of(with("/layers/0/padding", -1)),
-            "layers[0].padding: expected a non-negative integer or [h, w] of non-negative integers, got -1");
+            "layers[0].padding: expected an integer in [0, 65536] or [h, w] of such integers, got -1");
   EXPECT_EQ(error_of(with("/layers/1/type", "maxpool")),
             R"(layers[1].type: expected one of "dense", "conv2d", "pool", "flatten", "dropout", "batchnorm", "activation", got "maxpool")");
   EXPECT_EQ(error_of(with("/layers/2", 3)), "layers[2]: expected a layer object, got 3");
@@ -206,6 +207,68 @@ TEST(CliConfig, UnknownAndMissingKeys) {
   EXPECT_EQ(error_of(j), "layers: missing (a config needs at least one layer)");
   EXPECT_EQ(error_of(Json::array()), "config: expected an object, got []");
   EXPECT_EQ(error_of(with("/optimizer/nesterov", true)), "optimizer.nesterov: true needs a positive optimizer.momentum");
+}
+
+// Every integer key has one range (limits::), checked before any cast: a
+// value past it is refused with the range, never truncated (4294967296
+// epochs used to train 0 epochs).
+TEST(CliConfig, EveryIntegerIsCheckedAgainstItsRange) {
+  EXPECT_EQ(error_of(with("/epochs", 4294967296LL)), "epochs: expected an integer in [1, 1000000], got 4294967296");
+  EXPECT_EQ(error_of(with("/epochs", Json(18446744073709551615ULL))),
+            "epochs: expected an integer in [1, 1000000], got 18446744073709551615");
+  EXPECT_EQ(error_of(with("/batch_size", 4294967296LL)),
+            "batch_size: expected an integer in [1, 2147483647], got 4294967296");
+  EXPECT_EQ(error_of(with("/data/limit_train", 4294967296LL)),
+            "data.limit_train: expected an integer in [0, 2147483647], got 4294967296");
+  EXPECT_EQ(error_of(with("/data/limit_test", -1)), "data.limit_test: expected an integer in [0, 2147483647], got -1");
+  EXPECT_EQ(error_of(with("/layers/5/units", 1 << 21)),
+            "layers[5].units: expected an integer in [1, 1048576], got 2097152");
+  EXPECT_EQ(error_of(with("/layers/0/filters", 1 << 17)),
+            "layers[0].filters: expected an integer in [1, 65536], got 131072");
+  EXPECT_EQ(error_of(with("/layers/0/kernel", Json::array({3, 4294967299LL}))),
+            "layers[0].kernel: expected an integer in [1, 65536] or [h, w] of such integers, got [3,4294967299]");
+  EXPECT_EQ(error_of(with("/early_stopping/patience", 4294967296LL)),
+            "early_stopping.patience: expected an integer in [0, 1000000], got 4294967296");
+  EXPECT_EQ(parse_config(with("/seed", Json(18446744073709551615ULL))).seed, 18446744073709551615ULL);
+  EXPECT_EQ(parse_config(with("/epochs", 1000000)).epochs, 1000000);
+}
+
+// The name becomes a folder under runs/: one plain file-name component.
+TEST(CliConfig, NameIsAPlainFileNameComponent) {
+  const std::string want =
+      "name: expected 1 to 100 letters, digits, '-', '_' or '.' (not starting with '.'), got ";
+  for (const char* bad : {"../../../x", "a/b", "", ".hidden", "..", "x y", "a\\b"}) {
+    EXPECT_EQ(error_of(with("/name", bad)), want + Json(bad).dump()) << bad;
+  }
+  EXPECT_EQ(error_of(with("/name", std::string(101, 'a'))), want + Json(std::string(101, 'a')).dump());
+  EXPECT_EQ(parse_config(with("/name", "lenet5-v1.2_b")).name, "lenet5-v1.2_b");
+}
+
+// The JSON library's own words never reach the user: a document that is not
+// an object, a number beyond a double, a directory given as the file.
+TEST(CliConfig, ReadRefusesNonObjectsHugeNumbersAndDirectories) {
+  const std::string dir = ::testing::TempDir();
+  auto message = [](const std::string& path) -> std::string {
+    try {
+      read_json_file(path);
+    } catch (const ConfigError& e) {
+      return e.what();
+    } catch (const std::exception& e) {
+      return std::string("not a ConfigError: ") + e.what();
+    }
+    return "";
+  };
+  std::ofstream(dir + "/cli_array.json") << "[]";
+  EXPECT_EQ(message(dir + "/cli_array.json"), "config: expected an object in " + dir + "/cli_array.json, got []");
+  std::ofstream(dir + "/cli_huge.json") << "{\"epochs\": 3,\n \"data\": {\"limit_train\": 1e999}}";
+  EXPECT_EQ(message(dir + "/cli_huge.json"),
+            "config: invalid JSON in " + dir + "/cli_huge.json: data.limit_train (line 2, column 26): number out of range");
+  std::ofstream(dir + "/cli_huge2.json") << "{\"layers\": [1, {\"kernel\": [3, -1e999]}]}";
+  EXPECT_EQ(message(dir + "/cli_huge2.json"),
+            "config: invalid JSON in " + dir + "/cli_huge2.json: layers[1].kernel[1] (line 1, column 31): number out of range");
+  std::filesystem::create_directories(dir + "/cli_config_dir");
+  EXPECT_EQ(message(dir + "/cli_config_dir"),
+            "config: config file " + dir + "/cli_config_dir is a directory, not a JSON file");
 }
 
 TEST(CliConfig, ReadsFilesAndReportsSyntaxErrors) {
