@@ -79,7 +79,7 @@ class FaultInjection : public ::testing::Test {
     std::ofstream(root_ + "/tiny.json") << R"({"name": "tiny", "layers": [{"type": "flatten"},
       {"type": "dense", "units": 8, "activation": "relu"}, {"type": "dense", "units": 3, "activation": "softmax"}],
       "optimizer": {"type": "sgd", "learning_rate": 0.1}, "epochs": 2, "batch_size": 20, "seed": 5,
-      "data": {"dir": ")" + root_ + R"(/data"}})";
+      "data": {"dataset": "idx", "dir": ")" + root_ + R"(/data"}})";
   }
   void TearDown() override {
     ::umount((root_ + "/small").c_str());  // DiskFullWhileWritingTheReport's tmpfs, if an assertion left it
