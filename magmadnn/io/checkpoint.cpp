@@ -329,11 +329,19 @@ void write_checkpoint(const std::string& path, const Checkpoint& ck) {
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
+  // A directory opens as a stream on Linux and "measures" as 2^63 - 1 bytes:
+  // only a regular file's size is trusted, and it is read before allocating.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  MAGMADNN_CHECK(!fs::is_directory(st), IOError, "checkpoint: " << path << " is a directory, not a checkpoint file");
+  MAGMADNN_CHECK(!fs::exists(st) || fs::is_regular_file(st), IOError,
+                 "checkpoint: " << path << " is not a regular file (a device, FIFO or socket)");
   std::ifstream in(path, std::ios::binary);
   MAGMADNN_CHECK(in.good(), IOError, "checkpoint: cannot open " << path << ": " << errno_text());
-  in.seekg(0, std::ios::end);
-  const auto file_size = static_cast<std::size_t>(in.tellg());
-  in.seekg(0);
+  const std::uintmax_t measured = fs::file_size(path, ec);
+  MAGMADNN_CHECK(!ec, IOError, "checkpoint: cannot measure " << path << ": " << ec.message());
+  const auto file_size = static_cast<std::size_t>(measured);
   std::vector<std::byte> bytes(file_size);
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(file_size));
   MAGMADNN_CHECK(in.good() || file_size == 0, IOError, "checkpoint: cannot read " << path);
