@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "magmadnn/layer/activation_layer.h"
@@ -264,11 +265,41 @@ TrainSpec parse_config(const Json& j) {
   return s;
 }
 
+namespace {
+// Deeper documents are refused before parsing: nesting costs the parser, the
+// destructor and dump() stack depth, and 50,000 levels overflowed it.
+constexpr int kMaxJsonDepth = 1000;
+
+void check_json_depth(const std::string& text, const std::string& path) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw ConfigError("", "config file " + path + " nests arrays/objects more than " +
+                                  std::to_string(kMaxJsonDepth) + " levels deep (at byte offset " +
+                                  std::to_string(i) + ")");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+}  // namespace
+
 Json read_json_file(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("", "cannot open config file " + path);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  check_json_depth(text, path);
   try {
-    return Json::parse(in);
+    return Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw ConfigError("", "invalid JSON in " + path + ": " + e.what());
   }

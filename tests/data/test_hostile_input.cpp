@@ -10,6 +10,7 @@
 #include "magmadnn/io/cifar.h"
 #include "magmadnn/io/csv.h"
 #include "magmadnn/io/idx.h"
+#include "magmadnn/run/spec.h"
 #include "temp_dir.h"
 
 using namespace magmadnn;
@@ -154,4 +155,22 @@ TEST(HostileCifar, GzipWithCutTrailerIsAnError) {
   bytes.resize(bytes.size() - 8);
   test::write_bytes(path, bytes);
   EXPECT_THROW_WITH(io::read_cifar_bin(path, io::CifarKind::Cifar10), IOError, path, "truncated gzip member");
+}
+
+// Case 4 (config): deep nesting is refused by a scan of the text before the
+// JSON parser (50,000 levels crashed with SIGSEGV).
+TEST(HostileConfig, DeepNestingIsAConfigError) {
+  TempDir dir;
+  const std::string path = dir.file("deep.json");
+  for (const int levels : {50000, 20000, 1001}) {
+    test::write_text(path, std::string(levels, '[') + std::string(levels, ']'));
+    EXPECT_THROW_WITH(run::read_json_file(path), run::ConfigError, path, "more than 1000 levels",
+                      "byte offset 1000");
+  }
+  test::write_text(path, "{\"a\": \"" + std::string(5000, '[') + "\", \"b\": " + std::string(999, '[') +
+                             std::string(999, ']') + "}");
+  // Brackets inside strings do not count; '{' and 999 '[' are 1000 levels: accepted.
+  const run::Json j = run::read_json_file(path);
+  EXPECT_TRUE(j.is_object());
+  EXPECT_THROW(run::parse_config(j), run::ConfigError);
 }
