@@ -141,7 +141,8 @@ bool checkpoint(const std::uint8_t* data, std::size_t size) {
   }
   return guarded([&] {
     const io::Checkpoint ck = io::read_checkpoint(path);
-    for (const auto& [k, v] : ck.meta()) {
+    for (const auto& entry : ck.meta()) {
+      const std::string& k = entry.first;
       (void)guarded([&] { (void)ck.get_int(k); });
       (void)guarded([&] { (void)ck.get_double(k); });
     }
