@@ -404,10 +404,16 @@ Checkpoint read_checkpoint(const std::string& path) {
       r.shape.push_back(n);
     }
     const auto nbytes = c.get<std::uint64_t>("tensor byte count");
-    MAGMADNN_CHECK(nbytes == static_cast<std::uint64_t>(numel) * dtype_size(r.type), IOError,
+    // numel fits int64, numel x element size may not: a shape of 2^61 f64
+    // elements "needed" 0 bytes once the product wrapped around.
+    const std::uint64_t width = dtype_size(r.type);
+    const bool representable =
+        static_cast<std::uint64_t>(numel) <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / width;
+    MAGMADNN_CHECK(representable && nbytes == static_cast<std::uint64_t>(numel) * width, IOError,
                    "checkpoint " << path << ": byte offset " << c.offset() - 8 << ": tensor '" << r.name << "' has "
                                  << nbytes << " data bytes, its shape " << Shape(r.shape) << " needs "
-                                 << numel * static_cast<std::int64_t>(dtype_size(r.type)));
+                                 << (representable ? std::to_string(static_cast<std::uint64_t>(numel) * width)
+                                                   : std::string("more than 2^63")));
     const std::byte* p = c.take(nbytes, "tensor data");
     r.data.assign(p, p + nbytes);
     MAGMADNN_CHECK(ck.find(r.name) == nullptr, IOError,

@@ -300,7 +300,7 @@ Json read_json_file(const std::string& path) {
   check_json_depth(text, path);
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // syntax, and numbers out of range (out_of_range.406)
     throw ConfigError("", "invalid JSON in " + path + ": " + e.what());
   }
 }

@@ -7,6 +7,7 @@
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/io/byte_reader.h"
+#include "magmadnn/io/checkpoint.h"
 #include "magmadnn/io/cifar.h"
 #include "magmadnn/io/csv.h"
 #include "magmadnn/io/idx.h"
@@ -173,4 +174,41 @@ TEST(HostileConfig, DeepNestingIsAConfigError) {
   const run::Json j = run::read_json_file(path);
   EXPECT_TRUE(j.is_object());
   EXPECT_THROW(run::parse_config(j), run::ConfigError);
+}
+
+// Found by fuzz_checkpoint: a shape of 2^61 f64 elements "needed" 0 bytes
+// once numel x 8 wrapped around, so a tensor with no data was accepted.
+TEST(HostileCheckpoint, ShapeWhoseByteCountOverflowsIsRefused) {
+  TempDir dir;
+  std::vector<unsigned char> payload;
+  auto le = [&](std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) payload.push_back(static_cast<unsigned char>(v >> (8 * i)));
+  };
+  le(0, 4);  // no header entries
+  le(1, 4);  // one tensor
+  le(1, 4);
+  payload.push_back('w');
+  payload.push_back(1);  // f64
+  payload.push_back(1);  // rank 1
+  le(std::uint64_t(1) << 61, 8);
+  le(0, 8);  // data bytes: 2^61 x 8 mod 2^64
+  std::vector<unsigned char> file(io::kCheckpointMagic, io::kCheckpointMagic + 8);
+  for (int i = 0; i < 4; ++i) file.push_back(static_cast<unsigned char>(io::kCheckpointVersion >> (8 * i)));
+  for (int i = 0; i < 8; ++i) file.push_back(static_cast<unsigned char>(std::uint64_t(payload.size()) >> (8 * i)));
+  file.insert(file.end(), payload.begin(), payload.end());
+  const std::uint32_t crc = io::crc32(file.data(), file.size());
+  for (int i = 0; i < 4; ++i) file.push_back(static_cast<unsigned char>(crc >> (8 * i)));
+  const std::string path = dir.file("wrap.ckpt");
+  test::write_bytes(path, file);
+  EXPECT_THROW_WITH(io::read_checkpoint(path), IOError, path, "tensor 'w' has 0 data bytes",
+                    "{2305843009213693952} needs more than 2^63");
+}
+
+// Found by fuzz_config: a number too large for a double escaped as
+// nlohmann's out_of_range instead of a ConfigError.
+TEST(HostileConfig, NumberOutOfRangeIsAConfigError) {
+  TempDir dir;
+  const std::string path = dir.file("big.json");
+  test::write_text(path, "{\"epochs\": 7e7777}");
+  EXPECT_THROW_WITH(run::read_json_file(path), run::ConfigError, path, "invalid JSON", "number overflow");
 }
