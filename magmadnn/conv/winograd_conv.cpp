@@ -288,9 +288,10 @@ class WinogradConv final : public ConvAlgorithm<T> {
   void forward(const ConvProblem& pr, const T* x, const T* w, const T* bias, T* y, void* ws) override {
     const std::int64_t G = pr.geom.groups, cg = pr.c / G, kg = pr.k / G;
     const Tiling tl = fwd_tiling(pr);
+    // The lambdas copy U in: Clang before 16 cannot capture a structured binding.
     auto [U, V, Mo] = carve(ws, G, tl.tiles(), cg, kg);
     // U[g][pos][k][c] from w[g*kg + k][c]
-    parallel_for(pr.k * cg, pr.k * cg > 256, [&](std::int64_t kc) {
+    parallel_for(pr.k * cg, pr.k * cg > 256, [&, U = U](std::int64_t kc) {
       const std::int64_t k = kc / cg, c = kc % cg, g = k / kg, kk = k % kg;
       W::filter_transform(w + kc * 9, 3, 1, U + ((g * W::AA) * kg + kk) * cg + c, kg * cg);
     });
@@ -302,7 +303,7 @@ class WinogradConv final : public ConvAlgorithm<T> {
     const Tiling tl = data_tiling(pr);
     auto [U, V, Mo] = carve(ws, G, tl.tiles(), kg, cg);
     // U[g][pos][c][k] from w[g*kg + k][c] rotated by 180 degrees.
-    parallel_for(pr.k * cg, pr.k * cg > 256, [&](std::int64_t kc) {
+    parallel_for(pr.k * cg, pr.k * cg > 256, [&, U = U](std::int64_t kc) {
       const std::int64_t k = kc / cg, c = kc % cg, g = k / kg, kk = k % kg;
       W::filter_transform(w + kc * 9 + 8, -3, -1, U + ((g * W::AA) * cg + c) * kg + kk, cg * kg);
     });
@@ -315,7 +316,7 @@ class WinogradConv final : public ConvAlgorithm<T> {
     auto [dU, V, Z] = carve(ws, G, tl.tiles(), cg, kg);
     W::run_filter_grad(tl, G, cg, kg, x, dy, dU, V, Z);
     // dw[k][c] = G^T dU G
-    parallel_for(pr.k * cg, pr.k * cg > 256, [&](std::int64_t kc) {
+    parallel_for(pr.k * cg, pr.k * cg > 256, [&, dU = dU](std::int64_t kc) {
       const std::int64_t k = kc / cg, c = kc % cg, g = k / kg, kk = k % kg;
       W::filter_grad_transform(dU + ((g * W::AA) * kg + kk) * cg + c, kg * cg, dw + kc * 9);
     });

@@ -51,7 +51,10 @@ std::pair<std::vector<double>, std::vector<double>> channel_mean_std(const Tenso
 template <typename T>
 void normalize(Tensor<T>& images, const std::vector<double>& mean, const std::vector<double>& std) {
   const auto [channels, inner] = channel_layout(images.shape(), "normalize");
-  auto fits = [&](const std::vector<double>& v) { return v.size() == 1 || std::int64_t(v.size()) == channels; };
+  // channels is copied in: Clang before 16 cannot capture a structured binding.
+  auto fits = [&, channels = channels](const std::vector<double>& v) {
+    return v.size() == 1 || std::int64_t(v.size()) == channels;
+  };
   MAGMADNN_CHECK(fits(mean) && fits(std), ShapeError,
                  "normalize: images " << images.shape() << " have " << channels << " channels, but got "
                                       << mean.size() << " means and " << std.size() << " standard deviations");

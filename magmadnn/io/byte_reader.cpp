@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <cstdio>
 #include <filesystem>
 
 #include "magmadnn/core/errors.h"
@@ -35,6 +36,15 @@ struct ByteReader::Impl {
 
 ByteReader::ByteReader(std::string path) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
   MAGMADNN_CHECK(!std::filesystem::is_directory(path_), IOError, path_ << ": is a directory, not a file");
+  // gzip is recognised by its magic bytes 1f 8b, as zlib does; such a file is
+  // checked whole (every member's CRC-32 and ISIZE) before any byte is read.
+  if (std::FILE* raw = std::fopen(path_.c_str(), "rb")) {
+    unsigned char magic[2] = {0, 0};
+    const std::size_t got = std::fread(magic, 1, 2, raw);
+    std::fclose(raw);
+    compressed_ = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  }
+  if (compressed_) size_ = verify_gzip_members(path_);
   impl_->f = gzopen(path_.c_str(), "rb");
   MAGMADNN_CHECK(impl_->f != nullptr, IOError,
                  path_ << ": cannot open for reading (" << std::strerror(errno ? errno : ENOENT) << ")");
@@ -42,8 +52,14 @@ ByteReader::ByteReader(std::string path) : path_(std::move(path)), impl_(std::ma
   // gzdirect is only meaningful once zlib has looked at the first bytes.
   const int c = gzgetc(impl_->f);
   if (c >= 0) gzungetc(c, impl_->f);
-  compressed_ = gzdirect(impl_->f) == 0;
   check_stream(impl_->f, path_, 0);
+  MAGMADNN_CHECK(compressed_ == (gzdirect(impl_->f) == 0), IOError,
+                 path_ << ": changed while being opened (gzip or not)");
+  if (!compressed_) {
+    std::error_code ec;
+    const auto n = std::filesystem::file_size(path_, ec);
+    size_ = ec ? 0 : static_cast<std::int64_t>(n);
+  }
 }
 
 ByteReader::~ByteReader() = default;
@@ -88,15 +104,12 @@ bool ByteReader::at_end() {
 }
 
 std::vector<std::uint8_t> ByteReader::read_rest() {
-  std::vector<std::uint8_t> out;
-  std::size_t used = 0;
-  for (;;) {
-    out.resize(used + (1u << 20));
-    const std::size_t got = read_some(out.data() + used, 1u << 20);
-    used += got;
-    if (got < (1u << 20)) break;
-  }
-  out.resize(used);
+  // size() is known (measured, or decompressed once when the file was
+  // opened), so the buffer is exactly what the file holds.
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(std::max<std::int64_t>(remaining(), 0)));
+  out.resize(read_some(out.data(), out.size()));
+  unsigned char more[4096];  // a file that grew since it was measured
+  for (std::size_t got; (got = read_some(more, sizeof more)) > 0;) out.insert(out.end(), more, more + got);
   return out;
 }
 
@@ -155,6 +168,88 @@ void ByteWriter::close() {
   const int rc = gzclose_w(impl_->f);
   impl_->f = nullptr;
   MAGMADNN_CHECK(rc == Z_OK, IOError, path_ << ": failed to finish writing (zlib code " << rc << ")");
+}
+
+namespace {
+struct InflateStream {
+  z_stream z{};
+  bool live = false;
+  ~InflateStream() {
+    if (live) inflateEnd(&z);
+  }
+};
+struct File {
+  std::FILE* f = nullptr;
+  ~File() {
+    if (f) std::fclose(f);
+  }
+};
+}  // namespace
+
+std::int64_t verify_gzip_members(const std::string& path) {
+  File file;
+  file.f = std::fopen(path.c_str(), "rb");
+  MAGMADNN_CHECK(file.f != nullptr, IOError,
+                 path << ": cannot open for reading (" << std::strerror(errno ? errno : ENOENT) << ")");
+  InflateStream s;
+  // 15 + 16: a gzip wrapper only; inflate then checks the CRC-32 and ISIZE
+  // trailer itself and reports a mismatch as Z_DATA_ERROR.
+  MAGMADNN_CHECK(inflateInit2(&s.z, 15 + 16) == Z_OK, IOError, path << ": cannot start zlib");
+  s.live = true;
+  std::vector<unsigned char> in(1 << 16), out(1 << 16);
+  std::int64_t total = 0, consumed = 0, member_start = 0;
+  int member = 1;
+  bool in_member = true;
+  auto refill = [&] {
+    const std::size_t got = std::fread(in.data(), 1, in.size(), file.f);
+    MAGMADNN_CHECK(!std::ferror(file.f), IOError, path << ": read error at compressed offset " << consumed);
+    s.z.next_in = in.data();
+    s.z.avail_in = static_cast<uInt>(got);
+    return got > 0;
+  };
+  for (;;) {
+    if (s.z.avail_in == 0 && !refill()) break;
+    if (!in_member) {
+      // Bytes after a complete member must start another one (1f 8b).
+      const bool magic1 = s.z.next_in[0] == 0x1f;
+      bool magic2 = false;
+      if (magic1 && s.z.avail_in >= 2) {
+        magic2 = s.z.next_in[1] == 0x8b;
+      } else if (magic1) {
+        const int c = std::fgetc(file.f);
+        magic2 = c == 0x8b;
+        if (c != EOF) std::ungetc(c, file.f);
+      }
+      MAGMADNN_CHECK(magic1 && magic2, IOError,
+                     path << ": bytes after gzip member " << member - 1
+                          << " at compressed offset " << consumed
+                          << " are not another gzip member (trailing garbage after the data)");
+      MAGMADNN_CHECK(inflateReset(&s.z) == Z_OK, IOError, path << ": cannot restart zlib");
+      in_member = true;
+      member_start = consumed;
+    }
+    const uInt before_in = s.z.avail_in;
+    s.z.next_out = out.data();
+    s.z.avail_out = static_cast<uInt>(out.size());
+    const int rc = inflate(&s.z, Z_NO_FLUSH);
+    consumed += static_cast<std::int64_t>(before_in - s.z.avail_in);
+    total += static_cast<std::int64_t>(out.size() - s.z.avail_out);
+    if (rc == Z_STREAM_END) {
+      in_member = false;
+      ++member;
+      continue;
+    }
+    const bool progressed = before_in != s.z.avail_in || s.z.avail_out != out.size();
+    MAGMADNN_CHECK((rc == Z_OK || rc == Z_BUF_ERROR) && progressed, IOError,
+                   path << ": corrupt gzip member " << member << " (starting at compressed offset " << member_start
+                        << "): " << (s.z.msg ? s.z.msg : "zlib error " + std::to_string(rc))
+                        << " near compressed offset " << consumed << " (uncompressed offset " << total << ")");
+  }
+  MAGMADNN_CHECK(!in_member, IOError,
+                 path << ": truncated gzip member " << member << " (starting at compressed offset " << member_start
+                      << "): the file ends after " << consumed << " bytes, before the member's end and its 8-byte "
+                      << "CRC-32/length trailer (" << total << " bytes decompressed so far)");
+  return total;
 }
 
 std::string find_plain_or_gz(const std::string& path) {

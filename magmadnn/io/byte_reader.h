@@ -11,7 +11,12 @@
 /// Requires: the file exists and is readable (otherwise the constructor
 /// throws IOError naming the path and the system's reason).
 /// Guarantees: RAII (the file is closed by the destructor); a corrupt gzip
-/// stream is reported as an IOError, never returned as data.
+/// stream is reported as an IOError, never returned as data: before the first
+/// byte is handed out, every gzip member is decompressed once and its CRC-32
+/// and length (ISIZE) trailer checked, so a cut-off trailer, a damaged byte or
+/// bytes after the last member raise an IOError naming the file. That pass
+/// also gives size(), the uncompressed length, which readers compare with
+/// what a header claims before they allocate.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +39,10 @@ class ByteReader {
   std::int64_t offset() const noexcept { return offset_; }
   /// True when the file is gzip-compressed.
   bool compressed() const noexcept { return compressed_; }
+  /// Length of the whole (uncompressed) stream in bytes.
+  std::int64_t size() const noexcept { return size_; }
+  /// Bytes left after offset().
+  std::int64_t remaining() const noexcept { return size_ - offset_; }
 
   /// Reads up to n bytes; returns how many were read (fewer only at the end).
   std::size_t read_some(void* dst, std::size_t n);
@@ -55,6 +64,7 @@ class ByteReader {
   std::string path_;
   std::unique_ptr<Impl> impl_;
   std::int64_t offset_ = 0;
+  std::int64_t size_ = 0;
   bool compressed_ = false;
 };
 
@@ -77,6 +87,13 @@ class ByteWriter {
   std::string path_;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Decompresses every gzip member of the file at `path` without keeping the
+/// output, checking each member's CRC-32 and ISIZE trailer; returns the total
+/// uncompressed length. IOError naming the file, the member and its
+/// compressed offset for a truncated or corrupt member, or for bytes after
+/// the last member that do not start another one.
+std::int64_t verify_gzip_members(const std::string& path);
 
 /// Returns `path` if it exists, else `path + ".gz"` if that exists; throws
 /// IOError naming both when neither does.

@@ -289,11 +289,19 @@ void write_checkpoint(const std::string& path, const Checkpoint& ck) {
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
+  // A directory opens as a stream on Linux and "measures" as 2^63 - 1 bytes:
+  // only a regular file's size is trusted, and it is read before allocating.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  MAGMADNN_CHECK(!fs::is_directory(st), IOError, "checkpoint: " << path << " is a directory, not a checkpoint file");
+  MAGMADNN_CHECK(!fs::exists(st) || fs::is_regular_file(st), IOError,
+                 "checkpoint: " << path << " is not a regular file (a device, FIFO or socket)");
   std::ifstream in(path, std::ios::binary);
   MAGMADNN_CHECK(in.good(), IOError, "checkpoint: cannot open " << path << ": " << errno_text());
-  in.seekg(0, std::ios::end);
-  const auto file_size = static_cast<std::size_t>(in.tellg());
-  in.seekg(0);
+  const std::uintmax_t measured = fs::file_size(path, ec);
+  MAGMADNN_CHECK(!ec, IOError, "checkpoint: cannot measure " << path << ": " << ec.message());
+  const auto file_size = static_cast<std::size_t>(measured);
   std::vector<std::byte> bytes(file_size);
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(file_size));
   MAGMADNN_CHECK(in.good() || file_size == 0, IOError, "checkpoint: cannot read " << path);
@@ -356,10 +364,16 @@ Checkpoint read_checkpoint(const std::string& path) {
       r.shape.push_back(n);
     }
     const auto nbytes = c.get<std::uint64_t>("tensor byte count");
-    MAGMADNN_CHECK(nbytes == static_cast<std::uint64_t>(numel) * dtype_size(r.type), IOError,
+    // numel fits int64, numel x element size may not: a shape of 2^61 f64
+    // elements "needed" 0 bytes once the product wrapped around.
+    const std::uint64_t width = dtype_size(r.type);
+    const bool representable =
+        static_cast<std::uint64_t>(numel) <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / width;
+    MAGMADNN_CHECK(representable && nbytes == static_cast<std::uint64_t>(numel) * width, IOError,
                    "checkpoint " << path << ": byte offset " << c.offset() - 8 << ": tensor '" << r.name << "' has "
                                  << nbytes << " data bytes, its shape " << Shape(r.shape) << " needs "
-                                 << numel * static_cast<std::int64_t>(dtype_size(r.type)));
+                                 << (representable ? std::to_string(static_cast<std::uint64_t>(numel) * width)
+                                                   : std::string("more than 2^63")));
     const std::byte* p = c.take(nbytes, "tensor data");
     r.data.assign(p, p + nbytes);
     MAGMADNN_CHECK(ck.find(r.name) == nullptr, IOError,

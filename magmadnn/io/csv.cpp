@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct Row {
   std::int64_t line = 0;   // 1-based line in the file
   const std::vector<double>* values = nullptr;
   std::int64_t label = -1;  // -1: no label column
+  std::int64_t label_column = 0;  // 1-based column of the label
 };
 
 // Reads `path` row by row, checking that every row has the same number of
@@ -40,10 +42,11 @@ struct Row {
 // columns per row.
 template <typename Sink>
 std::int64_t scan_csv(const std::string& path, const CsvOptions& opts, bool label_required, std::int64_t& cols,
-                      Sink&& sink) {
+                      Sink&& sink, std::int64_t* stream_bytes = nullptr) {
   std::optional<int> label_col = opts.label_column;
   if (!label_col && label_required) label_col = 0;
   ByteReader in(path);
+  if (stream_bytes) *stream_bytes = in.size();
   std::string line;
   std::vector<std::string_view> cells;
   std::vector<double> values;
@@ -95,7 +98,7 @@ std::int64_t scan_csv(const std::string& path, const CsvOptions& opts, bool labe
         values.push_back(v);
       }
     }
-    sink(Row{rows, line_no, &values, label});
+    sink(Row{rows, line_no, &values, label, label_idx + 1});
     ++rows;
   }
   cols = fields < 0 ? 0 : fields - (label_idx >= 0 ? 1 : 0);
@@ -200,12 +203,17 @@ CsvData<T> read_csv_labeled(const std::string& path, const CsvOptions& opts, mem
   std::vector<T> x;
   std::vector<std::int64_t> labels;
   std::vector<std::int64_t> lines;
-  std::int64_t cols = 0;
-  const std::int64_t rows = scan_csv(path, opts, true, cols, [&](const Row& r) {
-    x.insert(x.end(), r.values->begin(), r.values->end());
-    labels.push_back(r.label);
-    lines.push_back(r.line);
-  });
+  std::int64_t cols = 0, stream_bytes = 0;
+  Row largest;  // the row with the largest label: named if that label is refused
+  const std::int64_t rows = scan_csv(
+      path, opts, true, cols,
+      [&](const Row& r) {
+        x.insert(x.end(), r.values->begin(), r.values->end());
+        labels.push_back(r.label);
+        lines.push_back(r.line);
+        if (r.index == 0 || r.label > largest.label) largest = r;
+      },
+      &stream_bytes);
   MAGMADNN_CHECK(rows > 0, IOError, path << ": no data rows");
   CsvData<T> out;
   out.x = to_memory(Tensor<T>::from_vector({rows, cols}, x, HOST), mem);
@@ -214,8 +222,27 @@ CsvData<T> read_csv_labeled(const std::string& path, const CsvOptions& opts, mem
     return out;
   }
   std::int64_t classes = opts.num_classes;
-  if (classes <= 0)
-    for (const auto l : labels) classes = std::max(classes, l + 1);
+  if (classes <= 0) {
+    // The class count comes from the file: a stray huge label must not turn
+    // into a rows x classes allocation (2^52 classes overflow the product; a
+    // million of them on a few thousand rows is gigabytes for a tiny file).
+    classes = largest.label + 1;
+    const std::int64_t elements_cap = kCsvOneHotFixedElements + kCsvOneHotPerByte * stream_bytes;
+    const bool too_many = classes > kCsvMaxClasses || rows > elements_cap / classes;
+    MAGMADNN_CHECK(!too_many, IOError,
+                   path << ":" << largest.line << ", column " << largest.label_column << ": label " << largest.label
+                        << " implies " << classes << " classes, so a one-hot tensor of " << rows << " x " << classes
+                        << (rows <= std::numeric_limits<std::int64_t>::max() / classes
+                                ? " = " + std::to_string(rows * classes)
+                                : std::string(" (overflows int64)"))
+                        << " elements for a file of " << stream_bytes << " bytes; at most " << kCsvMaxClasses
+                        << " classes and " << elements_cap << " one-hot elements (" << kCsvOneHotFixedElements
+                        << " + " << kCsvOneHotPerByte << " per input byte) are accepted: set num_classes or "
+                        << "use LabelEncoding::Index");
+  }
+  MAGMADNN_CHECK(rows <= std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(sizeof(T)) / classes,
+                 IOError,
+                 path << ": " << rows << " rows x " << classes << " classes overflow the size of a one-hot tensor");
   std::vector<T> y(static_cast<std::size_t>(rows * classes));
   for (std::int64_t i = 0; i < rows; ++i) fill_label(y.data(), i, labels[i], classes, true, path, lines[i]);
   out.y = to_memory(Tensor<T>::from_vector({rows, classes}, y, HOST), mem);

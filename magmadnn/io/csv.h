@@ -66,6 +66,15 @@ struct CsvData {
   Tensor<T> y;  ///< {rows} indices or {rows, num_classes} one-hot (opts.labels)
 };
 /// Reads a labelled file (opts.label_column, or column 0 when unset).
+/// Bounds on a one-hot tensor whose class count comes from the labels
+/// (num_classes == 0): at most kCsvMaxClasses classes, and rows x classes at
+/// most kCsvOneHotFixedElements + kCsvOneHotPerByte x (input bytes,
+/// uncompressed). A label beyond them is an IOError naming the file, line,
+/// column and value; pass num_classes or LabelEncoding::Index to go further.
+inline constexpr std::int64_t kCsvMaxClasses = std::int64_t(1) << 24;
+inline constexpr std::int64_t kCsvOneHotFixedElements = std::int64_t(1) << 22;
+inline constexpr std::int64_t kCsvOneHotPerByte = 16;
+
 template <typename T>
 CsvData<T> read_csv_labeled(const std::string& path, const CsvOptions& opts = {}, memory_t mem = HOST);
 

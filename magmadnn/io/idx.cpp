@@ -112,6 +112,13 @@ IdxArray read_idx(const std::string& path) {
   }
   a.shape = Shape(dims);
   const std::size_t nbytes = static_cast<std::size_t>(numel) * width;
+  // The claim must fit what the file holds (for gzip: what it decompresses
+  // to) before anything is allocated for it.
+  MAGMADNN_CHECK(static_cast<std::int64_t>(nbytes) <= in.remaining(), IOError,
+                 path << ": truncated: the IDX header claims shape " << a.shape << " (" << numel << " "
+                      << idx_type_name(a.type) << " elements, " << nbytes << " bytes from offset " << in.offset()
+                      << "), but the file holds only " << in.remaining() << " bytes after the header ("
+                      << in.size() << " in all" << (in.compressed() ? " once decompressed" : "") << ")");
   a.bytes.resize(nbytes);
   const std::string what = "data (" + std::to_string(numel) + " " + idx_type_name(a.type) + " elements for shape " +
                            a.shape.to_string() + ")";

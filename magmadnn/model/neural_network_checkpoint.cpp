@@ -14,6 +14,9 @@ namespace magmadnn::model {
 
 namespace {
 
+// Header entries per epoch record: history.<i>.epoch, train_loss, ...
+constexpr std::uint64_t kHistoryFields = 8;
+
 std::string indexed(const char* prefix, std::size_t i, const char* field = nullptr) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%04zu", i);
@@ -135,7 +138,16 @@ void NeuralNetwork<T>::load(const std::string& path) {
   const EpochTotals partial{ck.get_double("train.partial_loss"), ck.get_int("train.partial_correct"),
                             ck.get_int("train.partial_samples"), ck.get_double("train.partial_seconds")};
   const RngState rng{ck.get_uint("rng.seed"), ck.get_uint("rng.next_stream")};
-  History hist(ck.get_uint("history.count"));
+  // Every history record is 8 header entries, so a count the header cannot
+  // hold is refused before the records are allocated.
+  const std::uint64_t history_count = ck.get_uint("history.count");
+  const std::uint64_t history_room = ck.meta().size() / kHistoryFields;
+  MAGMADNN_CHECK(history_count <= history_room, IOError,
+                 "checkpoint " << path << ": header entry history.count claims " << history_count
+                               << " epoch records, but the file holds " << ck.meta().size()
+                               << " header entries, room for at most " << history_room << " ("
+                               << kHistoryFields << " entries each)");
+  History hist(static_cast<std::size_t>(history_count));
   for (std::size_t i = 0; i < hist.size(); ++i) {
     EpochRecord& r = hist[i];
     r.epoch = static_cast<unsigned int>(ck.get_uint(indexed("history.", i, "epoch")));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "magmadnn/layer/activation_layer.h"
@@ -358,6 +359,32 @@ class PathTracker : public nlohmann::json_sax<Json> {
   std::vector<Frame> frames_;
 };
 
+// Deeper documents are refused before parsing: nesting costs the parser, the
+// destructor and dump() stack depth, and 50,000 levels overflowed it.
+constexpr int kMaxJsonDepth = 1000;
+
+void check_json_depth(const std::string& text, const std::string& path) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw ConfigError("", "config file " + path + " nests arrays/objects more than " +
+                                  std::to_string(kMaxJsonDepth) + " levels deep (at byte offset " +
+                                  std::to_string(i) + ")");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
 }  // namespace
 
 Json read_json_file(const std::string& path) {
@@ -375,6 +402,7 @@ Json read_json_file(const std::string& path) {
   } catch (const std::exception&) {
     throw ConfigError("", "cannot read config file " + path);
   }
+  check_json_depth(text, path);
   Json j;
   try {
     j = Json::parse(text);
@@ -385,6 +413,8 @@ Json read_json_file(const std::string& path) {
     PathTracker t(text);
     Json::sax_parse(text, &t);
     throw ConfigError("", "invalid JSON in " + path + ": " + t.where + ": number out of range");
+  } catch (const Json::exception& e) {  // nothing else is known to escape the parser; name it all the same
+    throw ConfigError("", "invalid JSON in " + path + ": " + e.what());
   }
   if (!j.is_object()) {
     std::string got = j.dump();

@@ -341,4 +341,42 @@ TEST(Checkpoint, WriteStepFaultLeavesOldFileAndNoTemporaryFile) {
     EXPECT_FALSE(io::is_temp_file_name(name)) << name;
   }
   std::filesystem::remove_all(dir);
+
+// Hostile checkpoints: a history.count the header cannot hold, and a
+// directory given as the path, are IOErrors naming the file (they were a
+// bare std::bad_alloc: 2^64-1 records, and a directory "measuring" 2^63 bytes).
+TEST(Checkpoint, CraftedHistoryCountAndDirectoryAreIOErrors) {
+  const std::string dir = temp_dir("hostile");
+  auto src = make_net(1);
+  const std::string good = dir + "/good.ckpt";
+  src.save(good);
+  for (const char* count : {"18446744073709551615", "4000000000"}) {
+    io::Checkpoint ck = io::read_checkpoint(good);
+    ck.set("history.count", count);
+    const std::string path = dir + "/count_" + count + ".ckpt";
+    io::write_checkpoint(path, ck);
+    auto target = make_net(2);
+    try {
+      target.load(path);
+      ADD_FAILURE() << "no error for history.count " << count;
+    } catch (const IOError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(path), std::string::npos) << msg;
+      EXPECT_NE(msg.find(std::string("history.count claims ") + count), std::string::npos) << msg;
+      EXPECT_NE(msg.find("header entries"), std::string::npos) << msg;
+    }
+    EXPECT_TRUE(target.history().empty());
+  }
+  auto target = make_net(2);
+  EXPECT_THROW(
+      {
+        try {
+          target.load(dir);
+        } catch (const IOError& e) {
+          EXPECT_NE(std::string(e.what()).find(dir + " is a directory"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      IOError);
+  EXPECT_THROW(io::read_checkpoint(dir), IOError);
 }
