@@ -341,6 +341,7 @@ TEST(Checkpoint, WriteStepFaultLeavesOldFileAndNoTemporaryFile) {
     EXPECT_FALSE(io::is_temp_file_name(name)) << name;
   }
   std::filesystem::remove_all(dir);
+}
 
 // Hostile checkpoints: a history.count the header cannot hold, and a
 // directory given as the path, are IOErrors naming the file (they were a
