@@ -210,5 +210,5 @@ TEST(HostileConfig, NumberOutOfRangeIsAConfigError) {
   TempDir dir;
   const std::string path = dir.file("big.json");
   test::write_text(path, "{\"epochs\": 7e7777}");
-  EXPECT_THROW_WITH(run::read_json_file(path), run::ConfigError, path, "invalid JSON", "number overflow");
+  EXPECT_THROW_WITH(run::read_json_file(path), run::ConfigError, path, "invalid JSON", "epochs (line 1, column 12): number out of range");
 }
