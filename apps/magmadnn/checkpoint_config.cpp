@@ -27,17 +27,6 @@ void attach_config(model::NeuralNetwork<float>& net, const Json& config, const s
   net.set_checkpoint_entry(kInputKey, Json{{"sample_shape", sample_shape}, {"classes", classes}}.dump());
 }
 
-void embed_config(const std::string& checkpoint_path, const Json& config, const std::vector<std::int64_t>& sample_shape,
-                  std::int64_t classes) {
-  io::Checkpoint ck = io::read_checkpoint(checkpoint_path);
-  const std::string cfg = config.dump();
-  const std::string input = Json{{"sample_shape", sample_shape}, {"classes", classes}}.dump();
-  if (ck.has(kConfigKey) && ck.get(kConfigKey) == cfg && ck.has(kInputKey) && ck.get(kInputKey) == input) return;
-  ck.set(kConfigKey, cfg);
-  ck.set(kInputKey, input);
-  io::write_checkpoint(checkpoint_path, ck);
-}
-
 StoredNetwork network_for_checkpoint(const std::string& checkpoint_path, const std::string& explicit_config) {
   if (!fs::exists(checkpoint_path)) throw UsageError("checkpoint " + checkpoint_path + " does not exist");
   const io::Checkpoint ck = io::read_checkpoint(checkpoint_path);

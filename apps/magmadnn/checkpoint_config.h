@@ -4,8 +4,8 @@
 /// --checkpoint FILE` works from the one file even after it was copied away
 /// from its run folder.
 ///
-/// Guarantees: embed_config rewrites the checkpoint atomically and keeps
-/// everything else in it unchanged; network_for_checkpoint looks in the
+/// Guarantees: attach_config makes every checkpoint of the network carry
+/// both keys from its first write; network_for_checkpoint looks in the
 /// checkpoint, then at config.json beside it (with MNIST's 1x28x28 input and
 /// 10 classes), and otherwise throws UsageError saying to pass --config.
 #pragma once
@@ -30,9 +30,6 @@ struct StoredNetwork {
 /// leaves one without it).
 void attach_config(model::NeuralNetwork<float>& net, const Json& config, const std::vector<std::int64_t>& sample_shape,
                    std::int64_t classes);
-
-void embed_config(const std::string& checkpoint_path, const Json& config, const std::vector<std::int64_t>& sample_shape,
-                  std::int64_t classes);
 
 /// What rebuilds the network of `checkpoint_path`; `explicit_config` (a file
 /// path, may be empty) replaces the config the checkpoint carries.

@@ -106,6 +106,20 @@ Split subset(const Split& s, const std::vector<std::int64_t>& rows) {
   return out;
 }
 
+namespace {
+// Raw pixel values scaled like the training data (1/255), each checked to be
+// one: `where(i, v)` names element i (holding v) for the error.
+template <class Where>
+void scale_pixels(std::vector<float>& values, Where where) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float v = values[i];
+    MAGMADNN_CHECK(std::isfinite(v) && v >= 0.0f && v <= 255.0f, IOError,
+                   where(static_cast<std::int64_t>(i), v) << " is not a pixel value in [0, 255]");
+    values[i] = static_cast<float>(v * kPixelScale);
+  }
+}
+}  // namespace
+
 Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_t>& sample_shape) {
   MAGMADNN_CHECK(fs::exists(path), IOError, "input file " << path << " does not exist");
   std::int64_t sample_size = 1;
@@ -138,14 +152,11 @@ Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_
     values.resize(static_cast<std::size_t>(a.numel()));
     a.convert(values.data(), 1.0);
     const std::int64_t per_sample = a.shape[0] > 0 ? a.numel() / a.shape[0] : 1;
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      const float v = values[i];
-      MAGMADNN_CHECK(std::isfinite(v) && v >= 0.0f && v <= 255.0f, IOError,
-                     path << ": value " << v << " of sample " << static_cast<std::int64_t>(i) / per_sample
-                          << " (element " << static_cast<std::int64_t>(i) % per_sample
-                          << ") is not a pixel value in [0, 255]");
-      values[i] = static_cast<float>(v * kPixelScale);
-    }
+    scale_pixels(values, [&](std::int64_t i, float v) {
+      std::ostringstream os;
+      os << path << ": value " << v << " of sample " << i / per_sample << " (element " << i % per_sample << ")";
+      return os.str();
+    });
     shape[0] = a.shape[0];
   } else {
     io::CsvOptions o;
@@ -156,15 +167,11 @@ Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_
                    path << ": rows of " << cols << " values, but the network's input " << Shape(sample_shape)
                         << " takes " << sample_size);
     values = rows.to_vector();
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      const float v = values[i];
-      if (!(std::isfinite(v) && v >= 0.0f && v <= 255.0f)) {
-        const std::int64_t row = static_cast<std::int64_t>(i) / cols, col = static_cast<std::int64_t>(i) % cols;
-        MAGMADNN_THROW(IOError, path << ":" << csv_line_of_row(path, o.header, row) << ": column " << col + 1
-                                     << ": " << v << " is not a pixel value in [0, 255]");
-      }
-      values[i] = static_cast<float>(v * kPixelScale);
-    }
+    scale_pixels(values, [&](std::int64_t i, float v) {
+      std::ostringstream os;
+      os << path << ":" << csv_line_of_row(path, o.header, i / cols) << ": column " << i % cols + 1 << ": " << v;
+      return os.str();
+    });
     shape[0] = rows.shape()[0];
   }
   MAGMADNN_CHECK(shape[0] > 0, IOError, path << ": no samples");
