@@ -18,6 +18,7 @@ const char* kTopHelp =
     "  evaluate   test accuracy and loss of a checkpoint\n"
     "  predict    class predictions of a checkpoint for IDX or CSV inputs\n"
     "  bench      benchmarks (bench conv: convolution algorithms)\n"
+    "  compare    loss and accuracy of several run folders against time, on one HTML page\n"
     "\n"
     "`magmadnn <command> --help` lists the options of a command.\n";
 
@@ -39,6 +40,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "evaluate") return evaluate_command(rest, out);
     if (args[0] == "predict") return predict_command(rest, out);
     if (args[0] == "bench") return bench_command(rest, out);
+    if (args[0] == "compare") return compare_command(rest, out);
     err << "magmadnn: error: unknown command \"" << args[0] << "\"\n\n" << kTopHelp;
     return 2;
   } catch (const UsageError& e) {

@@ -6,6 +6,7 @@
 ///   magmadnn evaluate  --checkpoint FILE [--data DIR]
 ///   magmadnn predict   --checkpoint FILE --input IDX-or-CSV [--output CSV]
 ///   magmadnn bench conv [--json FILE]
+///   magmadnn compare   RUN_DIR... --out FILE
 ///
 /// Guarantees: returns 0 on success, 2 for a usage or config mistake and 1
 /// for a failure while running, after writing "magmadnn: error: ..." to
@@ -28,5 +29,6 @@ int train_command(const std::vector<std::string>& args, std::ostream& out);
 int evaluate_command(const std::vector<std::string>& args, std::ostream& out);
 int predict_command(const std::vector<std::string>& args, std::ostream& out);
 int bench_command(const std::vector<std::string>& args, std::ostream& out);
+int compare_command(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace magmadnn::cli

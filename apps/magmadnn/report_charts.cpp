@@ -92,7 +92,7 @@ void draw_axes(std::ostringstream& o, const Axis& ya, const std::function<double
 }  // namespace
 
 std::string svg_line_chart(const std::string& title, const std::string& x_label, const std::string& y_label,
-                           const std::vector<Series>& series) {
+                           const std::vector<Series>& series, XAxis x_axis) {
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
   for (const auto& s : series) {
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
@@ -106,18 +106,30 @@ std::string svg_line_chart(const std::string& title, const std::string& x_label,
   std::ostringstream o;
   open_chart(o, title);
   if (!std::isfinite(xlo)) return close_without_data(o);
-  if (xlo == xhi) {
-    xlo -= 1;
-    xhi += 1;
+  double x_first = 0, x_step = 1;
+  if (x_axis == XAxis::from_zero) {
+    const Axis xa = value_axis(std::min(0.0, xlo), xhi);
+    xlo = xa.lo;
+    xhi = xa.hi;
+    x_first = xa.lo;
+    x_step = xa.step;
+  } else {
+    if (xlo == xhi) {
+      xlo -= 1;
+      xhi += 1;
+    }
+    x_first = std::ceil(xlo);
+    x_step = epoch_step(xhi - xlo);
   }
   const Axis ya = value_axis(ylo, yhi);
   auto sx = [&](double x) { return L + (x - xlo) / (xhi - xlo) * PW; };
   auto sy = [&](double y) { return T + PH - (y - ya.lo) / (ya.hi - ya.lo) * PH; };
-  draw_axes(o, ya, sy, std::ceil(xlo), xhi, epoch_step(xhi - xlo), sx, x_label, y_label);
+  draw_axes(o, ya, sy, x_first, xhi, x_step, sx, x_label, y_label);
 
   // The legend goes in the right-hand corner (top or bottom) that the lines
   // cross least: falling losses leave the top free, rising accuracies the bottom.
   int drawn = 0, top_hits = 0, bottom_hits = 0;
+  std::size_t longest = 0;
   for (const auto& s : series) {
     bool any = false;
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
@@ -128,8 +140,18 @@ std::string svg_line_chart(const std::string& title, const std::string& x_label,
       if (sy(s.y[i]) > T + PH * 0.6) ++bottom_hits;
     }
     drawn += any;
+    if (any) longest = std::max(longest, s.label.size());
   }
   const double legend_top = top_hits <= bottom_hits ? T + 14 : T + PH - 10 - 18 * (drawn - 1);
+  // About 6.5 units per character of the 12-unit font, never wider than the plot.
+  const double legend_width = std::min(PW - 8, std::max(160.0, 34 + 6.5 * static_cast<double>(longest)));
+  const double lx = L + PW - legend_width;
+  std::ostringstream legend;
+  if (drawn > 0) {
+    legend << "<rect class=\"legend-box\" x=\"" << px(lx - 6) << "\" y=\"" << px(legend_top - 13) << "\" width=\""
+           << px(legend_width + 2) << "\" height=\"" << 18 * drawn + 1
+           << "\" fill=\"#fff\" fill-opacity=\"0.85\"/>\n";
+  }
   int legend_row = 0;
   for (const auto& s : series) {
     std::ostringstream pts, dots;
@@ -147,12 +169,12 @@ std::string svg_line_chart(const std::string& title, const std::string& x_label,
       << pts.str() << "\"/>\n"
       << dots.str() << "</g>\n";
     const double ly = legend_top + 18 * legend_row++;
-    o << "<g class=\"legend\"><line x1=\"" << L + PW - 160 << "\" x2=\"" << L + PW - 136 << "\" y1=\"" << ly - 4
-      << "\" y2=\"" << ly - 4 << "\" stroke=\"" << s.color << "\" stroke-width=\"2\""
-      << (s.dashed ? " stroke-dasharray=\"6 4\"" : "") << "/><text x=\"" << L + PW - 130 << "\" y=\"" << ly << "\">"
-      << html_escape(s.label) << "</text></g>\n";
+    legend << "<g class=\"legend\"><line x1=\"" << px(lx) << "\" x2=\"" << px(lx + 24) << "\" y1=\"" << ly - 4
+           << "\" y2=\"" << ly - 4 << "\" stroke=\"" << s.color << "\" stroke-width=\"2\""
+           << (s.dashed ? " stroke-dasharray=\"6 4\"" : "") << "/><text x=\"" << px(lx + 30) << "\" y=\"" << ly
+           << "\">" << html_escape(s.label) << "</text></g>\n";
   }
-  o << "</svg>\n";
+  o << legend.str() << "</svg>\n";
   return o.str();
 }
 

@@ -20,11 +20,17 @@ struct Series {
   std::vector<double> x, y;  ///< same length; non-finite points are skipped
 };
 
-/// Lines with a dot per point and a legend naming each drawn series, in the
-/// right-hand corner (top or bottom) the points crowd least (x is the epoch:
-/// integer ticks).
+/// How a line chart ticks its x axis.
+enum class XAxis {
+  epochs,   ///< integer ticks over the data's range (x is the epoch)
+  from_zero ///< "nice" ticks from 0 to past the largest x (x is e.g. seconds)
+};
+
+/// Lines with a dot per point and a legend naming each drawn series, on a
+/// white box in the right-hand corner (top or bottom) the points crowd
+/// least, as wide as its longest label.
 std::string svg_line_chart(const std::string& title, const std::string& x_label, const std::string& y_label,
-                           const std::vector<Series>& series);
+                           const std::vector<Series>& series, XAxis x_axis = XAxis::epochs);
 
 /// One bar per x (the epoch) from 0 to y; non-finite or negative y are skipped.
 std::string svg_bar_chart(const std::string& title, const std::string& x_label, const std::string& y_label,
