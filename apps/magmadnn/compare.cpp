@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -49,14 +48,6 @@ double number(const Json& j, const char* key) {
 }
 std::string text(const Json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  MAGMADNN_CHECK(in.good(), IOError, "cannot read " << path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // The data set a run trained on, as compared and as shown.
@@ -215,7 +206,7 @@ CompareRun read_compare_run(const std::string& dir) {
   r.summary = rf.read_summary();
   r.history = rf.read_metrics();
   const std::string curve = rf.file("test_per_epoch.csv");
-  if (fs::exists(curve)) r.test_curve = parse_test_curve_csv(read_text(curve), curve);
+  if (fs::exists(curve)) r.test_curve = parse_test_curve_csv(read_text_file(curve), curve);
   return r;
 }
 

@@ -24,15 +24,15 @@ std::string num(double v) {
   return buf;
 }
 
-std::string read_text(const std::string& path) {
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   MAGMADNN_CHECK(in.good(), IOError, "cannot read " << path);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
 }
-
-}  // namespace
 
 RunFolder::RunFolder(std::string dir) : dir_(std::move(dir)) {
   std::error_code ec;
@@ -54,7 +54,7 @@ void RunFolder::write_atomic(const std::string& name, const std::string& text) c
 
 const std::vector<std::string>& RunFolder::run_files() {
   static const std::vector<std::string> files = {"checkpoint.bin", "config.json", "metrics.csv", "summary.json",
-                                                 "report.html"};
+                                                 "report.html", "test_per_epoch.csv"};
   return files;
 }
 
@@ -138,7 +138,7 @@ void RunFolder::write_metrics(const model::History& history) const {
 model::History RunFolder::read_metrics() const {
   const std::string path = file("metrics.csv");
   if (!fs::exists(path)) return {};
-  return parse_metrics_csv(read_text(path), path);
+  return parse_metrics_csv(read_text_file(path), path);
 }
 
 void RunFolder::write_summary(const Json& summary) const { write_atomic("summary.json", summary.dump(2) + "\n"); }
@@ -146,6 +146,10 @@ void RunFolder::write_summary(const Json& summary) const { write_atomic("summary
 Json RunFolder::read_summary() const { return read_json_file(file("summary.json")); }
 
 void RunFolder::write_report(const ReportInput& in) const { write_atomic("report.html", render_report(in)); }
+
+void RunFolder::write_test_curve(const TestCurve& curve) const {
+  write_atomic("test_per_epoch.csv", test_curve_csv(curve));
+}
 
 std::string metrics_csv(const model::History& history) {
   std::string s = std::string(kMetricsHeader) + "\n";

@@ -5,6 +5,8 @@
 ///   summary.json    test_accuracy, test_loss, train_seconds, epochs, samples_per_second, ...
 ///   checkpoint.bin  the model (weights, optimizer state, epoch) as NeuralNetwork::save writes it
 ///   report.html     headline, curves, confusion matrix, misclassified images (report.h)
+///   test_per_epoch.csv  the test split scored after every epoch; only with the
+///                   spec's "test_every_epoch" (test_curve.h)
 ///
 /// Guarantees: files are written through io::AtomicFile (a temporary file,
 /// fsynced and renamed), so a run killed mid-write leaves the previous
@@ -21,6 +23,7 @@
 #include "run_names.h"
 #include "magmadnn/model/params.h"
 #include "report.h"
+#include "test_curve.h"
 
 namespace magmadnn::cli {
 
@@ -41,6 +44,7 @@ class RunFolder {
   void write_summary(const Json& summary) const;
   Json read_summary() const;
   void write_report(const ReportInput& in) const;
+  void write_test_curve(const TestCurve& curve) const;
 
   /// The files a run writes, checkpoint.bin first.
   static const std::vector<std::string>& run_files();
@@ -67,5 +71,8 @@ void recover_run_folder(const std::string& dir, std::ostream& out);
 /// metrics.csv text of `history`, and its inverse.
 std::string metrics_csv(const model::History& history);
 model::History parse_metrics_csv(const std::string& text, const std::string& source);
+
+/// The whole of the file `path` (IOError naming it when it cannot be read).
+std::string read_text_file(const std::string& path);
 
 }  // namespace magmadnn::cli

@@ -15,16 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "magmadnn/run/run_training.h"
+
 namespace magmadnn::cli {
 
-/// The test split's loss and accuracy after one epoch.
-struct EpochTest {
-  unsigned int epoch = 0;  ///< 1-based
-  double loss = 0.0;
-  double accuracy = 0.0;
-  bool operator==(const EpochTest&) const = default;
-};
-using TestCurve = std::vector<EpochTest>;
+using TestCurve = std::vector<run::EpochTest>;
 
 std::string test_curve_csv(const TestCurve& curve);
 TestCurve parse_test_curve_csv(const std::string& text, const std::string& source);

@@ -16,6 +16,7 @@
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/run_training.h"
 #include "run_folder.h"
+#include "test_curve.h"
 #include "test_results.h"
 
 namespace magmadnn::cli {
@@ -39,6 +40,8 @@ const std::vector<OptionSpec> kOptions = {
     {"limit-test", "N", "use only the first N test samples"},
     {"val-split", "F", "fraction of the training samples held out for validation (default 0.1; 0: none)"},
     {"early-stopping", "N", "stop after N epochs without a better validation loss (needs --val-split > 0)"},
+    {"test-every-epoch", "", "also score the test split after every epoch, into test_per_epoch.csv (for study plots "
+                             "such as magmadnn compare; never used by training)"},
     {"print-config", "", "print the resolved config as JSON and exit"},
     {"quiet", "", "no per-epoch output, only the final result line"},
     {"profile", "", "time every operation of the training steps and print where the time goes"},
@@ -61,7 +64,7 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
   Json cfg;
   if (resume) {
     for (const char* fixed : {"config", "preset", "layers", "batch-size", "lr", "seed", "limit-train", "limit-test",
-                              "val-split", "early-stopping", "overwrite"}) {
+                              "val-split", "early-stopping", "test-every-epoch", "overwrite"}) {
       if (a.has(fixed)) {
         throw UsageError(std::string("magmadnn train: --resume continues the config saved in the run folder; --") +
                          fixed + " cannot change it");
@@ -88,6 +91,7 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
   if (a.has("limit-train")) cfg["data"]["limit_train"] = a.integer("limit-train", 1, limits::samples.max);
   if (a.has("limit-test")) cfg["data"]["limit_test"] = a.integer("limit-test", 1, limits::samples.max);
   if (a.has("val-split")) cfg["data"]["val_split"] = a.number("val-split", 0.0, 1.0);
+  if (a.has("test-every-epoch")) cfg["test_every_epoch"] = true;
   if (a.has("early-stopping")) cfg["early_stopping"]["patience"] = a.integer("early-stopping", limits::patience.min, limits::patience.max);
   return cfg;
 }
@@ -208,11 +212,34 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
   };
   ro.callbacks.push_back(writer);
 
+  // test_every_epoch: test_per_epoch.csv, the resumed epochs' scores kept.
+  TestCurve earlier;
+  if (spec.test_every_epoch && resume && fs::exists(rf.file("test_per_epoch.csv"))) {
+    earlier = parse_test_curve_csv(read_text_file(rf.file("test_per_epoch.csv")), rf.file("test_per_epoch.csv"));
+  }
+  auto write_test_curve = [&](const TestCurve& now) {
+    if (!spec.test_every_epoch) return;
+    TestCurve all;
+    for (const auto& t : earlier) {
+      if (now.empty() || t.epoch < now.front().epoch) all.push_back(t);
+    }
+    all.insert(all.end(), now.begin(), now.end());
+    rf.write_test_curve(all);
+  };
+  if (spec.test_every_epoch) {
+    auto test_writer = std::make_shared<model::LambdaCallback<float>>();
+    test_writer->epoch_end = [&](model::NeuralNetwork<float>&, const model::EpochRecord&) {
+      write_test_curve(run.test_curve());
+    };
+    ro.callbacks.push_back(test_writer);
+  }
+
   const RunResult result = run.run(ro);
   if (ro.profile) print_profile(out, net, result.history);
   const model::Evaluation& ev = result.test;
   const Split& test = run.test();
   rf.write_metrics(result.history);
+  write_test_curve(result.test_curve);
   rf.write_summary(result.summary);
   rf.write_report({spec.name, result.history, result.summary, config, class_names(spec.data.dataset, run.classes()),
                    collect_test_results(ev, test.x, test.labels, net.predict_classes(test.x), run.classes())});

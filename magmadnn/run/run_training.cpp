@@ -66,6 +66,17 @@ RunResult TrainingRun::run(const RunOptions& options) {
   model::NeuralNetwork<float>& net = network();
   model::FitOptions<float> fo;
   fo.epochs = static_cast<unsigned>(spec_.epochs);
+  test_curve_.clear();
+  if (spec_.test_every_epoch) {
+    // First among the callbacks, so the caller's (which write the run
+    // folder) see this epoch's score. It only records.
+    auto scorer = std::make_shared<model::LambdaCallback<float>>();
+    scorer->epoch_end = [this](model::NeuralNetwork<float>& m, const model::EpochRecord& rec) {
+      const model::Evaluation e = m.evaluate(test_.x, test_.y);
+      test_curve_.push_back({rec.epoch, e.loss, e.accuracy});
+    };
+    fo.callbacks.push_back(scorer);
+  }
   if (val_.x.shape()[0] > 0) {
     fo.validation_x = &val_.x;
     fo.validation_y = &val_.y;
@@ -92,6 +103,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
   if (options.profile) op::Profiler::enable(false);
   const std::uint64_t peak = peak_rss_bytes();
   r.test = net.evaluate(test_.x, test_.y);
+  r.test_curve = test_curve_;
   r.summary = summary(r, load_seconds_ + seconds_since(t0));
   r.summary["memory"] = memory(peak, peak_is_training);
   return r;

@@ -18,6 +18,11 @@
 ///
 /// Requires: a spec from parse_config (its values are in range) and the
 /// data set's IDX files in spec.data.dir (IOError naming what is missing).
+/// With spec.test_every_epoch the test split is also scored after every
+/// epoch (after validation, outside the epoch's timed training loop) into
+/// RunResult::test_curve; those scores reach no callback decision, so
+/// training is unchanged by them.
+///
 /// Guarantees: a spec whose epochs, batch_size, data limits or patience lie
 /// outside their limits:: range throws ValueError before anything is loaded;
 /// the same spec and seed give the same run; the test split is
@@ -49,9 +54,19 @@ struct RunOptions {
   bool profile = false;
 };
 
+/// The test split scored after one epoch (spec.test_every_epoch).
+struct EpochTest {
+  unsigned int epoch = 0;  ///< 1-based
+  double loss = 0.0;
+  double accuracy = 0.0;
+  bool operator==(const EpochTest&) const = default;
+};
+
 struct RunResult {
   model::History history;   ///< one record per epoch, the resumed ones included
   model::Evaluation test;   ///< the test split, scored once after training
+  /// spec.test_every_epoch only: the epochs of this call (not the resumed ones).
+  std::vector<EpochTest> test_curve;
   Json summary;             ///< summary.json's content
   double fit_seconds = 0;   ///< wall time of fit in this call
 };
@@ -75,6 +90,9 @@ class TrainingRun {
   /// One sample's shape, without the batch axis ({1, 28, 28} for MNIST).
   const std::vector<std::int64_t>& sample_shape() const noexcept { return build_.sample_shape; }
   std::int64_t classes() const noexcept { return build_.classes; }
+  /// The test scores of the epochs run so far (spec.test_every_epoch; else
+  /// empty). Up to date when run()'s callbacks see an epoch's end.
+  const std::vector<EpochTest>& test_curve() const noexcept { return test_curve_; }
 
  private:
   Json summary(const RunResult& r, double wall_seconds) const;
@@ -84,6 +102,7 @@ class TrainingRun {
   Split train_, val_, test_;
   NetworkBuild build_;
   double load_seconds_ = 0;
+  std::vector<EpochTest> test_curve_;
 };
 
 /// TrainingRun(spec).run(options).

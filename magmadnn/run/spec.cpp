@@ -197,7 +197,7 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
 TrainSpec parse_config(const Json& j) {
   const Obj root(j, "",
                  {"name", "layers", "loss", "optimizer", "schedule", "data", "early_stopping", "epochs", "batch_size",
-                  "seed"},
+                  "seed", "test_every_epoch"},
                  "the config");
   TrainSpec s;
   s.name = root.string("name", s.name);
@@ -223,6 +223,7 @@ TrainSpec parse_config(const Json& j) {
   s.epochs = root.integer("epochs", s.epochs, limits::epochs);
   s.batch_size = root.integer("batch_size", s.batch_size, limits::batch_size);
   s.seed = root.seed("seed", s.seed);
+  s.test_every_epoch = root.boolean("test_every_epoch", s.test_every_epoch);
 
   if (root.has("optimizer")) {
     const Obj o(root.get("optimizer"), "optimizer",
@@ -482,6 +483,7 @@ Json to_json(const TrainSpec& s) {
   j["epochs"] = s.epochs;
   j["batch_size"] = s.batch_size;
   j["seed"] = s.seed;
+  if (s.test_every_epoch) j["test_every_epoch"] = true;
   return j;
 }
 

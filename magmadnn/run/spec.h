@@ -23,7 +23,9 @@
 ///              "limit_train": 0, "limit_test": 0, "val_split": 0.1},
 ///     "early_stopping": {"patience": 3, "monitor": "val_loss", "min_delta": 0,
 ///                        "restore_best": true},          (absent: train every epoch)
-///     "epochs": 5, "batch_size": 100, "seed": 42 }
+///     "epochs": 5, "batch_size": 100, "seed": 42,
+///     "test_every_epoch": false }    (true: score the test split after every
+///                                     epoch, for study plots only; see TrainSpec)
 ///
 /// Guarantees: parse_config() either returns a spec whose every value is in
 /// range, or throws ConfigError whose message starts with the JSON path of the
@@ -152,6 +154,13 @@ struct TrainSpec {
   std::int64_t epochs = 5;
   std::int64_t batch_size = 100;
   std::uint64_t seed = 42;
+  /// Also score the test split after every epoch (RunResult::test_curve),
+  /// for plots of test accuracy against time (`magmadnn compare`). Opt-in
+  /// and for study plots only: nothing reads these scores during training
+  /// (early stopping and restore_best watch the validation split), so the
+  /// trained weights are those of the same run without it. Written to the
+  /// config only when true.
+  bool test_every_epoch = false;
   bool operator==(const TrainSpec&) const = default;
 };
 
