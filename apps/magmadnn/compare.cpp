@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 #include <map>
 #include <sstream>
 
 #include "html.h"
+#include "page_format.h"
 #include "report_charts.h"
 #include "run_folder.h"
 
@@ -17,38 +17,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // One colour per run (matplotlib's "tab10"); past ten the colours repeat dashed.
 const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 constexpr std::size_t kColors = sizeof kPalette / sizeof kPalette[0];
 
-std::string printf1(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-// The formats of report.html (report.h), so one run reads the same on both pages.
-std::string percent(double f) { return std::isfinite(f) ? printf1("%.2f%%", 100 * f) : "-"; }
-std::string fixed4(double v) { return std::isfinite(v) ? printf1("%.4f", v) : "-"; }
-std::string seconds(double s) { return std::isfinite(s) ? printf1("%.2f s", s) : "-"; }
-std::string grouped(double v) {
-  if (!std::isfinite(v)) return "-";
-  const std::string digits = printf1("%.0f", std::abs(v));
-  std::string out = v < 0 && digits != "0" ? "-" : "";
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-double number(const Json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : kNaN;
-}
-std::string text(const Json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
+using page::fixed4;
+using page::grouped;
+using page::number;
+using page::percent;
+using page::seconds;
+using page::text;
 
 // The data set a run trained on, as compared and as shown.
 std::string dataset_of(const CompareRun& r) {

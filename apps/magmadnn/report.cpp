@@ -8,59 +8,32 @@
 #include <sstream>
 
 #include "base64.h"
+#include "page_format.h"
 #include "png.h"
 
 namespace magmadnn::cli {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const char* const kTrainColor = "#1f77b4";
 const char* const kValColor = "#e6550d";
 
-// ---- numbers as the page writes them (see the formats in report.h) ----------
-
-std::string printf1(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-std::string printf_g(int digits, double v) {
+// Numbers as the page writes them (the formats in report.h) and the summary
+// and config read leniently: an in-progress page has little.
+using page::count_of;
+using page::fixed4;
+using page::fmt;
+using page::grouped;
+using page::member;
+using page::mib;
+using page::number;
+using page::percent;
+using page::printf1;
+using page::seconds;
+using page::text;
+std::string printf_g(int digits, double v) {  // unlike fmt, writes nan and inf as they are
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*g", digits, v);
   return buf;
-}
-std::string fmt(double v, int digits = 4) { return std::isfinite(v) ? printf_g(digits, v) : "-"; }
-std::string percent(double fraction) { return std::isfinite(fraction) ? printf1("%.2f%%", 100 * fraction) : "-"; }
-std::string fixed4(double v) { return std::isfinite(v) ? printf1("%.4f", v) : "-"; }
-std::string seconds(double s) { return std::isfinite(s) ? printf1("%.2f s", s) : "-"; }
-std::string mib(double bytes) { return std::isfinite(bytes) ? printf1("%.1f MiB", bytes / 1048576.0) : "-"; }
-// An integer with ',' between thousands: 48,123.
-std::string grouped(double v) {
-  if (!std::isfinite(v)) return "-";
-  const std::string digits = printf1("%.0f", std::abs(v));
-  std::string out = v < 0 && digits != "0" ? "-" : "";
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-std::string count_of(std::int64_t n, const std::string& one, const std::string& many) {
-  return grouped(static_cast<double>(n)) + " " + (n == 1 ? one : many);
-}
-
-// ---- the summary and config, read leniently: an in-progress page has little ----
-
-double number(const Json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : kNaN;
-}
-std::string text(const Json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
-// j[key], or null when there is no such key.
-const Json& member(const Json& j, const char* key) {
-  static const Json none;
-  return j.is_object() && j.contains(key) ? j[key] : none;
 }
 
 std::string class_name(const ReportInput& in, std::int64_t c) {
