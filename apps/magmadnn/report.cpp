@@ -15,6 +15,7 @@ namespace {
 
 const char* const kTrainColor = "#1f77b4";
 const char* const kValColor = "#e6550d";
+const char* const kTestColor = "#2ca02c";  // test_every_epoch only
 
 // Numbers as the page writes them (the formats in report.h) and the summary
 // and config read leniently: an in-progress page has little.
@@ -199,16 +200,26 @@ std::string curves(const ReportInput& in) {
     va.push_back(r.val_accuracy);
     secs.push_back(r.seconds);
   }
+  std::vector<Series> loss = {{"train loss", kTrainColor, false, ep, tl},
+                              {"validation loss", kValColor, true, ep, vl}};
+  std::vector<Series> accuracy = {{"train accuracy", kTrainColor, false, ep, ta},
+                                  {"validation accuracy", kValColor, true, ep, va}};
+  if (!in.test_curve.empty()) {
+    Series test_loss{"test loss", kTestColor, true, {}, {}}, test_accuracy{"test accuracy", kTestColor, true, {}, {}};
+    for (const auto& t : in.test_curve) {
+      test_loss.x.push_back(t.epoch);
+      test_loss.y.push_back(t.loss);
+      test_accuracy.x.push_back(t.epoch);
+      test_accuracy.y.push_back(t.accuracy);
+    }
+    loss.push_back(std::move(test_loss));
+    accuracy.push_back(std::move(test_accuracy));
+  }
   std::ostringstream o;
   o << "<h2>Training curves</h2>\n";
   if (in.history.empty()) o << "<p>No epoch has finished yet.</p>\n";
-  o << "<div class=\"grid2\">\n<div class=\"panel\">"
-    << svg_line_chart("Loss per epoch", "epoch", "loss",
-                      {{"train loss", kTrainColor, false, ep, tl}, {"validation loss", kValColor, true, ep, vl}})
-    << "</div>\n<div class=\"panel\">"
-    << svg_line_chart("Accuracy per epoch", "epoch", "accuracy",
-                      {{"train accuracy", kTrainColor, false, ep, ta},
-                       {"validation accuracy", kValColor, true, ep, va}})
+  o << "<div class=\"grid2\">\n<div class=\"panel\">" << svg_line_chart("Loss per epoch", "epoch", "loss", loss)
+    << "</div>\n<div class=\"panel\">" << svg_line_chart("Accuracy per epoch", "epoch", "accuracy", accuracy)
     << "</div>\n<div class=\"panel\">"
     << svg_bar_chart("Time per epoch", "epoch", "seconds", "#756bb1", ep, secs) << "</div>\n";
 

@@ -5,8 +5,9 @@
 ///  - a headline of cards: test accuracy and loss, training time, samples/s,
 ///    peak memory against what training needs (data set, parameters,
 ///    gradients, optimizer state), device and threads;
-///  - loss and accuracy curves per epoch (training and validation), the
-///    seconds of every epoch, and the per-epoch table;
+///  - loss and accuracy curves per epoch (training and validation, and the
+///    test split's when the run scored it every epoch), the seconds of every
+///    epoch, and the per-epoch table;
 ///  - on the test set: the confusion matrix (counts, cells coloured by their
 ///    share of the true class) with per-class accuracy, under the data set's
 ///    class names, and a grid of misclassified images with their true and
@@ -41,6 +42,7 @@
 #include "html.h"
 #include "magmadnn/model/params.h"
 #include "report_charts.h"
+#include "test_curve.h"
 #include "test_results.h"
 
 namespace magmadnn::cli {
@@ -52,6 +54,9 @@ struct ReportInput {
   Json config;                           ///< the resolved config
   std::vector<std::string> class_names;  ///< in label order (dataset.h: class_names)
   std::optional<TestResults> test;       ///< absent while training
+  /// The test split scored after every epoch (test_every_epoch); empty: not
+  /// recorded. When present, the loss and accuracy charts show it as well.
+  TestCurve test_curve;
 
   ReportInput() = default;
   /// The in-progress page needs only the first four.

@@ -199,6 +199,20 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
   ro.resume = resume;
   ro.profile = profile;
   if (!quiet) ro.callbacks.push_back(std::make_shared<model::ProgressBar<float>>(out));
+  // test_every_epoch: the scores of the epochs before a --resume are kept.
+  TestCurve earlier;
+  if (spec.test_every_epoch && resume && fs::exists(rf.file("test_per_epoch.csv"))) {
+    earlier = parse_test_curve_csv(read_text_file(rf.file("test_per_epoch.csv")), rf.file("test_per_epoch.csv"));
+  }
+  auto with_earlier = [&](const TestCurve& now) {
+    TestCurve all;
+    for (const auto& t : earlier) {
+      if (now.empty() || t.epoch < now.front().epoch) all.push_back(t);
+    }
+    all.insert(all.end(), now.begin(), now.end());
+    return all;
+  };
+
   // After every epoch the folder is complete up to that epoch: a killed run
   // still has its curves, and --resume starts from the matching checkpoint.
   auto writer = std::make_shared<model::LambdaCallback<float>>();
@@ -207,42 +221,29 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
     // this callback: from the first one on, the old run can go.
     if (rf.has_previous()) rf.recover(out);
     rf.write_metrics(m.history());
-    rf.write_report({spec.name + " (in progress)", m.history(), Json{{"status", "training"}}, config});
+    ReportInput in{spec.name + " (in progress)", m.history(), Json{{"status", "training"}}, config};
+    if (spec.test_every_epoch) {
+      in.test_curve = with_earlier(run.test_curve());  // run's scorer has run: it comes before these callbacks
+      rf.write_test_curve(in.test_curve);
+    }
+    rf.write_report(in);
     out.flush();
   };
   ro.callbacks.push_back(writer);
-
-  // test_every_epoch: test_per_epoch.csv, the resumed epochs' scores kept.
-  TestCurve earlier;
-  if (spec.test_every_epoch && resume && fs::exists(rf.file("test_per_epoch.csv"))) {
-    earlier = parse_test_curve_csv(read_text_file(rf.file("test_per_epoch.csv")), rf.file("test_per_epoch.csv"));
-  }
-  auto write_test_curve = [&](const TestCurve& now) {
-    if (!spec.test_every_epoch) return;
-    TestCurve all;
-    for (const auto& t : earlier) {
-      if (now.empty() || t.epoch < now.front().epoch) all.push_back(t);
-    }
-    all.insert(all.end(), now.begin(), now.end());
-    rf.write_test_curve(all);
-  };
-  if (spec.test_every_epoch) {
-    auto test_writer = std::make_shared<model::LambdaCallback<float>>();
-    test_writer->epoch_end = [&](model::NeuralNetwork<float>&, const model::EpochRecord&) {
-      write_test_curve(run.test_curve());
-    };
-    ro.callbacks.push_back(test_writer);
-  }
 
   const RunResult result = run.run(ro);
   if (ro.profile) print_profile(out, net, result.history);
   const model::Evaluation& ev = result.test;
   const Split& test = run.test();
   rf.write_metrics(result.history);
-  write_test_curve(result.test_curve);
+  ReportInput report{spec.name, result.history, result.summary, config, class_names(spec.data.dataset, run.classes()),
+                     collect_test_results(ev, test.x, test.labels, net.predict_classes(test.x), run.classes())};
+  if (spec.test_every_epoch) {
+    report.test_curve = with_earlier(result.test_curve);
+    rf.write_test_curve(report.test_curve);
+  }
   rf.write_summary(result.summary);
-  rf.write_report({spec.name, result.history, result.summary, config, class_names(spec.data.dataset, run.classes()),
-                   collect_test_results(ev, test.x, test.labels, net.predict_classes(test.x), run.classes())});
+  rf.write_report(report);
 
   char line[160];
   std::snprintf(line, sizeof line, "test accuracy: %.4f (loss %.4g) in %.1f s\n", ev.accuracy, ev.loss,

@@ -338,6 +338,10 @@ TEST_F(CliCompareCommand, ComparesTrainedRunsAndPlotsWhatTheirMetricsHold) {
   for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(tp[i].y, curve[i].accuracy, 1e-4);
   EXPECT_EQ(points(acc, "1 rank: b (validation)").size(), 3u);
   EXPECT_FALSE(fs::exists(path("b/test_per_epoch.csv")));  // off by default
+  // The run's own report shows the per-epoch test scores only when it has them.
+  EXPECT_NE(slurp(path("a/report.html")).find("data-series=\"test accuracy\""), std::string::npos);
+  EXPECT_NE(slurp(path("a/report.html")).find("data-series=\"test loss\""), std::string::npos);
+  EXPECT_EQ(slurp(path("b/report.html")).find("data-series=\"test"), std::string::npos);
 }
 
 // Scoring the test split every epoch changes nothing in training: the same
