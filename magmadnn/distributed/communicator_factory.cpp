@@ -1,8 +1,10 @@
 #include "magmadnn/distributed/communicator_factory.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "magmadnn/core/config.h"
 #include "magmadnn/distributed/local_communicator.h"
@@ -60,7 +62,13 @@ void abort_job(int code) {
   std::cerr.flush();
   std::fflush(nullptr);
 #if defined(MAGMADNN_HAVE_MPI)
-  if (MpiEnvironment::mpi_active()) MPI_Abort(MPI_COMM_WORLD, code);
+  if (MpiEnvironment::mpi_active()) {
+    // The other ranks learn of a communicator's failure from its notice
+    // (mpi_request.h) and print their own report; give them that moment
+    // before the launcher kills them.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
 #endif
   std::exit(code);
 }

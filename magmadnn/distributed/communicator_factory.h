@@ -30,7 +30,8 @@ std::unique_ptr<Communicator> make_communicator(const std::string& kind = "auto"
 bool launched_by_mpi() noexcept;
 
 /// Ends the whole job with exit status `code`: MPI_Abort on MPI_COMM_WORLD
-/// when MPI is initialised (the launcher then stops every rank), else
+/// when MPI is initialised (after half a second, so that ranks told of a
+/// failure can print their own report; the launcher then stops every rank), else
 /// std::exit(code). For applications, after printing a CommError; the
 /// library itself never calls it.
 [[noreturn]] void abort_job(int code);

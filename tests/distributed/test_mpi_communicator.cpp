@@ -172,8 +172,15 @@ TEST(MpiCommunicator, WatchdogNamesTheRankThatIsLateForACollective) {
     w.barrier();
     w.barrier();
   } else {
-    w.barrier();  // everyone else has timed out by now
-    c.barrier();  // late, but it completes: the others' barrier was posted
+    w.barrier();  // everyone else has timed out by now, and told this rank
+    try {
+      c.barrier();
+      ADD_FAILURE() << "no CommError";
+    } catch (const CommError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("reported: watchdog on rank"), std::string::npos) << m;
+      EXPECT_NE(m.find("rank 1 has not reached it"), std::string::npos) << m;
+    }
     w.barrier();
   }
 }

@@ -29,6 +29,7 @@ std::shared_ptr<CommState> attach(std::shared_ptr<MpiEnvironment> env, MPI_Comm 
   int flag = 0;
   MAGMADNN_MPI_CHECK(MPI_Comm_get_attr(s->data, MPI_TAG_UB, &ub, &flag), "MpiCommunicator: asking MPI_TAG_UB");
   if (flag && ub) s->tag_ub = *ub;
+  s->post_notice_receive();
   return s;
 }
 

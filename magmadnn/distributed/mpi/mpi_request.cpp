@@ -10,18 +10,55 @@ namespace magmadnn::distributed::mpi_detail {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+constexpr int kNoticeTag = 1;  // on coll_check, beside the descriptors' tag 0
+}  // namespace
+
 CommState::~CommState() {
   if (!MpiEnvironment::mpi_active()) return;
+  if (notice != MPI_REQUEST_NULL) {
+    MPI_Cancel(&notice);
+    MPI_Wait(&notice, MPI_STATUS_IGNORE);
+  }
   for (MPI_Comm* c : {&data, &coll_check, &p2p_check})
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
 }
 
-void CommState::check_usable(const char* what) const {
+void CommState::check_usable(const char* what) {
+  if (failure.empty()) failure = poll_notice();
   MAGMADNN_CHECK(failure.empty(), CommError,
                  "MpiCommunicator::" << what << " on rank " << rank
                                      << ": the communicator failed earlier and its ranks no longer agree on the "
                                         "order of calls; first failure: "
                                      << failure);
+}
+
+void CommState::post_notice_receive() {
+  MAGMADNN_MPI_CHECK(MPI_Irecv(notice_in.data(), static_cast<int>(notice_in.size()), MPI_CHAR, MPI_ANY_SOURCE,
+                               kNoticeTag, coll_check, &notice),
+                     "MpiCommunicator: posting the receive of failure notices");
+}
+
+void CommState::send_notice(const std::string& message) noexcept {
+  // Fire and forget: the text is deliberately leaked, since MPI may still
+  // read it while the job is being torn down.
+  auto* text = new std::string(message.substr(0, notice_in.size() - 1));
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) continue;
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (MPI_Isend(text->c_str(), static_cast<int>(text->size() + 1), MPI_CHAR, r, kNoticeTag, coll_check, &req) ==
+        MPI_SUCCESS)
+      MPI_Request_free(&req);
+  }
+}
+
+std::string CommState::poll_notice() {
+  if (notice == MPI_REQUEST_NULL) return {};
+  int flag = 0;
+  MPI_Status status;
+  if (MPI_Test(&notice, &flag, &status) != MPI_SUCCESS || !flag) return {};
+  notice_in.back() = '\0';
+  return "rank " + std::to_string(status.MPI_SOURCE) + " reported: " + notice_in.data();
 }
 
 MpiRequest::MpiRequest(std::shared_ptr<CommState> state, std::string what, std::int64_t step,
@@ -117,16 +154,31 @@ bool MpiRequest::test() {
   }
 }
 
-void MpiRequest::fail(const std::string& message) {
+void MpiRequest::fail(const std::string& message, bool heard) {
   failure_ = message;
-  if (state_->failure.empty()) state_->failure = message;
+  if (state_->failure.empty()) {
+    state_->failure = message;
+    if (!heard) state_->send_notice(message);
+  }
   throw CommError(message);
+}
+
+void MpiRequest::abandon(const std::string& notice) {
+  std::ostringstream os;
+  os << "watchdog on rank " << state_->rank << ": at step " << step_ << ", " << what_
+     << " was abandoned because " << notice << " (here: " << missing_view() << ")";
+  fail(os.str(), /*heard=*/true);
 }
 
 void MpiRequest::time_out() {
   std::ostringstream os;
   os << "watchdog on rank " << state_->rank << ": at step " << step_ << ", " << what_ << " did not complete within "
-     << timeout_.count() << " ms; ";
+     << timeout_.count() << " ms; " << missing_view();
+  fail(os.str());
+}
+
+std::string MpiRequest::missing_view() const {
+  std::ostringstream os;
   if (exchange_) {
     const std::vector<int> missing = exchange_->missing();
     if (missing.empty()) {
@@ -141,24 +193,25 @@ void MpiRequest::time_out() {
   } else {
     os << "rank " << peer_ << " has not received it";
   }
-  fail(os.str());
+  return os.str();
 }
 
 void MpiRequest::wait() {
   if (test()) return;
-  // Spin first (latency), then yield and finally nap, so that a long wait on
-  // an oversubscribed node leaves the cores to the ranks doing the work.
+  // Poll as MPI_Wait does (MPI progresses only inside MPI calls, so a nap
+  // stalls the transfer): busy for the first second, which any healthy
+  // collective of a training step fits in; after that a wait is already
+  // unusual, and 1 ms naps leave the cores to the ranks still working.
   const auto start = Clock::now();
   const auto deadline = start + timeout_;
   for (unsigned polls = 1;; ++polls) {
     if (test()) return;
-    if (polls < 256) continue;
+    if (polls % 64 != 0) continue;
+    const std::string notice = state_->poll_notice();
+    if (!notice.empty()) abandon(notice);
     const auto now = Clock::now();
     if (now >= deadline) time_out();
-    if (now - start < std::chrono::milliseconds(5))
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (now - start > std::chrono::seconds(1)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 

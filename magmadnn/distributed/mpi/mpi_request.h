@@ -18,6 +18,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -44,9 +45,22 @@ struct CommState {
   std::int64_t next_seq = 0;  // number of the next collective
   std::string failure;        // the first failure; empty while healthy
 
+  // Failure notices: a rank whose operation fails tells every other rank at
+  // once, so that ranks still waiting (perhaps with a later deadline) stop
+  // and report too, before the application ends the job.
+  MPI_Request notice = MPI_REQUEST_NULL;  // the posted receive of the next notice
+  std::array<char, 1024> notice_in{};
+
   ~CommState();  // frees the duplicates unless MPI is finalized
-  /// Throws CommError if an earlier operation failed.
-  void check_usable(const char* what) const;
+  /// Throws CommError if an earlier operation failed, here or on a rank
+  /// that sent its notice.
+  void check_usable(const char* what);
+  /// Posts the receive of a notice from any rank.
+  void post_notice_receive();
+  /// Sends `message` to every other rank, without waiting.
+  void send_notice(const std::string& message) noexcept;
+  /// A notice that has arrived ("rank 2 reported: ..."), or empty.
+  std::string poll_notice();
 };
 
 class MpiRequest final : public Request {
@@ -78,8 +92,13 @@ class MpiRequest final : public Request {
  private:
   bool progress();
   void check_header() const;
-  [[noreturn]] void fail(const std::string& message);
+  /// Records the failure, tells the other ranks (unless `heard` says this
+  /// rank learnt it from one of them) and throws it as CommError.
+  [[noreturn]] void fail(const std::string& message, bool heard = false);
   [[noreturn]] void time_out();
+  [[noreturn]] void abandon(const std::string& notice);
+  /// "rank 1 has not reached it", "rank 3 has not sent it", ...
+  std::string missing_view() const;
 
   std::shared_ptr<CommState> state_;
   std::string what_;
