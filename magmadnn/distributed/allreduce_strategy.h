@@ -15,9 +15,9 @@
 ///
 /// Requires: a Communicator safe to call from a thread other than the one
 /// that created it, one thread at a time (MPI_THREAD_SERIALIZED or better).
-/// Guarantees: only the communication thread calls the communicator from
-/// attach() to destruction (attach's broadcast and finalize run on it too),
-/// so the caller's thread never races it; buckets start in bucket order on
+/// Guarantees: from construction to destruction only the communication
+/// thread calls the communicator (attach's broadcast runs on it too), so
+/// the caller's thread never races it; buckets start in bucket order on
 /// every rank, whatever order their gradients complete in, so collectives
 /// match across ranks; a failed exchange is rethrown from finish() (and
 /// every later step) as the CommError it was.
@@ -49,8 +49,7 @@ class AllreduceStrategy final : public Strategy<T> {
   /// and its own, then updates, as one step on the union of their batches.
   void set_sync(bool on) noexcept { sync_ = on; }
   bool sync() const noexcept { return sync_; }
-  /// The buckets, in launch order, as (first element, element count) of the
-  /// flat layout; valid after attach.
+  /// How many buckets the parameters were laid into (valid after attach).
   std::size_t num_buckets() const noexcept { return buckets_.size(); }
 
  private:

@@ -27,8 +27,8 @@
 /// Requires: every rank attaches the same kind of strategy, with the same
 /// options, to a network of the same architecture, and runs the same number
 /// of steps (a distributed sampler gives equal step counts); the network
-/// stays where it is (is not moved) while attached, and outlives the
-/// strategy's use; one strategy per network. Guarantees: after attach()
+/// is not moved while attached, and the strategy outlives every fit of the
+/// network (the hooks it installs point to it); one strategy per network. Guarantees: after attach()
 /// every rank holds rank 0's parameters, layer state (BatchNorm statistics)
 /// and optimizer step count; after finalize() every rank holds the same
 /// parameters; errors of the exchange surface as CommError from the training

@@ -73,7 +73,7 @@ class Optimizer {
   /// network is complete. The default does nothing; an optimizer that needs
   /// the network overrides it (v1's DistMomentumSGD attaches the allreduce
   /// strategy there, installing its gradient hooks).
-  virtual void attached_to(model::NeuralNetwork<T>& net) {}
+  virtual void attached_to(model::NeuralNetwork<T>& /*net*/) {}
 
   /// Steps taken so far (restore it with the state when resuming).
   std::int64_t step_count() const noexcept { return steps_; }
