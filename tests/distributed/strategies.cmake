@@ -12,7 +12,7 @@ if(MAGMADNN_HAVE_MPI)
     add_test(NAME strategies_np${_ranks}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_ranks} ${_strategy_launch_flags}
                      $<TARGET_FILE:test_strategies>)
-    set_tests_properties(strategies_np${_ranks} PROPERTIES LABELS mpi TIMEOUT 300
+    set_tests_properties(strategies_np${_ranks} PROPERTIES LABELS mpi TIMEOUT 180
                          ENVIRONMENT "${MAGMADNN_MPI_TEST_ENV};OMP_NUM_THREADS=1")
   endforeach()
 endif()

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "magmadnn.h"
-#include "magmadnn/distributed/local_communicator.h"
+#include "magmadnn/distributed/communicator_factory.h"
 #include "magmadnn/distributed/strategy.h"
 
 /// The communicator every test uses (strategy_test_main.cpp).
@@ -21,7 +21,7 @@ namespace stest {
 using namespace magmadnn;
 
 inline std::shared_ptr<distributed::Communicator> make_world() {
-  return std::make_shared<distributed::LocalCommunicator>();
+  return distributed::make_communicator("auto");
 }
 
 /// An MLP in -> hidden... -> classes with tanh and a softmax.

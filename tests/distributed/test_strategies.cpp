@@ -5,9 +5,12 @@
 // synchronous and never exceeds its bound, and the allreduce strategy starts
 // communicating before the backward pass ends.
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "magmadnn/distributed/allreduce_strategy.h"
+#include "magmadnn/distributed/local_communicator.h"
 #include "strategy_test_util.h"
 
 namespace {
@@ -106,6 +109,12 @@ Result train(const Plan& s) {
   out.staleness = strategy->staleness();
   EXPECT_TRUE(same_on_all_ranks(*comm, weight_hash(*net))) << s.strategy << ": ranks differ after finalize";
   return out;
+}
+
+TEST(Strategies, TheWorldIsEveryRankTheLauncherStarted) {
+  const char* launched = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (launched == nullptr) launched = std::getenv("PMI_SIZE");
+  EXPECT_EQ(strategy_world()->size(), launched != nullptr ? std::atoi(launched) : 1);
 }
 
 TEST(Strategies, GradientAveragingEqualsOneProcessOnTheGlobalBatch) {
@@ -210,10 +219,12 @@ TEST(Strategies, AllreduceNoSyncAccumulatesLikeOneStepOnTheUnionBatch) {
 
 TEST(Strategies, AllreduceStartsBucketsBeforeTheBackwardPassEnds) {
   auto comm = strategy_world();
-  const std::int64_t in = 64, classes = 10, batch = 64;
+  // A backward pass of some milliseconds, so that even oversubscribed the
+  // communication thread gets a core before it ends.
+  const std::int64_t in = 256, classes = 10, batch = 128, steps_run = 6;
   Tensor<double> x, y;
-  blobs<double>(batch * 4, in, classes, x, y, 9);
-  auto net = make_net(kPlainSgd, batch, 1, 12, {256, 256, 256}, in, classes);
+  blobs<double>(batch * steps_run, in, classes, x, y, 9);
+  auto net = make_net(kPlainSgd, batch, 1, 12, {512, 512, 512}, in, classes);
   StrategyOptions o;
   o.bucket_bytes = 1;  // one bucket per parameter
   o.record_timeline = true;
@@ -245,11 +256,112 @@ TEST(Strategies, AllreduceStartsBucketsBeforeTheBackwardPassEnds) {
   model::FitOptions<double> fo;
   fo.callbacks.push_back(cb);
   net->fit(x, y, fo);
-  EXPECT_EQ(steps, 4);
+  const distributed::StepTiming& t = strategy.timing();
+  if (comm->rank() == 0) {
+    std::printf("[ overlap  ] %d ranks, %zu buckets: %d of %d steps started a bucket before backward ended; "
+                "compute %.1f ms, communication %.1f ms, of which overlapped %.1f ms\n",
+                comm->size(), strategy.num_buckets(), steps_overlapped, steps, 1e3 * t.compute_seconds,
+                1e3 * t.comm_seconds, 1e3 * t.overlapped_seconds);
+  }
+  EXPECT_EQ(steps, steps_run);
   EXPECT_GE(steps_overlapped, 1) << "no step started a bucket before its backward pass ended";
   EXPECT_GT(strategy.timing().overlapped_seconds, 0.0);
   EXPECT_LE(strategy.timing().overlapped_seconds, strategy.timing().comm_seconds);
   EXPECT_GT(strategy.timing().compute_seconds, 0.0);
+}
+
+// MagmaDNN v1's spelling: a caller-owned DistMomentumSGD handed to the v1
+// constructor, on make_communicator("auto"), trains as gradient averaging
+// with momentum on the union of the ranks' batches.
+TEST(Strategies, DistMomentumSgdIsV1sEntryPointOnTheAllreduceStrategy) {
+  auto comm = strategy_world();
+  const int n = comm->size(), r = comm->rank();
+  Tensor<double> x, y;
+  data(x, y);
+  Tensor<double> xs = shard(x, kGlobalBatch, n, r), ys = shard(y, kGlobalBatch, n, r);
+  set_seed(11 + 1000 * static_cast<unsigned>(r));
+  const auto owned = mlp<double>(kDim, {12, 8}, kClasses);
+  std::vector<layer::Layer<double>*> layers;
+  for (const auto& l : owned) layers.push_back(l.get());
+  model::nn_params_t params{kGlobalBatch / n, 2, 0.1};
+  params.momentum = 0.9;
+  params.shuffle = false;
+  auto dist = std::make_unique<optimizer::DistMomentumSGD<double>>(params.learning_rate, params.momentum);
+  optimizer::Optimizer<double>* optim = dist.get();
+  {
+    model::NeuralNetwork<double> model(layers, optimizer::CROSS_ENTROPY, optim, params);
+    ASSERT_NE(dist->strategy(), nullptr);
+    EXPECT_EQ(dist->strategy()->name(), "allreduce");
+    EXPECT_EQ(dist->strategy()->communicator().size(), n);
+    model::metric_t metrics;
+    model.fit(&xs, &ys, metrics, false);
+    EXPECT_LT(max_rel_diff(weights(model), oracle(kMomentum)), kTol);
+    EXPECT_TRUE(same_on_all_ranks(*comm, weight_hash(model)));
+    EXPECT_EQ(dist->strategy()->timing().steps, 8);
+  }
+  EXPECT_DOUBLE_EQ(dist->get_momentum(), 0.9);
+}
+
+// One local rank whose k-th allreduce fails, as a broken link would.
+class FailingCommunicator final : public distributed::Communicator {
+ public:
+  explicit FailingCommunicator(int fail_at) : fail_at_(fail_at) {}
+  int rank() const noexcept override { return 0; }
+  int size() const noexcept override { return 1; }
+  std::string backend() const override { return "failing"; }
+  bool supports(distributed::Place p) const noexcept override { return local_.supports(p); }
+  distributed::RequestPtr iallreduce(distributed::Buffer b, distributed::ReduceOp op) override {
+    if (++calls_ == fail_at_) MAGMADNN_THROW(CommError, "allreduce number " << calls_ << " lost its peer");
+    return local_.iallreduce(b, op);
+  }
+  distributed::RequestPtr ibroadcast(distributed::Buffer b, int root) override { return local_.ibroadcast(b, root); }
+  distributed::RequestPtr ireduce_scatter(distributed::ConstBuffer s, distributed::Buffer r,
+                                          distributed::ReduceOp op) override {
+    return local_.ireduce_scatter(s, r, op);
+  }
+  distributed::RequestPtr iallgather(distributed::ConstBuffer s, distributed::Buffer r) override {
+    return local_.iallgather(s, r);
+  }
+  distributed::RequestPtr igather(distributed::ConstBuffer s, distributed::Buffer r, int root) override {
+    return local_.igather(s, r, root);
+  }
+  distributed::RequestPtr iscatter(distributed::ConstBuffer s, distributed::Buffer r, int root) override {
+    return local_.iscatter(s, r, root);
+  }
+  distributed::RequestPtr ireduce(distributed::Buffer b, distributed::ReduceOp op, int root) override {
+    return local_.ireduce(b, op, root);
+  }
+  distributed::RequestPtr isend(distributed::ConstBuffer b, int dest, int tag) override {
+    return local_.isend(b, dest, tag);
+  }
+  distributed::RequestPtr irecv(distributed::Buffer b, int source, int tag) override {
+    return local_.irecv(b, source, tag);
+  }
+  void barrier() override {}
+
+ private:
+  distributed::LocalCommunicator local_;
+  int fail_at_, calls_ = 0;
+};
+
+TEST(Strategies, AFailedExchangeOnTheCommunicationThreadIsRethrownFromTheStep) {
+  Tensor<double> x, y;
+  data(x, y);
+  auto net = make_net(kPlainSgd, kGlobalBatch, 1, 13);
+  StrategyOptions o;
+  o.bucket_bytes = 256;
+  distributed::AllreduceStrategy<double> strategy(std::make_shared<FailingCommunicator>(5), o);
+  strategy.attach(*net);
+  ASSERT_GE(strategy.num_buckets(), 2u);  // so the 5th allreduce falls in the second or a later step
+  const std::vector<double> before = weights(*net);
+  try {
+    net->fit(x, y);
+    ADD_FAILURE() << "the failed allreduce went unnoticed";
+  } catch (const CommError& e) {
+    EXPECT_NE(std::string(e.what()).find("allreduce number 5"), std::string::npos) << e.what();
+  }
+  EXPECT_GE(strategy.timing().steps, 1);
+  EXPECT_NE(weights(*net), before);
 }
 
 TEST(Strategies, FactoryKnowsTheNamesAndRejectsBadOptions) {
