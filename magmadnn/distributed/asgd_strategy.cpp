@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <sstream>
 #include <thread>
 
 namespace magmadnn::distributed {
@@ -14,6 +15,7 @@ constexpr int kTagGradient = 7201; // worker -> server: the gradient
 constexpr int kTagReply = 7202;    // server -> worker: {version, staleness}
 constexpr int kTagWeights = 7203;  // server -> worker: the weights
 constexpr std::int64_t kPush = 0, kDone = 1;
+constexpr std::int64_t kFinished = std::numeric_limits<std::int64_t>::max();
 
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 }  // namespace
@@ -22,7 +24,20 @@ template <typename T>
 void AsgdStrategy<T>::attach(model::NeuralNetwork<T>& net) {
   this->broadcast_initial_state(net);
   step_mark_ = std::chrono::steady_clock::now();
-  if (this->comm_->size() == 1) return;  // nobody to serve: plain local training
+  if (this->comm_->size() == 1) {
+    // Nobody to serve: plain local training, timed.
+    typename model::NeuralNetwork<T>::GradientReadyHooks local;
+    local.after_update = [this] {
+      StepTiming step;
+      step.steps = 1;
+      const auto now = std::chrono::steady_clock::now();
+      step.compute_seconds = seconds(now - step_mark_);
+      step_mark_ = now;
+      this->record_step(step);
+    };
+    net.set_gradient_ready_hooks(std::move(local));
+    return;
+  }
   net_ = &net;
   layout_ = detail::FlatParams<T>(net.parameters());
   flat_.assign(layout_.size(), T(0));
@@ -35,7 +50,7 @@ void AsgdStrategy<T>::attach(model::NeuralNetwork<T>& net) {
   }
   typename model::NeuralNetwork<T>::GradientReadyHooks hooks;
   hooks.ready = [this](std::size_t i, const op::Var<T>&, Tensor<T>& g) { grads_.at(i) = &g; };
-  hooks.finish = [this] { is_server() ? serve() : work(); };
+  hooks.finish = [this] { is_server() ? serve_step() : work(); };
   hooks.apply_update = [] { return false; };
   net.set_gradient_ready_hooks(std::move(hooks));
 }
@@ -98,75 +113,111 @@ void AsgdStrategy<T>::work() {
 }
 
 template <typename T>
-void AsgdStrategy<T>::serve() {
+std::int64_t AsgdStrategy<T>::global_step() const {
+  return *std::min_element(clock_.begin(), clock_.end());
+}
+
+template <typename T>
+void AsgdStrategy<T>::no_progress(const char* what, std::int64_t target) const {
+  std::ostringstream behind;
+  for (std::size_t w = 0; w < clock_.size(); ++w) {
+    if (static_cast<int>(w) != this->options_.server_rank && clock_[w] < target)
+      behind << (behind.tellp() > 0 ? ", " : "") << w << " (at step " << clock_[w] << ")";
+  }
+  MAGMADNN_THROW(CommError, "asgd server (rank " << this->options_.server_rank << "): " << what << ": no message for "
+                                                 << this->comm_->timeout().count() << " ms from worker rank(s) "
+                                                 << behind.str()
+                                                 << (target == kFinished ? std::string("; waiting for them to finish")
+                                                                         : "; waiting for step " + std::to_string(target)));
+}
+
+template <typename T>
+bool AsgdStrategy<T>::serve_once(bool finishing) {
+  Communicator& comm = *this->comm_;
+  const int ranks = comm.size();
+  const T scale = T(1) / static_cast<T>(ranks - 1);
+  bool progressed = false;
+  for (int w = 0; w < ranks; ++w) {
+    const auto u = static_cast<std::size_t>(w);
+    if (!pending_[u] || !pending_[u]->test()) continue;
+    progressed = true;
+    pending_[u].reset();
+    if (header_[u][0] == kDone) {
+      clock_[u] = kFinished;
+      continue;
+    }
+    MAGMADNN_CHECK(!finishing, CommError,
+                   "asgd server (rank " << this->options_.server_rank << "): worker rank " << w
+                                        << " sent a gradient for its step " << clock_[u] + 1 << " after the server's last step "
+                                        << server_steps_ << "; every rank must take the same number of steps");
+    comm.recv(host_buffer(incoming_.data(), incoming_.size()), w, kTagGradient);
+    const std::int64_t stale = global_step() - header_[u][1];
+    count_staleness(stale);
+    last_staleness_[u] = stale;
+    apply(incoming_.data(), scale);
+    ++clock_[u];
+    waiting_[u] = true;
+    pending_[u] = comm.irecv(host_buffer(header_[u].data(), 2), w, kTagRequest);
+  }
+  // Answer every worker the bound lets go on: one that has completed c
+  // steps gets weights once the global step is at least c - bound.
+  const std::int64_t g = global_step(), bound = this->options_.staleness_bound;
+  bool read = false;
+  for (int w = 0; w < ranks; ++w) {
+    const auto u = static_cast<std::size_t>(w);
+    if (!waiting_[u] || (g != kFinished && g < clock_[u] - bound)) continue;
+    if (!read) {
+      layout_.read_values(flat_.data());
+      read = true;
+    }
+    std::array<std::int64_t, 2> reply{g, last_staleness_[u]};
+    comm.send(host_buffer(static_cast<const std::int64_t*>(reply.data()), 2), w, kTagReply);
+    comm.send(host_buffer(static_cast<const T*>(flat_.data()), flat_.size()), w, kTagWeights);
+    waiting_[u] = false;
+    progressed = true;
+  }
+  return progressed;
+}
+
+template <typename T>
+void AsgdStrategy<T>::start_serving() {
+  Communicator& comm = *this->comm_;
+  const int ranks = comm.size(), server = this->options_.server_rank;
+  const auto n = static_cast<std::size_t>(ranks);
+  clock_.assign(n, 0);
+  clock_[static_cast<std::size_t>(server)] = kFinished;
+  last_staleness_.assign(n, 0);
+  waiting_.assign(n, false);
+  header_.assign(n, {});
+  pending_.resize(n);
+  incoming_.resize(flat_.size());
+  for (int w = 0; w < ranks; ++w) {
+    const auto u = static_cast<std::size_t>(w);
+    if (w != server) pending_[u] = comm.irecv(host_buffer(header_[u].data(), 2), w, kTagRequest);
+  }
+}
+
+template <typename T>
+void AsgdStrategy<T>::serve_step() {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   for (auto& g : grads_) g = nullptr;  // the server's own gradient is not used
   Communicator& comm = *this->comm_;
-  const int ranks = comm.size(), server = this->options_.server_rank;
-  const std::int64_t bound = this->options_.staleness_bound;
-  const T scale = T(1) / static_cast<T>(ranks - 1);
-  constexpr std::int64_t kFinished = std::numeric_limits<std::int64_t>::max();
-
-  std::vector<std::int64_t> clock(static_cast<std::size_t>(ranks), 0);  // steps pushed; kFinished when done
-  std::vector<std::int64_t> last_staleness(static_cast<std::size_t>(ranks), 0);
-  std::vector<bool> waiting(static_cast<std::size_t>(ranks), false);
-  std::vector<std::array<std::int64_t, 2>> header(static_cast<std::size_t>(ranks));
-  std::vector<RequestPtr> pending(static_cast<std::size_t>(ranks));
-  std::vector<T> incoming(flat_.size());
-  int running = ranks - 1;
-  for (int w = 0; w < ranks; ++w) {
-    if (w == server) {
-      clock[static_cast<std::size_t>(w)] = kFinished;
-      continue;
+  if (clock_.empty()) start_serving();
+  // This step of the server ends once every worker has completed as many.
+  const std::int64_t target = ++server_steps_;
+  comm.set_step(target - 1);
+  auto last_progress = Clock::now();
+  for (;;) {
+    const bool progressed = serve_once(false);
+    if (global_step() >= target) break;
+    if (progressed) {
+      last_progress = Clock::now();
+    } else {
+      if (Clock::now() - last_progress > comm.timeout()) no_progress("serving a step", target);
+      std::this_thread::sleep_for(this->options_.poll_interval);
     }
-    pending[static_cast<std::size_t>(w)] = comm.irecv(host_buffer(header[static_cast<std::size_t>(w)].data(), 2), w, kTagRequest);
   }
-  const auto global_step = [&] { return *std::min_element(clock.begin(), clock.end()); };
-
-  while (running > 0) {
-    bool progressed = false;
-    for (int w = 0; w < ranks; ++w) {
-      const auto u = static_cast<std::size_t>(w);
-      if (!pending[u] || !pending[u]->test()) continue;
-      progressed = true;
-      pending[u].reset();
-      if (header[u][0] == kDone) {
-        clock[u] = kFinished;
-        --running;
-        continue;
-      }
-      comm.recv(host_buffer(incoming.data(), incoming.size()), w, kTagGradient);
-      const std::int64_t s = global_step() - header[u][1];
-      count_staleness(s);
-      last_staleness[u] = s;
-      comm.set_step(staleness_count_);
-      apply(incoming.data(), scale);
-      ++clock[u];
-      waiting[u] = true;
-      pending[u] = comm.irecv(host_buffer(header[u].data(), 2), w, kTagRequest);
-    }
-    // Answer every worker the bound lets go on: one that has completed c
-    // steps gets weights once the global step is at least c - bound.
-    const std::int64_t g = global_step();
-    bool read = false;
-    for (int w = 0; w < ranks; ++w) {
-      const auto u = static_cast<std::size_t>(w);
-      if (!waiting[u] || (g != kFinished && g < clock[u] - bound)) continue;
-      if (!read) {
-        layout_.read_values(flat_.data());
-        read = true;
-      }
-      std::array<std::int64_t, 2> reply{g, last_staleness[u]};
-      comm.send(host_buffer(static_cast<const std::int64_t*>(reply.data()), 2), w, kTagReply);
-      comm.send(host_buffer(static_cast<const T*>(flat_.data()), flat_.size()), w, kTagWeights);
-      waiting[u] = false;
-      progressed = true;
-    }
-    if (!progressed) std::this_thread::sleep_for(this->options_.poll_interval);
-  }
-  served_ = true;
-  net_->stop_training();
   StepTiming step;
   step.steps = 1;
   step.compute_seconds = seconds(t0 - step_mark_);
@@ -185,9 +236,17 @@ void AsgdStrategy<T>::finalize() {
     std::array<std::int64_t, 2> request{kDone, version_};
     comm.send(host_buffer(static_cast<const std::int64_t*>(request.data()), 2), server, kTagRequest);
   } else {
-    MAGMADNN_CHECK(served_, ValueError,
-                   "AsgdStrategy::finalize: the server rank " << server << " finalized without having served "
-                                                              "(call fit on every rank first)");
+    using Clock = std::chrono::steady_clock;
+    if (clock_.empty()) start_serving();  // no training step was taken
+    auto last_progress = Clock::now();
+    while (global_step() != kFinished) {
+      if (serve_once(true)) {
+        last_progress = Clock::now();
+      } else {
+        if (Clock::now() - last_progress > comm.timeout()) no_progress("waiting for the workers to finish", kFinished);
+        std::this_thread::sleep_for(this->options_.poll_interval);
+      }
+    }
     layout_.read_values(flat_.data());
   }
   comm.broadcast(host_buffer(flat_.data(), flat_.size()), server);

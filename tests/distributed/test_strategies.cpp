@@ -70,6 +70,7 @@ struct Plan {
   std::int64_t global_batch = kGlobalBatch;
   int micro_steps = 1;  // allreduce: steps per exchange (no_sync in between)
   std::function<void(int rank)> after_each_step;
+  bool collective_each_epoch = false;  // as a training run's metrics summed across ranks
 };
 
 // Trains with a strategy, each rank on its part of every global batch (ASGD:
@@ -98,6 +99,11 @@ Result train(const Plan& s) {
       if ((logs.batch + 1) % s.micro_steps != 0) return;  // the ranks differ until the exchange
     }
     if (s.check_every_step && !same_on_all_ranks(*comm, weight_hash(m))) out.same_every_step = false;
+  };
+  cb->epoch_end = [&](Net&, const model::EpochRecord& rec) {
+    if (s.collective_each_epoch) {
+      EXPECT_TRUE(same_on_all_ranks(*comm, rec.epoch)) << "ranks at different epochs";
+    }
   };
   if (s.micro_steps > 1) dynamic_cast<distributed::AllreduceStrategy<double>&>(*strategy).set_sync(s.micro_steps == 1);
   model::FitOptions<double> fo;
@@ -179,8 +185,10 @@ TEST(Strategies, AsgdWithStalenessBoundZeroIsSynchronous) {
   Plan s;
   s.strategy = "asgd";
   s.options.staleness_bound = 0;
-  s.check_every_step = false;  // asynchronous: the server takes one (serving) step
+  s.check_every_step = false;  // the workers hold the server's weights of their last reply
+  s.collective_each_epoch = true;
   const Result got = train(s);
+  EXPECT_EQ(got.timing.steps, 8) << "the server serves as many steps as the workers take";
   EXPECT_LT(max_rel_diff(got.weights, oracle(kPlainSgd)), kTol);
   EXPECT_EQ(got.staleness.max, 0);
   auto comm = strategy_world();
@@ -196,6 +204,7 @@ TEST(Strategies, AsgdStalenessNeverExceedsTheBound) {
     s.options.staleness_bound = bound;
     s.check_every_step = false;
     s.epochs = 3;
+    s.collective_each_epoch = true;  // the server's epochs end with the workers'
     // Rank 1 is slow, so the others run ahead as far as the bound lets them.
     s.after_each_step = [](int rank) {
       if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
