@@ -53,7 +53,10 @@ void AllreduceStrategy<T>::attach(model::NeuralNetwork<T>& net) {
   std::size_t total = 0;
   for (std::size_t k = n; k-- > 0;) {
     const std::size_t count = static_cast<std::size_t>(params[k]->value().size());
-    if (buckets_.empty() || buckets_.back().count * sizeof(T) >= this->options_.bucket_bytes) {
+    const std::size_t cap = buckets_.size() == 1
+                                ? std::min(this->options_.first_bucket_bytes, this->options_.bucket_bytes)
+                                : this->options_.bucket_bytes;
+    if (buckets_.empty() || buckets_.back().count * sizeof(T) >= cap) {
       buckets_.push_back({});
       buckets_.back().begin = total;
     }

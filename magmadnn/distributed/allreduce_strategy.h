@@ -4,8 +4,9 @@
 /// backward pass (PyTorch DDP's buckets, Horovod's background thread).
 ///
 /// How: at attach the parameters are laid into buckets of about
-/// StrategyOptions::bucket_bytes in reverse parameter order (the order the
-/// backward pass finishes gradients). The ready hook copies each gradient
+/// StrategyOptions::bucket_bytes (the first one: first_bucket_bytes) in
+/// reverse parameter order (the order the backward pass finishes
+/// gradients). The ready hook copies each gradient
 /// into its bucket; when a bucket is full it is handed to the one
 /// communication thread, which starts its non-blocking allreduce (average)
 /// and keeps calling test() on every request in flight while backward runs,

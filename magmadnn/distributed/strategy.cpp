@@ -28,7 +28,9 @@ template <typename T>
 Strategy<T>::Strategy(std::shared_ptr<Communicator> comm, StrategyOptions options)
     : comm_(std::move(comm)), options_(options) {
   MAGMADNN_CHECK(comm_ != nullptr, ValueError, "distributed strategy: null communicator");
-  MAGMADNN_CHECK(options_.bucket_bytes > 0, ValueError, "distributed strategy: bucket_bytes must be > 0");
+  MAGMADNN_CHECK(options_.bucket_bytes > 0 && options_.first_bucket_bytes > 0, ValueError,
+                 "distributed strategy: bucket_bytes (" << options_.bucket_bytes << ") and first_bucket_bytes ("
+                                                        << options_.first_bucket_bytes << ") must be > 0");
   MAGMADNN_CHECK(options_.average_every >= 1, ValueError,
                  "distributed strategy: average_every = " << options_.average_every << " must be >= 1");
   MAGMADNN_CHECK(options_.staleness_bound >= 0, ValueError,

@@ -52,6 +52,11 @@ struct StrategyOptions {
   /// allreduce: bytes of gradients per bucket (25 MiB, as PyTorch DDP). A
   /// parameter larger than this gets a bucket of its own.
   std::size_t bucket_bytes = std::size_t{25} << 20;
+  /// allreduce: the first bucket (the last layers' gradients) closes at
+  /// min(first_bucket_bytes, bucket_bytes), 1 MiB as in PyTorch DDP, so that
+  /// a model smaller than bucket_bytes still starts communicating while its
+  /// backward pass runs.
+  std::size_t first_bucket_bytes = std::size_t{1} << 20;
   /// weight-avg: average the weights every k steps (k >= 1).
   int average_every = 1;
   /// asgd: the most global steps a gradient may be behind the weights it is
@@ -157,7 +162,7 @@ std::vector<std::string> strategy_names();
 
 /// A strategy by name (strategy_names()). ValueError naming the choices for
 /// an unknown name or an option out of range (average_every < 1, a negative
-/// staleness bound, a server rank outside [0, size), bucket_bytes 0).
+/// staleness bound, a server rank outside [0, size), a bucket size of 0).
 template <typename T>
 std::unique_ptr<Strategy<T>> make_strategy(const std::string& name, std::shared_ptr<Communicator> comm,
                                            const StrategyOptions& options = {});

@@ -226,6 +226,17 @@ TEST(Strategies, AllreduceNoSyncAccumulatesLikeOneStepOnTheUnionBatch) {
   EXPECT_LT(max_rel_diff(got.weights, oracle(kPlainSgd)), kTol);
 }
 
+// A model smaller than one bucket still gets a first bucket of its own,
+// closed at first_bucket_bytes (the output layer's 3 x 8 weights and bias).
+TEST(Strategies, AllreduceClosesTheFirstBucketEarly) {
+  auto net = make_net(kPlainSgd, kGlobalBatch, 1, 14);
+  StrategyOptions o;
+  o.first_bucket_bytes = 200;
+  distributed::AllreduceStrategy<double> strategy(strategy_world(), o);
+  strategy.attach(*net);
+  EXPECT_EQ(strategy.num_buckets(), 2u);
+}
+
 TEST(Strategies, AllreduceStartsBucketsBeforeTheBackwardPassEnds) {
   auto comm = strategy_world();
   // A backward pass of some milliseconds, so that even oversubscribed the
@@ -391,6 +402,9 @@ TEST(Strategies, FactoryKnowsTheNamesAndRejectsBadOptions) {
   bad = {};
   bad.server_rank = comm->size();
   EXPECT_THROW(distributed::make_strategy<double>("ps", comm, bad), ValueError);
+  bad = {};
+  bad.first_bucket_bytes = 0;
+  EXPECT_THROW(distributed::make_strategy<double>("allreduce", comm, bad), ValueError);
   bad = {};
   bad.staleness_bound = -1;
   EXPECT_THROW(distributed::make_strategy<double>("asgd", comm, bad), ValueError);
