@@ -39,7 +39,8 @@
 /// communicator's timeout while the server waits for it makes the server
 /// throw CommError naming it (and a worker that takes more steps than the
 /// server is named too). The server's share of the data is not trained on:
-/// shard the data over the workers.
+/// shard the data over the workers. The protocol uses point-to-point tags
+/// 7200 to 7203 on the strategy's communicator.
 #pragma once
 
 #include <array>
