@@ -4,7 +4,7 @@
 add_executable(test_strategies strategy_test_main.cpp test_strategies.cpp)
 target_link_libraries(test_strategies PRIVATE magmadnn GTest::gtest)
 add_test(NAME strategies_local COMMAND test_strategies)
-set_tests_properties(strategies_local PROPERTIES LABELS cpu TIMEOUT 120)
+set_tests_properties(strategies_local PROPERTIES LABELS cpu TIMEOUT 120 ENVIRONMENT OMP_NUM_THREADS=1)
 if(MAGMADNN_HAVE_MPI)
   string(REPLACE "|" ";" _strategy_launch "${MAGMADNN_MPI_LAUNCH}")
   list(SUBLIST _strategy_launch 3 -1 _strategy_launch_flags)
