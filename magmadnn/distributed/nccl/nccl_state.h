@@ -1,0 +1,79 @@
+/// @file nccl_state.h
+/// What an NcclCommunicator and its requests share: the NCCL communicator,
+/// the stream, the barrier's scratch word and whether the communicator is
+/// still usable. Private to distributed/nccl/.
+///
+/// The NCCL communicator is non-blocking (ncclConfig_t::blocking = 0): no
+/// NCCL call can block the host for ever. A call that answers ncclInProgress
+/// is settled by polling ncclCommGetAsyncError against a deadline, so a
+/// rank that never joins, or a connection that never forms, ends in the
+/// watchdog's CommError rather than a silent hang.
+#pragma once
+
+#include <nccl.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "magmadnn/backend/cuda/cuda_context.h"
+#include "magmadnn/distributed/nccl/nccl_communicator.h"
+
+namespace magmadnn::distributed {
+
+namespace nccl_detail {
+
+using Clock = std::chrono::steady_clock;
+
+/// One operation as the watchdog and error messages quote it.
+struct OpInfo {
+  std::string what;  // "allreduce(1024 x float32, sum)"
+  std::size_t bytes = 0;
+  std::int64_t step = -1;
+  std::chrono::milliseconds timeout{0};
+};
+
+/// Sleeps a little longer on each call, from a few microseconds up to a
+/// millisecond: a short collective is noticed at once, a long one costs
+/// little host time.
+class Backoff {
+ public:
+  void pause();
+
+ private:
+  int rounds_ = 0;
+};
+
+}  // namespace nccl_detail
+
+struct NcclCommunicator::State {
+  int rank = 0;
+  int size = 1;
+  int device = 0;
+  ncclComm_t comm = nullptr;  // owned: finalised and destroyed, or aborted, by ~State
+  cuda::UniqueStream stream;
+  cuda::UniqueDeviceMemory scratch;  // one int for barrier()
+  std::string broken;                // why the communicator is unusable; empty while it works
+
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  /// Waits (bounded by `drain_timeout`) for queued work, then finalises and
+  /// destroys the communicator; aborts it instead when the wait runs out.
+  ~State();
+  std::chrono::milliseconds drain_timeout{60000};
+
+  /// Throws CommError when an earlier failure or timeout broke the communicator.
+  void ensure_usable(const nccl_detail::OpInfo& op) const;
+  /// Polls until the communicator leaves ncclInProgress; an error or the
+  /// deadline aborts it and throws CommError naming `op` and `phase`.
+  void settle(const nccl_detail::OpInfo& op, const char* phase, nccl_detail::Clock::time_point deadline);
+  /// Throws (after aborting) if NCCL has reported an asynchronous error.
+  void check_async(const nccl_detail::OpInfo& op);
+  /// Aborts the NCCL communicator (its kernels end) and records why; every
+  /// later use throws CommError quoting `why`.
+  void abort(const std::string& why) noexcept;
+};
+
+}  // namespace magmadnn::distributed
