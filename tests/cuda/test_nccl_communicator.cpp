@@ -324,17 +324,28 @@ TEST_P(Nccl, SendRecvAroundARing) {
   const int next = (me + 1) % R, prev = (me + R - 1) % R;
   DeviceBytes send(encode(t, all[me]), dev);
   DeviceBytes recv(n * dtype_size(t), dev);
-  // Even ranks send first, odd ranks receive first: both orders must work.
+  // As an MPI ring step is written: every rank sends first, then receives.
+  // Launched one by one on a stream, each send would wait for a receive
+  // queued behind its peer's send; the communicator launches them together.
   std::vector<RequestPtr> reqs;
-  if (me % 2 == 0) {
-    reqs.push_back(comm().isend(send.cbuffer(n, t), next, 5));
-    reqs.push_back(comm().irecv(recv.buffer(n, t), prev, 5));
-  } else {
-    reqs.push_back(comm().irecv(recv.buffer(n, t), prev, 5));
-    reqs.push_back(comm().isend(send.cbuffer(n, t), next, 5));
-  }
+  reqs.push_back(comm().isend(send.cbuffer(n, t), next, 5));
+  reqs.push_back(comm().irecv(recv.buffer(n, t), prev, 5));
   wait_all(reqs);
-  expect_near_all(decode(t, recv.download()), all[prev], 0.0, label("recv from previous rank", t, n));
+  expect_near_all(decode(t, recv.download()), all[prev], 0.0, label("ring: recv from the previous rank", t, n));
+
+  // The opposite order on odd ranks, waiting for the receive first.
+  DeviceBytes back(n * dtype_size(t), dev);
+  RequestPtr s2, r2;
+  if (me % 2 == 0) {
+    s2 = comm().isend(send.cbuffer(n, t), prev, 6);
+    r2 = comm().irecv(back.buffer(n, t), next, 6);
+  } else {
+    r2 = comm().irecv(back.buffer(n, t), next, 6);
+    s2 = comm().isend(send.cbuffer(n, t), prev, 6);
+  }
+  r2->wait();
+  s2->wait();
+  expect_near_all(decode(t, back.download()), all[next], 0.0, label("reverse ring: recv from the next rank", t, n));
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Nccl,

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "magmadnn/backend/cuda/cuda_check.h"
-#include "magmadnn/backend/registry.h"
 #include "magmadnn/distributed/nccl/nccl_check.h"
 #include "magmadnn/distributed/nccl/nccl_request.h"
 #include "magmadnn/distributed/nccl/nccl_state.h"
@@ -67,41 +66,25 @@ const void* at(const void* base, std::size_t block, std::size_t bytes) {
 }
 void* at(void* base, std::size_t block, std::size_t bytes) { return static_cast<char*>(base) + block * bytes; }
 
-// Queues `enqueue(comm, stream)` as one NCCL group and returns its request.
-template <typename Enqueue>
-RequestPtr run(const std::shared_ptr<State>& s, OpInfo op, Enqueue&& enqueue) {
+// Launches a collective: after the sends and receives issued before it
+// (issue order is NCCL's matching order), as its own group.
+RequestPtr run(const std::shared_ptr<State>& s, OpInfo op, const nccl_detail::Enqueue& calls) {
   s->ensure_usable(op);
-  cuda::DeviceGuard guard(s->device);
-  // The CUDA backend queues its kernels on a stream it does not export, so
-  // inputs written by them are complete only after this host wait.
-  cuda_backend().synchronize(s->device);
-  s->check_async(op);
+  s->flush_p2p();
   const auto deadline = Clock::now() + op.timeout;
-  MAGMADNN_NCCL_CHECK(ncclGroupStart(), s->comm, op.what);
-  try {
-    enqueue(s->comm, s->stream.get());
-  } catch (...) {
-    (void)ncclGroupEnd();
-    s->abort("queueing " + op.what + " failed");
-    throw;
-  }
-  const ncclResult_t rc = ncclGroupEnd();
-  if (rc != ncclSuccess && rc != ncclInProgress) {
-    try {
-      MAGMADNN_NCCL_CHECK(rc, s->comm, op.what << " at step " << op.step);
-    } catch (...) {
-      s->abort("launching " + op.what + " failed");
-      throw;
-    }
-  }
-  // A non-blocking communicator may still be connecting to peers here; no
-  // CUDA work may be queued on its stream until it has settled.
-  s->settle(op, "launch", deadline);
-  cudaEvent_t ev = nullptr;
-  MAGMADNN_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-  cuda::UniqueEvent done(ev);
-  MAGMADNN_CUDA_CHECK(cudaEventRecord(ev, s->stream.get()));
-  return std::make_unique<nccl_detail::NcclRequest>(s, std::move(op), std::move(done), deadline);
+  auto launch = std::make_shared<nccl_detail::Launch>();
+  launch->event = s->enqueue(op, deadline, calls);
+  return std::make_unique<nccl_detail::NcclRequest>(s, std::move(op), std::move(launch), deadline);
+}
+
+// Queues a send or receive until the next flush (State::flush_p2p).
+RequestPtr queue_p2p(const std::shared_ptr<State>& s, OpInfo op, bool send, const void* send_buf, void* recv_buf,
+                     std::size_t count, dtype type, int peer) {
+  s->ensure_usable(op);
+  const auto deadline = Clock::now() + op.timeout;
+  auto launch = std::make_shared<nccl_detail::Launch>();
+  s->pending_p2p.push_back({send, send_buf, recv_buf, count, type, peer, op, deadline, launch});
+  return std::make_unique<nccl_detail::NcclRequest>(s, std::move(op), std::move(launch), deadline);
 }
 
 }  // namespace
@@ -256,13 +239,10 @@ RequestPtr NcclCommunicator::isend(ConstBuffer buf, int dest, int tag) {
                  "NcclCommunicator::isend: rank " << dest << " sending to itself; copy the buffer instead");
   MAGMADNN_CHECK(tag >= 0, ValueError, "NcclCommunicator::isend: tag " << tag << " is negative");
   state_->drain_timeout = timeout_;
-  return run(state_,
-             {call("send", buf.count, buf.type, "to rank " + std::to_string(dest) + ", tag " + std::to_string(tag)),
-              buf.bytes(), step_, timeout_},
-             [&](ncclComm_t comm, cudaStream_t stream) {
-               MAGMADNN_NCCL_CHECK(ncclSend(buf.data, buf.count, nccl_type(buf.type), dest, comm, stream), comm,
-                                   "send to rank " << dest);
-             });
+  return queue_p2p(state_,
+                   {call("send", buf.count, buf.type, "to rank " + std::to_string(dest) + ", tag " + std::to_string(tag)),
+                    buf.bytes(), step_, timeout_},
+                   true, buf.data, nullptr, buf.count, buf.type, dest);
 }
 
 RequestPtr NcclCommunicator::irecv(Buffer buf, int source, int tag) {
@@ -272,13 +252,11 @@ RequestPtr NcclCommunicator::irecv(Buffer buf, int source, int tag) {
                  "NcclCommunicator::irecv: rank " << source << " receiving from itself; copy the buffer instead");
   MAGMADNN_CHECK(tag >= 0, ValueError, "NcclCommunicator::irecv: tag " << tag << " is negative");
   state_->drain_timeout = timeout_;
-  return run(state_,
-             {call("recv", buf.count, buf.type, "from rank " + std::to_string(source) + ", tag " + std::to_string(tag)),
-              buf.bytes(), step_, timeout_},
-             [&](ncclComm_t comm, cudaStream_t stream) {
-               MAGMADNN_NCCL_CHECK(ncclRecv(buf.data, buf.count, nccl_type(buf.type), source, comm, stream), comm,
-                                   "receive from rank " << source);
-             });
+  return queue_p2p(state_,
+                   {call("recv", buf.count, buf.type, "from rank " + std::to_string(source) + ", tag " +
+                                                          std::to_string(tag)),
+                    buf.bytes(), step_, timeout_},
+                   false, nullptr, buf.data, buf.count, buf.type, source);
 }
 
 void NcclCommunicator::barrier() {

@@ -28,7 +28,12 @@
 ///  - the contract of communicator.h: every rank issues the same
 ///    collectives in the same order. Point-to-point messages between two
 ///    ranks are matched in issue order: NCCL has no tags, so `tag` is only
-///    checked to be non-negative;
+///    checked to be non-negative. isend and irecv are queued and launched
+///    together, as one NCCL group, at the first test() or wait() of any of
+///    them or before the next collective: so two ranks may each send first
+///    and receive second, as with MPI (launched one at a time on one
+///    stream, each send would wait for a receive queued behind the peer's
+///    send). A send or receive to oneself raises ValueError;
 ///  - inputs complete on the device when an operation is called: each call
 ///    first waits for the work the CUDA backend has queued on this device
 ///    (Backend::synchronize), since the backend does not export its stream.

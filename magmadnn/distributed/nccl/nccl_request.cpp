@@ -6,9 +6,9 @@
 
 namespace magmadnn::distributed::nccl_detail {
 
-NcclRequest::NcclRequest(std::shared_ptr<NcclCommunicator::State> state, OpInfo op, cuda::UniqueEvent done,
+NcclRequest::NcclRequest(std::shared_ptr<NcclCommunicator::State> state, OpInfo op, std::shared_ptr<Launch> launch,
                          Clock::time_point deadline)
-    : state_(std::move(state)), op_(std::move(op)), done_event_(std::move(done)), deadline_(deadline) {}
+    : state_(std::move(state)), op_(std::move(op)), launch_(std::move(launch)), deadline_(deadline) {}
 
 NcclRequest::~NcclRequest() {
   if (done_) return;
@@ -21,10 +21,11 @@ NcclRequest::~NcclRequest() {
 
 bool NcclRequest::test() {
   if (done_) return true;
+  if (!launch_->event) state_->flush_p2p();
   // An error NCCL found in the background (a peer's connection dropped)
   // would otherwise show only as an event that never completes.
   state_->check_async(op_);
-  const cudaError_t e = cudaEventQuery(done_event_.get());
+  const cudaError_t e = cudaEventQuery(launch_->event.get());
   if (e == cudaErrorNotReady) return false;
   MAGMADNN_CUDA_CHECK(e);
   done_ = true;

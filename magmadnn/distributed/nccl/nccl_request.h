@@ -1,9 +1,10 @@
 /// @file nccl_request.h
 /// NcclRequest: the Request of one NCCL operation, a CUDA event recorded on
-/// the communicator's stream right after the operation. Private to
-/// distributed/nccl/.
+/// the communicator's stream right after the operation (shared by the
+/// operations of one group). Private to distributed/nccl/.
 ///
-/// test() checks NCCL's asynchronous error state and queries the event;
+/// test() first launches the pending sends and receives if this is one of
+/// them, then checks NCCL's asynchronous error state and queries the event;
 /// wait() polls test() until the operation completes or its deadline (the
 /// launch time plus the communicator's timeout at launch) passes, which
 /// aborts the NCCL communicator and throws CommError naming the step, the
@@ -21,7 +22,7 @@ namespace magmadnn::distributed::nccl_detail {
 
 class NcclRequest final : public Request {
  public:
-  NcclRequest(std::shared_ptr<NcclCommunicator::State> state, OpInfo op, cuda::UniqueEvent done,
+  NcclRequest(std::shared_ptr<NcclCommunicator::State> state, OpInfo op, std::shared_ptr<Launch> launch,
               Clock::time_point deadline);
   ~NcclRequest() override;
   NcclRequest(const NcclRequest&) = delete;
@@ -33,7 +34,7 @@ class NcclRequest final : public Request {
  private:
   std::shared_ptr<NcclCommunicator::State> state_;
   OpInfo op_;
-  cuda::UniqueEvent done_event_;
+  std::shared_ptr<Launch> launch_;
   Clock::time_point deadline_;
   bool done_ = false;
 };

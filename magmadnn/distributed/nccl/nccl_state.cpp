@@ -4,6 +4,8 @@
 #include <iostream>
 #include <thread>
 
+#include "magmadnn/backend/cuda/cuda_check.h"
+#include "magmadnn/backend/registry.h"
 #include "magmadnn/distributed/nccl/nccl_check.h"
 
 namespace magmadnn::distributed {
@@ -91,6 +93,73 @@ void NcclCommunicator::State::settle(const nccl_detail::OpInfo& op, const char* 
     }
     backoff.pause();
   }
+}
+
+std::shared_ptr<CUevent_st> NcclCommunicator::State::enqueue(const nccl_detail::OpInfo& op,
+                                                              nccl_detail::Clock::time_point deadline,
+                                                              const nccl_detail::Enqueue& calls) {
+  ensure_usable(op);
+  cuda::DeviceGuard guard(device);
+  // The CUDA backend queues its kernels on a stream it does not export, so
+  // inputs written by them are complete only after this host wait.
+  cuda_backend().synchronize(device);
+  check_async(op);
+  MAGMADNN_NCCL_CHECK(ncclGroupStart(), comm, op.what);
+  try {
+    calls(comm, stream.get());
+  } catch (...) {
+    (void)ncclGroupEnd();
+    abort("queueing " + op.what + " failed");
+    throw;
+  }
+  const ncclResult_t rc = ncclGroupEnd();
+  if (rc != ncclSuccess && rc != ncclInProgress) {
+    try {
+      MAGMADNN_NCCL_CHECK(rc, comm, op.what << " at step " << op.step);
+    } catch (...) {
+      abort("launching " + op.what + " failed");
+      throw;
+    }
+  }
+  // A non-blocking communicator may still be connecting to peers here; no
+  // CUDA work may be queued on its stream until it has settled.
+  settle(op, "launch", deadline);
+  cudaEvent_t ev = nullptr;
+  MAGMADNN_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  std::shared_ptr<CUevent_st> done(ev, cuda::EventDeleter{});
+  MAGMADNN_CUDA_CHECK(cudaEventRecord(ev, stream.get()));
+  return done;
+}
+
+void NcclCommunicator::State::flush_p2p() {
+  if (pending_p2p.empty()) return;
+  // Taken out first: whatever happens, these are launched at most once.
+  std::vector<nccl_detail::PendingP2p> group;
+  group.swap(pending_p2p);
+  nccl_detail::OpInfo op;
+  auto deadline = group.front().deadline;
+  for (const auto& p : group) {
+    op.bytes += p.op.bytes;
+    if (p.deadline <= deadline) {
+      deadline = p.deadline;
+      op.timeout = p.op.timeout;
+      op.step = p.op.step;
+    }
+  }
+  op.what = group.size() == 1 ? group.front().op.what
+                              : "group of " + std::to_string(group.size()) + " sends and receives, the first " +
+                                    group.front().op.what;
+  auto event = enqueue(op, deadline, [&](ncclComm_t c, cudaStream_t s) {
+    for (const auto& p : group) {
+      const ncclDataType_t t = nccl_detail::nccl_type(p.type);
+      if (p.send) {
+        MAGMADNN_NCCL_CHECK(ncclSend(p.send_buf, p.count, t, p.peer, c, s), c, p.op.what);
+      } else {
+        MAGMADNN_NCCL_CHECK(ncclRecv(p.recv_buf, p.count, t, p.peer, c, s), c, p.op.what);
+      }
+    }
+  });
+  for (auto& p : group) p.launch->event = event;
 }
 
 NcclCommunicator::State::~State() {

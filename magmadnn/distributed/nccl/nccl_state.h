@@ -15,7 +15,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "magmadnn/backend/cuda/cuda_context.h"
 #include "magmadnn/distributed/nccl/nccl_communicator.h"
@@ -33,6 +36,28 @@ struct OpInfo {
   std::int64_t step = -1;
   std::chrono::milliseconds timeout{0};
 };
+
+/// The completion of one launched group of NCCL calls: a CUDA event
+/// recorded after it, shared by the requests of the group. Null until the
+/// group is launched (sends and receives wait in State::pending_p2p).
+struct Launch {
+  std::shared_ptr<CUevent_st> event;
+};
+
+/// A send or receive queued until the next flush (State::flush_p2p).
+struct PendingP2p {
+  bool send = true;
+  const void* send_buf = nullptr;  // set for a send
+  void* recv_buf = nullptr;        // set for a receive
+  std::size_t count = 0;
+  dtype type = dtype::f32;
+  int peer = 0;
+  OpInfo op;
+  Clock::time_point deadline;
+  std::shared_ptr<Launch> launch;
+};
+
+using Enqueue = std::function<void(ncclComm_t, cudaStream_t)>;
 
 /// Sleeps a little longer on each call, from a few microseconds up to a
 /// millisecond: a short collective is noticed at once, a long one costs
@@ -55,6 +80,7 @@ struct NcclCommunicator::State {
   cuda::UniqueStream stream;
   cuda::UniqueDeviceMemory scratch;  // one int for barrier()
   std::string broken;                // why the communicator is unusable; empty while it works
+  std::vector<nccl_detail::PendingP2p> pending_p2p;  // issued, not yet launched, in issue order
 
   State() = default;
   State(const State&) = delete;
@@ -63,6 +89,17 @@ struct NcclCommunicator::State {
   /// destroys the communicator; aborts it instead when the wait runs out.
   ~State();
   std::chrono::milliseconds drain_timeout{60000};
+
+  /// Queues `calls` as one NCCL group on the stream after the CUDA
+  /// backend's queued work has finished (host wait), settles the launch
+  /// (bounded by `deadline`) and returns the event recorded after it.
+  /// Any failure aborts the communicator.
+  std::shared_ptr<CUevent_st> enqueue(const nccl_detail::OpInfo& op, nccl_detail::Clock::time_point deadline,
+                                      const nccl_detail::Enqueue& calls);
+  /// Launches every pending send and receive as one group, so that sends
+  /// and receives two ranks issue to each other in any order pair up
+  /// (in separate launches on one stream each would wait for the other).
+  void flush_p2p();
 
   /// Throws CommError when an earlier failure or timeout broke the communicator.
   void ensure_usable(const nccl_detail::OpInfo& op) const;
