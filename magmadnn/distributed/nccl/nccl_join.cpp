@@ -122,7 +122,8 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, const Options& options) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // every wait for other ranks goes through settle(), which is bounded
   const ncclResult_t rc = ncclCommInitRankConfig(&s->comm, s->size, x->id, s->rank, &config);
-  nccl_detail::OpInfo join{"join", sizeof(ncclUniqueId), step_, options.timeout};
+  nccl_detail::OpInfo join{"ncclCommInitRankConfig(" + std::to_string(s->size) + " ranks)", sizeof(ncclUniqueId),
+                            step_, options.timeout};
   if (rc != ncclSuccess && rc != ncclInProgress) {
     try {
       MAGMADNN_NCCL_CHECK(rc, s->comm,
