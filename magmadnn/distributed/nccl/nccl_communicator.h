@@ -117,6 +117,6 @@ class NcclCommunicator final : public Communicator {
 
 /// The factory's hook: an NcclCommunicator over MPI_COMM_WORLD, or
 /// DeviceError naming why not (no GPU at run time).
-std::unique_ptr<Communicator> make_nccl_communicator(std::chrono::milliseconds timeout);
+std::unique_ptr<Communicator> make_nccl_communicator(std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
 
 }  // namespace magmadnn::distributed
