@@ -27,6 +27,7 @@
 #include "magmadnn/backend/backend.h"
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/core/half.h"
+#include "magmadnn/distributed/communicator_factory.h"
 #include "magmadnn/distributed/local_communicator.h"
 #include "magmadnn/distributed/nccl/nccl_communicator.h"
 
@@ -404,8 +405,8 @@ TEST_F(NcclOnce, HostMemoryMarkedDeviceIsRefused) {
   EXPECT_THROW(g_comm->allreduce({host.data(), host.size(), dtype::f32, Place::device}, ReduceOp::sum), ValueError);
 }
 
-// It breaks only its own communicator (a fresh one, joined here), not the
-// one the other cases share.
+// These break only their own communicators (fresh ones, joined here), not
+// the one the other cases share.
 TEST_F(NcclOnce, WatchdogNamesStepOperationAndBytes) {
   if (g_comm->size() < 2) GTEST_SKIP() << "one rank cannot miss a collective";
   NcclCommunicator::Options o;
@@ -427,7 +428,8 @@ TEST_F(NcclOnce, WatchdogNamesStepOperationAndBytes) {
       EXPECT_NE(m.find("allreduce"), std::string::npos) << m;
       EXPECT_NE(m.find("step 42"), std::string::npos) << m;
       EXPECT_NE(m.find(std::to_string(n * 4) + " bytes"), std::string::npos) << m;
-      EXPECT_NE(m.find("cannot tell which rank"), std::string::npos) << m;
+      const std::string missing = c.size() == 2 ? "rank 1 has not reached it" : "have not reached it";
+      EXPECT_NE(m.find(missing), std::string::npos) << m;
     }
     const auto waited = std::chrono::steady_clock::now() - start;
     EXPECT_GE(waited, std::chrono::milliseconds(1500));
@@ -441,9 +443,38 @@ TEST_F(NcclOnce, WatchdogNamesStepOperationAndBytes) {
     }
   }
   MPI_Barrier(MPI_COMM_WORLD);
+  if (c.rank() != 0) {
+    // Rank 0's failure notice reaches the others at their next call.
+    try {
+      c.barrier();
+      FAIL() << "a barrier completed after rank 0 had failed";
+    } catch (const CommError& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 0 reported"), std::string::npos) << e.what();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
-TEST(NcclNoGpu, JoiningThrowsDeviceErrorSayingWhy) {
+TEST_F(NcclOnce, MismatchedCountsAreNamedOnEveryRank) {
+  if (g_comm->size() < 2) GTEST_SKIP() << "one rank cannot disagree with itself";
+  NcclCommunicator::Options o;
+  o.timeout = std::chrono::milliseconds(5000);
+  NcclCommunicator c(MPI_COMM_WORLD, o);
+  const std::size_t n = 1000 + static_cast<std::size_t>(c.rank() == 1);  // rank 1 asks for one more
+  DeviceBytes buf(encode(dtype::f32, input(n, c.rank(), 950)), c.device());
+  c.set_step(7);
+  try {
+    c.allreduce(buf.buffer(n, dtype::f32), ReduceOp::sum);
+    FAIL() << "an allreduce of 1000 and 1001 elements completed";
+  } catch (const CommError& e) {
+    const std::string m = e.what();
+    EXPECT_TRUE(m.find("mismatch") != std::string::npos || m.find("reported") != std::string::npos) << m;
+    EXPECT_TRUE(m.find("1001 x float32") != std::string::npos || m.find("reported") != std::string::npos) << m;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(NcclNoGpu, JoiningAndTheFactoryThrowDeviceErrorSayingWhy) {
   if (has_cuda_device()) GTEST_SKIP() << "a GPU is present; this checks the message given without one";
   try {
     (void)make_nccl_communicator(std::chrono::milliseconds(1000));
@@ -454,6 +485,12 @@ TEST(NcclNoGpu, JoiningThrowsDeviceErrorSayingWhy) {
     EXPECT_NE(m.find(cuda_unavailable_reason()), std::string::npos) << m;
   }
   EXPECT_THROW(NcclCommunicator c(MPI_COMM_WORLD), DeviceError);
+  try {
+    (void)make_communicator("nccl");
+    FAIL() << "the factory made an NCCL communicator without a GPU";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a GPU"), std::string::npos) << e.what();
+  }
   const int v = NcclCommunicator::library_version();
   EXPECT_GE(v, 20000) << "NCCL 2.x reports a version code of at least 20000";
 }

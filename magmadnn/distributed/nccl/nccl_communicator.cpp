@@ -66,15 +66,35 @@ const void* at(const void* base, std::size_t block, std::size_t bytes) {
 }
 void* at(void* base, std::size_t block, std::size_t bytes) { return static_cast<char*>(base) + block * bytes; }
 
+// What the collective check compares between ranks (seq and step are
+// filled in by run()).
+mpi_detail::Descriptor describe(mpi_detail::OpKind kind, std::size_t count, dtype t, int root = -1,
+                                int reduce = -1) {
+  mpi_detail::Descriptor d;
+  d.kind = kind;
+  d.count = static_cast<std::int64_t>(count);
+  d.type = static_cast<std::int32_t>(t);
+  d.root = root;
+  d.reduce = reduce;
+  return d;
+}
+
 // Launches a collective: after the sends and receives issued before it
-// (issue order is NCCL's matching order), as its own group.
-RequestPtr run(const std::shared_ptr<State>& s, OpInfo op, const nccl_detail::Enqueue& calls) {
+// (issue order is NCCL's matching order), as its own group, with its
+// descriptor exchange posted first.
+RequestPtr run(const std::shared_ptr<State>& s, OpInfo op, mpi_detail::Descriptor d, const nccl_detail::Enqueue& calls) {
   s->ensure_usable(op);
   s->flush_p2p();
+  std::unique_ptr<mpi_detail::DescriptorExchange> check;
+  if (s->mpi) {
+    d.seq = s->mpi->next_seq++;
+    d.step = op.step;
+    check = std::make_unique<mpi_detail::DescriptorExchange>(s->mpi->coll_check, s->rank, s->size, d);
+  }
   const auto deadline = Clock::now() + op.timeout;
   auto launch = std::make_shared<nccl_detail::Launch>();
-  launch->event = s->enqueue(op, deadline, calls);
-  return std::make_unique<nccl_detail::NcclRequest>(s, std::move(op), std::move(launch), deadline);
+  launch->event = s->enqueue(op, deadline, calls, check.get());
+  return std::make_unique<nccl_detail::NcclRequest>(s, std::move(op), std::move(launch), std::move(check));
 }
 
 // Queues a send or receive until the next flush (State::flush_p2p).
@@ -84,7 +104,7 @@ RequestPtr queue_p2p(const std::shared_ptr<State>& s, OpInfo op, bool send, cons
   const auto deadline = Clock::now() + op.timeout;
   auto launch = std::make_shared<nccl_detail::Launch>();
   s->pending_p2p.push_back({send, send_buf, recv_buf, count, type, peer, op, deadline, launch});
-  return std::make_unique<nccl_detail::NcclRequest>(s, std::move(op), std::move(launch), deadline);
+  return std::make_unique<nccl_detail::NcclRequest>(s, std::move(op), std::move(launch), nullptr);
 }
 
 }  // namespace
@@ -93,7 +113,7 @@ RequestPtr NcclCommunicator::iallreduce(Buffer buf, ReduceOp op) {
   check_buffer(buf.data, buf.count, buf.place, state_->device, "iallreduce", "in-place");
   state_->drain_timeout = timeout_;
   return run(state_, {call("allreduce", buf.count, buf.type, reduce_op_name(op)), buf.bytes(), step_, timeout_},
-             [&](ncclComm_t comm, cudaStream_t stream) {
+             describe(mpi_detail::OpKind::allreduce, buf.count, buf.type, -1, static_cast<int>(op)), [&](ncclComm_t comm, cudaStream_t stream) {
                MAGMADNN_NCCL_CHECK(ncclAllReduce(buf.data, buf.data, buf.count, nccl_type(buf.type), nccl_op(op), comm,
                                                  stream),
                                    comm, "allreduce");
@@ -106,7 +126,7 @@ RequestPtr NcclCommunicator::ibroadcast(Buffer buf, int root) {
   state_->drain_timeout = timeout_;
   return run(state_,
              {call("broadcast", buf.count, buf.type, "root " + std::to_string(root)), buf.bytes(), step_, timeout_},
-             [&](ncclComm_t comm, cudaStream_t stream) {
+             describe(mpi_detail::OpKind::broadcast, buf.count, buf.type, root), [&](ncclComm_t comm, cudaStream_t stream) {
                MAGMADNN_NCCL_CHECK(
                    ncclBroadcast(buf.data, buf.data, buf.count, nccl_type(buf.type), root, comm, stream), comm,
                    "broadcast");
@@ -122,7 +142,7 @@ RequestPtr NcclCommunicator::ireduce_scatter(ConstBuffer send, Buffer recv, Redu
                                                                 << " x " << recv.count << " (ranks x receive count)");
   state_->drain_timeout = timeout_;
   return run(state_, {call("reduce_scatter", recv.count, recv.type, reduce_op_name(op)), send.bytes(), step_, timeout_},
-             [&](ncclComm_t comm, cudaStream_t stream) {
+             describe(mpi_detail::OpKind::reduce_scatter, recv.count, recv.type, -1, static_cast<int>(op)), [&](ncclComm_t comm, cudaStream_t stream) {
                MAGMADNN_NCCL_CHECK(ncclReduceScatter(send.data, recv.data, recv.count, nccl_type(recv.type),
                                                      nccl_op(op), comm, stream),
                                    comm, "reduce_scatter");
@@ -138,7 +158,7 @@ RequestPtr NcclCommunicator::iallgather(ConstBuffer send, Buffer recv) {
                                                               << " x " << send.count << " (ranks x send count)");
   state_->drain_timeout = timeout_;
   return run(state_, {call("allgather", send.count, send.type), recv.bytes(), step_, timeout_},
-             [&](ncclComm_t comm, cudaStream_t stream) {
+             describe(mpi_detail::OpKind::allgather, send.count, send.type), [&](ncclComm_t comm, cudaStream_t stream) {
                MAGMADNN_NCCL_CHECK(
                    ncclAllGather(send.data, recv.data, send.count, nccl_type(send.type), comm, stream), comm,
                    "allgather");
@@ -161,7 +181,7 @@ RequestPtr NcclCommunicator::igather(ConstBuffer send, Buffer recv, int root) {
   return run(state_,
              {call("gather", send.count, send.type, "root " + std::to_string(root)), is_root ? recv.bytes() : block,
               step_, timeout_},
-             [&](ncclComm_t comm, cudaStream_t stream) {
+             describe(mpi_detail::OpKind::gather, send.count, send.type, root), [&](ncclComm_t comm, cudaStream_t stream) {
                const ncclDataType_t t = nccl_type(send.type);
                if (!is_root) {
                  MAGMADNN_NCCL_CHECK(ncclSend(send.data, send.count, t, root, comm, stream), comm, "gather: send to root");
@@ -197,7 +217,7 @@ RequestPtr NcclCommunicator::iscatter(ConstBuffer send, Buffer recv, int root) {
   return run(state_,
              {call("scatter", recv.count, recv.type, "root " + std::to_string(root)), is_root ? send.bytes() : block,
               step_, timeout_},
-             [&](ncclComm_t comm, cudaStream_t stream) {
+             describe(mpi_detail::OpKind::scatter, recv.count, recv.type, root), [&](ncclComm_t comm, cudaStream_t stream) {
                const ncclDataType_t t = nccl_type(recv.type);
                if (!is_root) {
                  MAGMADNN_NCCL_CHECK(ncclRecv(recv.data, recv.count, t, root, comm, stream), comm,
@@ -223,7 +243,7 @@ RequestPtr NcclCommunicator::ireduce(Buffer buf, ReduceOp op, int root) {
   return run(state_,
              {call("reduce", buf.count, buf.type, std::string(reduce_op_name(op)) + ", root " + std::to_string(root)),
               buf.bytes(), step_, timeout_},
-             [&](ncclComm_t comm, cudaStream_t stream) {
+             describe(mpi_detail::OpKind::reduce, buf.count, buf.type, root, static_cast<int>(op)), [&](ncclComm_t comm, cudaStream_t stream) {
                // In place: only the root's buffer is written.
                MAGMADNN_NCCL_CHECK(ncclReduce(buf.data, buf.data, buf.count, nccl_type(buf.type), nccl_op(op), root,
                                               comm, stream),
@@ -264,7 +284,7 @@ void NcclCommunicator::barrier() {
   void* word = state_->scratch.get();
   // NCCL has no barrier: a one-element allreduce completes only once every
   // rank has joined it, and wait() then synchronises with the stream.
-  run(state_, {"barrier", sizeof(std::int32_t), step_, timeout_}, [&](ncclComm_t comm, cudaStream_t stream) {
+  run(state_, {"barrier", sizeof(std::int32_t), step_, timeout_}, describe(mpi_detail::OpKind::barrier, 0, dtype::i32), [&](ncclComm_t comm, cudaStream_t stream) {
     MAGMADNN_NCCL_CHECK(ncclAllReduce(word, word, 1, ncclInt32, ncclSum, comm, stream), comm, "barrier");
   })->wait();
 }

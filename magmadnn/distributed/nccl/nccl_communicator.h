@@ -77,6 +77,12 @@ class NcclCommunicator final : public Communicator {
     int device = -1;
     /// Bounds joining and each operation (Communicator::timeout()).
     std::chrono::milliseconds timeout{60000};
+    /// The collective check over MPI: each collective's descriptor
+    /// (operation, count, dtype, root, reduction) goes to every other rank,
+    /// 2 (size - 1) messages of 40 bytes posted with the collective. It
+    /// detects mismatches and lets the watchdog name the missing ranks; off,
+    /// neither is possible (NCCL sees neither).
+    bool check_collectives = true;
   };
 
   /// Joins all ranks of `mpi_comm` (collective over it). Throws DeviceError

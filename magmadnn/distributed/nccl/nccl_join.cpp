@@ -7,6 +7,7 @@
 
 #include "magmadnn/backend/cuda/cuda_check.h"
 #include "magmadnn/backend/registry.h"
+#include "magmadnn/distributed/mpi/mpi_environment.h"
 #include "magmadnn/distributed/nccl/nccl_check.h"
 #include "magmadnn/distributed/nccl/nccl_communicator.h"
 #include "magmadnn/distributed/nccl/nccl_state.h"
@@ -78,11 +79,9 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm) : NcclCommunicator(mpi_com
 
 NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, const Options& options) {
   MAGMADNN_CHECK(has_cuda_device(), DeviceError, "NcclCommunicator needs a GPU: " << cuda_unavailable_reason());
-  int mpi_ready = 0;
-  MAGMADNN_NCCL_MPI_CHECK(MPI_Initialized(&mpi_ready));
-  MAGMADNN_CHECK(mpi_ready, CommError,
-                 "NcclCommunicator: MPI is not initialised; the NCCL unique id travels over MPI, so start the "
-                 "program under mpirun (or srun) and initialise MPI first");
+  // MPI carries the unique id and the collective check; initialised here
+  // if the program has not, and kept alive while this communicator lives.
+  std::shared_ptr<MpiEnvironment> env = MpiEnvironment::acquire();
   timeout_ = options.timeout;
 
   auto s = std::make_shared<State>();
@@ -135,6 +134,19 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, const Options& options) {
     }
   }
   s->settle(join, "join", deadline);
+
+  if (options.check_collectives) {
+    // Every rank has passed the bounded exchanges above, so this collective
+    // duplication cannot wait for a rank that never came.
+    auto m = std::make_shared<mpi_detail::CommState>();
+    m->env = std::move(env);
+    MAGMADNN_NCCL_MPI_CHECK(MPI_Comm_dup(mpi_comm, &m->coll_check));
+    MAGMADNN_NCCL_MPI_CHECK(MPI_Comm_set_errhandler(m->coll_check, MPI_ERRORS_RETURN));
+    m->rank = s->rank;
+    m->size = s->size;
+    m->post_notice_receive();
+    s->mpi = std::move(m);
+  }
   state_ = std::move(s);
 }
 

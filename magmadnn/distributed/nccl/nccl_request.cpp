@@ -1,14 +1,15 @@
 #include "magmadnn/distributed/nccl/nccl_request.h"
 
 #include <iostream>
+#include <sstream>
 
 #include "magmadnn/backend/cuda/cuda_check.h"
 
 namespace magmadnn::distributed::nccl_detail {
 
 NcclRequest::NcclRequest(std::shared_ptr<NcclCommunicator::State> state, OpInfo op, std::shared_ptr<Launch> launch,
-                         Clock::time_point deadline)
-    : state_(std::move(state)), op_(std::move(op)), launch_(std::move(launch)), deadline_(deadline) {}
+                         std::unique_ptr<mpi_detail::DescriptorExchange> check)
+    : state_(std::move(state)), op_(std::move(op)), launch_(std::move(launch)), check_(std::move(check)) {}
 
 NcclRequest::~NcclRequest() {
   if (done_) return;
@@ -22,29 +23,32 @@ NcclRequest::~NcclRequest() {
 bool NcclRequest::test() {
   if (done_) return true;
   if (!launch_->event) state_->flush_p2p();
-  // An error NCCL found in the background (a peer's connection dropped)
-  // would otherwise show only as an event that never completes.
+  // An error NCCL found in the background (a peer's connection dropped), or
+  // another rank's failure, would otherwise show only as an event that
+  // never completes.
   state_->check_async(op_);
-  const cudaError_t e = cudaEventQuery(launch_->event.get());
-  if (e == cudaErrorNotReady) return false;
-  MAGMADNN_CUDA_CHECK(e);
-  done_ = true;
-  return true;
+  const bool everyone_arrived = check_ == nullptr || state_->progress(*check_);
+  if (!event_done_) {
+    const cudaError_t e = cudaEventQuery(launch_->event.get());
+    if (e != cudaErrorNotReady) {
+      MAGMADNN_CUDA_CHECK(e);
+      event_done_ = true;
+    }
+  }
+  return done_ = event_done_ && everyone_arrived;
 }
 
 void NcclRequest::wait() {
+  const auto deadline = Clock::now() + op_.timeout;
   Backoff backoff;
   while (!test()) {
-    if (Clock::now() > deadline_) {
-      std::ostringstream where;
-      where << op_.what << " of " << op_.bytes << " bytes at step " << op_.step << " on rank " << state_->rank
-            << " (GPU " << state_->device << ")";
-      state_->abort("watchdog timeout in " + where.str());
-      MAGMADNN_THROW(CommError, "NcclCommunicator watchdog: " << where.str() << " did not complete within "
-                                                            << op_.timeout.count()
-                                                            << " ms; the NCCL communicator was aborted. NCCL cannot "
-                                                               "tell which rank is missing: it is a rank that "
-                                                               "reported no such timeout, or that died");
+    if (Clock::now() > deadline) {
+      std::ostringstream os;
+      os << "NcclCommunicator watchdog on rank " << state_->rank << " (GPU " << state_->device << "): at step "
+         << op_.step << ", " << op_.what << " (" << op_.bytes << " bytes) did not complete within "
+         << op_.timeout.count() << " ms; " << NcclCommunicator::State::missing_view(check_.get())
+         << "; the NCCL communicator was aborted";
+      MAGMADNN_THROW(CommError, state_->fail(os.str()));
     }
     backoff.pause();
   }

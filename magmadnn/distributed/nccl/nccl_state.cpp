@@ -38,10 +38,23 @@ std::string describe(const nccl_detail::OpInfo& op, int rank, int device) {
 
 }  // namespace
 
-void NcclCommunicator::State::ensure_usable(const nccl_detail::OpInfo& op) const {
+void NcclCommunicator::State::ensure_usable(const nccl_detail::OpInfo& op) {
+  if (broken.empty() && mpi) {
+    const std::string notice = mpi->poll_notice();
+    if (!notice.empty()) (void)fail(notice, /*heard=*/true);
+  }
   MAGMADNN_CHECK(broken.empty(), CommError,
-                 "NcclCommunicator: cannot run " << op.what << ": the NCCL communicator was aborted earlier ("
-                                                 << broken << "); make a new communicator");
+                 "NcclCommunicator on rank " << rank << ": cannot run " << op.what
+                                             << ": the communicator failed earlier and its NCCL communicator was "
+                                                "aborted; first failure: "
+                                             << broken << ". Make a new communicator");
+}
+
+std::string NcclCommunicator::State::fail(const std::string& message, bool heard) noexcept {
+  const bool first = broken.empty();
+  abort(message);
+  if (first && !heard && mpi) mpi->send_notice(message);
+  return message;
 }
 
 void NcclCommunicator::State::abort(const std::string& why) noexcept {
@@ -53,6 +66,27 @@ void NcclCommunicator::State::abort(const std::string& why) noexcept {
   comm = nullptr;
 }
 
+std::string NcclCommunicator::State::missing_view(const mpi_detail::DescriptorExchange* check) {
+  if (check == nullptr)
+    return "NCCL cannot tell which rank is missing (the collective check over MPI is off, or this is a send or "
+           "receive: the missing rank is its peer, or a rank that reported no failure)";
+  const std::vector<int> missing = check->missing();
+  if (missing.empty()) return "every rank reached it, but NCCL did not complete it (a rank may have died inside it)";
+  std::ostringstream os;
+  os << (missing.size() == 1 ? "rank " : "ranks ");
+  for (std::size_t i = 0; i < missing.size(); ++i) os << (i ? ", " : "") << missing[i];
+  os << (missing.size() == 1 ? " has" : " have") << " not reached it";
+  return os.str();
+}
+
+bool NcclCommunicator::State::progress(mpi_detail::DescriptorExchange& check) {
+  try {
+    return check.test();
+  } catch (const CommError& e) {  // a mismatch: NCCL would run it with undefined results, or hang
+    MAGMADNN_THROW(CommError, fail(std::string("NcclCommunicator: ") + e.what() + "; the NCCL communicator was aborted"));
+  }
+}
+
 void NcclCommunicator::State::check_async(const nccl_detail::OpInfo& op) {
   ensure_usable(op);
   ncclResult_t state = ncclSuccess;
@@ -60,36 +94,31 @@ void NcclCommunicator::State::check_async(const nccl_detail::OpInfo& op) {
   const ncclResult_t bad = rc != ncclSuccess ? rc : state;
   if (bad == ncclSuccess || bad == ncclInProgress) return;
   const std::string text = nccl_detail::nccl_error_text(bad, comm);
-  const std::string where = describe(op, rank, device);
-  abort("NCCL error during " + where + ": " + text);
-  MAGMADNN_THROW(CommError, "NcclCommunicator: NCCL reported an error during " << where << ": " << text
-                                                                             << "; the NCCL communicator was aborted");
+  MAGMADNN_THROW(CommError, fail("NcclCommunicator: NCCL reported an error during " + describe(op, rank, device) +
+                                 ": " + text + "; the NCCL communicator was aborted"));
 }
 
 void NcclCommunicator::State::settle(const nccl_detail::OpInfo& op, const char* phase,
-                                     nccl_detail::Clock::time_point deadline) {
+                                     nccl_detail::Clock::time_point deadline, mpi_detail::DescriptorExchange* check) {
   nccl_detail::Backoff backoff;
   for (;;) {
-    ensure_usable(op);
+    ensure_usable(op);  // also hears other ranks' failure notices
+    if (check != nullptr) (void)progress(*check);
     ncclResult_t state = ncclSuccess;
     const ncclResult_t rc = ncclCommGetAsyncError(comm, &state);
     const ncclResult_t bad = rc != ncclSuccess ? rc : state;
     if (bad == ncclSuccess) return;
     if (bad != ncclInProgress) {
       const std::string text = nccl_detail::nccl_error_text(bad, comm);
-      const std::string where = describe(op, rank, device);
-      abort(std::string("NCCL error during the ") + phase + " of " + where + ": " + text);
-      MAGMADNN_THROW(CommError, "NcclCommunicator: NCCL failed during the " << phase << " of " << where << ": "
-                                                                         << text << "; the NCCL communicator was aborted");
+      MAGMADNN_THROW(CommError, fail(std::string("NcclCommunicator: NCCL failed during the ") + phase + " of " +
+                                     describe(op, rank, device) + ": " + text + "; the NCCL communicator was aborted"));
     }
     if (nccl_detail::Clock::now() > deadline) {
-      const std::string where = describe(op, rank, device);
-      abort(std::string("watchdog timeout during the ") + phase + " of " + where);
-      MAGMADNN_THROW(CommError, "NcclCommunicator watchdog: the " << phase << " of " << where << " did not finish within "
-                                                               << op.timeout.count()
-                                                               << " ms; the NCCL communicator was aborted. NCCL cannot "
-                                                                  "tell which rank is missing: it is a rank that "
-                                                                  "reported no such timeout, or that died");
+      std::ostringstream os;
+      os << "NcclCommunicator watchdog on rank " << rank << " (GPU " << device << "): at step " << op.step << ", the "
+         << phase << " of " << op.what << " (" << op.bytes << " bytes) did not finish within " << op.timeout.count()
+         << " ms; " << missing_view(check) << "; the NCCL communicator was aborted";
+      MAGMADNN_THROW(CommError, fail(os.str()));
     }
     backoff.pause();
   }
@@ -97,7 +126,8 @@ void NcclCommunicator::State::settle(const nccl_detail::OpInfo& op, const char* 
 
 std::shared_ptr<CUevent_st> NcclCommunicator::State::enqueue(const nccl_detail::OpInfo& op,
                                                               nccl_detail::Clock::time_point deadline,
-                                                              const nccl_detail::Enqueue& calls) {
+                                                              const nccl_detail::Enqueue& calls,
+                                                              mpi_detail::DescriptorExchange* check) {
   ensure_usable(op);
   cuda::DeviceGuard guard(device);
   // The CUDA backend queues its kernels on a stream it does not export, so
@@ -107,23 +137,23 @@ std::shared_ptr<CUevent_st> NcclCommunicator::State::enqueue(const nccl_detail::
   MAGMADNN_NCCL_CHECK(ncclGroupStart(), comm, op.what);
   try {
     calls(comm, stream.get());
-  } catch (...) {
+  } catch (const std::exception& e) {
     (void)ncclGroupEnd();
-    abort("queueing " + op.what + " failed");
+    (void)fail("queueing " + op.what + " on rank " + std::to_string(rank) + " failed: " + e.what());
     throw;
   }
   const ncclResult_t rc = ncclGroupEnd();
   if (rc != ncclSuccess && rc != ncclInProgress) {
     try {
       MAGMADNN_NCCL_CHECK(rc, comm, op.what << " at step " << op.step);
-    } catch (...) {
-      abort("launching " + op.what + " failed");
+    } catch (const std::exception& e) {
+      (void)fail("launching " + op.what + " on rank " + std::to_string(rank) + " failed: " + e.what());
       throw;
     }
   }
   // A non-blocking communicator may still be connecting to peers here; no
   // CUDA work may be queued on its stream until it has settled.
-  settle(op, "launch", deadline);
+  settle(op, "launch", deadline, check);
   cudaEvent_t ev = nullptr;
   MAGMADNN_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
   std::shared_ptr<CUevent_st> done(ev, cuda::EventDeleter{});

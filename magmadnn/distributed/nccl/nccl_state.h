@@ -1,13 +1,20 @@
 /// @file nccl_state.h
 /// What an NcclCommunicator and its requests share: the NCCL communicator,
-/// the stream, the barrier's scratch word and whether the communicator is
-/// still usable. Private to distributed/nccl/.
+/// the stream, the barrier's scratch word, the MPI side of the collective
+/// check, and whether the communicator is still usable. Private to
+/// distributed/nccl/.
 ///
 /// The NCCL communicator is non-blocking (ncclConfig_t::blocking = 0): no
 /// NCCL call can block the host for ever. A call that answers ncclInProgress
 /// is settled by polling ncclCommGetAsyncError against a deadline, so a
 /// rank that never joins, or a connection that never forms, ends in the
 /// watchdog's CommError rather than a silent hang.
+///
+/// The collective check reuses MpiCommunicator's machinery on a duplicate
+/// of the MPI communicator (mpi/collective_check.h, mpi/mpi_request.h):
+/// each collective's descriptor goes to every other rank, which names the
+/// ranks that have not reached it and catches a mismatch; a rank that fails
+/// sends a notice, so the others stop waiting and report too.
 #pragma once
 
 #include <nccl.h>
@@ -21,6 +28,8 @@
 #include <vector>
 
 #include "magmadnn/backend/cuda/cuda_context.h"
+#include "magmadnn/distributed/mpi/collective_check.h"
+#include "magmadnn/distributed/mpi/mpi_request.h"
 #include "magmadnn/distributed/nccl/nccl_communicator.h"
 
 namespace magmadnn::distributed {
@@ -81,6 +90,9 @@ struct NcclCommunicator::State {
   cuda::UniqueDeviceMemory scratch;  // one int for barrier()
   std::string broken;                // why the communicator is unusable; empty while it works
   std::vector<nccl_detail::PendingP2p> pending_p2p;  // issued, not yet launched, in issue order
+  // The collective check's MPI side (descriptors, failure notices); null
+  // when Options::check_collectives is off.
+  std::shared_ptr<mpi_detail::CommState> mpi;
 
   State() = default;
   State(const State&) = delete;
@@ -95,21 +107,35 @@ struct NcclCommunicator::State {
   /// (bounded by `deadline`) and returns the event recorded after it.
   /// Any failure aborts the communicator.
   std::shared_ptr<CUevent_st> enqueue(const nccl_detail::OpInfo& op, nccl_detail::Clock::time_point deadline,
-                                      const nccl_detail::Enqueue& calls);
+                                      const nccl_detail::Enqueue& calls,
+                                      mpi_detail::DescriptorExchange* check = nullptr);
   /// Launches every pending send and receive as one group, so that sends
   /// and receives two ranks issue to each other in any order pair up
   /// (in separate launches on one stream each would wait for the other).
   void flush_p2p();
 
-  /// Throws CommError when an earlier failure or timeout broke the communicator.
-  void ensure_usable(const nccl_detail::OpInfo& op) const;
-  /// Polls until the communicator leaves ncclInProgress; an error or the
-  /// deadline aborts it and throws CommError naming `op` and `phase`.
-  void settle(const nccl_detail::OpInfo& op, const char* phase, nccl_detail::Clock::time_point deadline);
-  /// Throws (after aborting) if NCCL has reported an asynchronous error.
+  /// Throws CommError when an earlier failure (here, or a notice from
+  /// another rank) broke the communicator.
+  void ensure_usable(const nccl_detail::OpInfo& op);
+  /// Polls until the communicator leaves ncclInProgress, progressing
+  /// `check` meanwhile; an error, a mismatch, another rank's notice or the
+  /// deadline fails the communicator and throws CommError naming `op` and
+  /// `phase`.
+  void settle(const nccl_detail::OpInfo& op, const char* phase, nccl_detail::Clock::time_point deadline,
+              mpi_detail::DescriptorExchange* check = nullptr);
+  /// Throws (after failing the communicator) if NCCL has reported an
+  /// asynchronous error, or another rank a failure.
   void check_async(const nccl_detail::OpInfo& op);
-  /// Aborts the NCCL communicator (its kernels end) and records why; every
-  /// later use throws CommError quoting `why`.
+  /// Progresses `check`; true once every descriptor has arrived. A
+  /// mismatch fails the communicator and throws CommError naming both views.
+  bool progress(mpi_detail::DescriptorExchange& check);
+  /// Records the first failure, aborts the NCCL communicator (its kernels
+  /// end) and, unless `heard` (learnt from another rank's notice), tells the
+  /// other ranks. Returns `message` for the caller to throw.
+  std::string fail(const std::string& message, bool heard = false) noexcept;
+  /// "rank 1 has not reached it", or why no rank can be named.
+  static std::string missing_view(const mpi_detail::DescriptorExchange* check);
+  /// Aborts the NCCL communicator and records why, telling nobody.
   void abort(const std::string& why) noexcept;
 };
 
