@@ -2,11 +2,12 @@
 /// NcclCommunicator: the Communicator over NCCL, for GPU buffers.
 ///
 /// One NCCL rank per MPI rank: rank 0 of the given MPI communicator creates
-/// the NCCL unique id and MPI_Bcast hands it to the others, then every rank
-/// joins with ncclCommInitRankConfig on its device. The communicator owns a
+/// the NCCL unique id and MPI hands it to the others, then every rank joins
+/// with ncclCommInitRankConfig on its device. The communicator owns a
 /// non-blocking NCCL communicator, a CUDA stream every operation is queued
-/// on, and one CUDA event per operation, recorded right after it (the
-/// Request: test() queries the event, wait() polls it).
+/// on, one CUDA event per launch, recorded right after it (the Request:
+/// test() queries the event, wait() polls it), and a duplicate of the MPI
+/// communicator for the collective check (Options::check_collectives).
 ///
 /// Operations: allreduce, broadcast, reduce, reduce-scatter and allgather
 /// are NCCL collectives; send and recv are ncclSend/ncclRecv; gather and
@@ -16,14 +17,18 @@
 /// ReduceOp::avg is ncclAvg (for integers NCCL's average truncates).
 ///
 /// Requires:
-///  - a CUDA build with NCCL and MPI (this folder is compiled only then),
-///    MPI initialised before construction and finalised after destruction;
+///  - a CUDA build with NCCL and MPI (this folder is compiled only then).
+///    MPI is initialised by the constructor if the program has not done it
+///    (MpiEnvironment, mpi/mpi_environment.h, whose threading rules apply:
+///    the collective check calls MPI from the thread that drives this
+///    communicator);
 ///  - one GPU per rank. The device is `Options::device`, or by default
-///    local rank % device count (ranks sharing a node take different GPUs).
-///    NCCL up to 2.29 refuses two ranks of one communicator on one GPU
-///    ("Duplicate GPU detected", see docs/gpu.md);
+///    local rank % device count (ranks sharing a node take different GPUs);
+///    the caller's current device is left unchanged. NCCL up to 2.29
+///    refuses two ranks of one communicator on one GPU ("Duplicate GPU
+///    detected", see docs/gpu.md);
 ///  - Place::device buffers (device or managed memory of that GPU); host
-///    buffers raise NotSupportedError naming MpiCommunicator as the
+///    buffers raise NotSupportedError naming the MPI communicator as the
 ///    alternative;
 ///  - the contract of communicator.h: every rank issues the same
 ///    collectives in the same order. Point-to-point messages between two
@@ -41,21 +46,28 @@
 /// Guarantees:
 ///  - results are visible to any later work (backend kernels, copies) once
 ///    wait() has returned or test() has returned true;
-///  - the watchdog: wait() polls the operation's event and NCCL's
-///    asynchronous error state; once timeout() has passed since the call
-///    that started it, the NCCL communicator is aborted (ncclCommAbort,
-///    which also ends the kernels of the operation) and CommError names the
-///    step, the operation and its byte count. NCCL does not say which rank
-///    is missing, and neither does this message. Joining (construction) and
-///    the launch of each operation are bounded by the same timeout;
-///  - after an abort or an NCCL error every later call throws CommError:
-///    NCCL communicators cannot be repaired. Make a new NcclCommunicator;
-///  - a mismatch between ranks (count, dtype, root, skipped collective) is
-///    not detected: NCCL has no way to see it, the operation's results are
-///    undefined and it usually ends in the watchdog's timeout;
-///  - RAII: the NCCL communicator, stream, events and scratch memory are
-///    released by the destructor, which first waits (bounded by timeout())
-///    for operations still in flight. Requests may outlive the communicator.
+///  - with the collective check (the default), a mismatch between ranks in
+///    a collective's operation, count, dtype, root or reduction, or in the
+///    order of collectives, raises CommError naming both ranks' views, on
+///    both ranks. Sends and receives are not checked (NCCL carries no
+///    header): a count that differs from its peer's is undefined behaviour;
+///  - the watchdog: wait() polls the operation's event, NCCL's asynchronous
+///    error state, the descriptor exchange and the other ranks' failure
+///    notices. Once timeout() (as it was at the call) has passed since
+///    wait() was entered, the NCCL communicator is aborted (ncclCommAbort,
+///    which also ends the operation's kernels), the other ranks are told,
+///    and CommError names the step, the operation, its byte count and, for
+///    a collective with the check on, the ranks that have not reached it
+///    (NCCL itself cannot tell; without the check, or for a send or
+///    receive, the message says so). Ranks told of a failure throw
+///    CommError quoting it at their next call. Joining and each launch are
+///    bounded by the same timeout;
+///  - after any failure every later call throws CommError quoting the first
+///    one: NCCL communicators cannot be repaired. Make a new NcclCommunicator;
+///  - RAII: the NCCL communicator, stream, events, scratch memory and MPI
+///    duplicate are released by the destructor, which first waits (bounded
+///    by timeout()) for operations still in flight. Requests may outlive
+///    the communicator.
 ///
 /// Thread safety: one thread at a time drives a communicator and its
 /// requests.
@@ -86,8 +98,8 @@ class NcclCommunicator final : public Communicator {
   };
 
   /// Joins all ranks of `mpi_comm` (collective over it). Throws DeviceError
-  /// when no GPU is usable, CommError when NCCL fails or a rank does not
-  /// join within the timeout.
+  /// when no GPU is usable, CommError when NCCL or MPI fails or a rank does
+  /// not join within the timeout.
   explicit NcclCommunicator(MPI_Comm mpi_comm = MPI_COMM_WORLD);
   NcclCommunicator(MPI_Comm mpi_comm, const Options& options);
   ~NcclCommunicator() override;
@@ -121,8 +133,9 @@ class NcclCommunicator final : public Communicator {
   std::shared_ptr<State> state_;
 };
 
-/// The factory's hook: an NcclCommunicator over MPI_COMM_WORLD, or
-/// DeviceError naming why not (no GPU at run time).
+/// make_communicator("nccl")'s hook: an NcclCommunicator over
+/// MPI_COMM_WORLD, or DeviceError naming why not (no GPU at run time),
+/// raised before MPI is touched.
 std::unique_ptr<Communicator> make_nccl_communicator(std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
 
 }  // namespace magmadnn::distributed
