@@ -3,6 +3,7 @@
 // its GPU. Every step that waits for other ranks is bounded by the timeout.
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "magmadnn/backend/cuda/cuda_check.h"
@@ -28,49 +29,59 @@ void check_mpi(int rc, const char* call, const char* file, int line) {
 }
 #define MAGMADNN_NCCL_MPI_CHECK(call) check_mpi((call), #call, __FILE__, __LINE__)
 
-// What the two MPI exchanges of joining write into. MPI owns these bytes
-// until the requests complete: on a timeout the requests stay pending, so
-// the buffers are deliberately leaked (see wait_for).
+// What the MPI exchanges of joining write into: rank 0's unique id, every
+// rank's host name, and the duplicate communicator of the collective check.
+// MPI owns these until the requests complete: on a timeout they stay
+// pending, so the whole struct is deliberately leaked (see wait_for).
 struct JoinExchange {
   ncclUniqueId id{};
   char my_host[MPI_MAX_PROCESSOR_NAME] = {};
   std::vector<char> hosts;  // size x MPI_MAX_PROCESSOR_NAME
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Comm check = MPI_COMM_NULL;
+  MPI_Request requests[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
 
 void wait_for(std::unique_ptr<JoinExchange>& x, Clock::time_point deadline, std::chrono::milliseconds timeout,
               int rank) {
+  static const char* const what[3] = {"rank 0's NCCL unique id", "the other ranks' host names",
+                                      "the duplicate MPI communicator of the collective check"};
   nccl_detail::Backoff backoff;
   for (;;) {
     // One MPI_Test each (not MPI_Testall), so a completed request turns into
     // MPI_REQUEST_NULL and the message can say which exchange is missing.
+    bool all = true;
     for (MPI_Request& r : x->requests) {
       int done = 0;
       MAGMADNN_NCCL_MPI_CHECK(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+      all = all && done;
     }
-    if (x->requests[0] == MPI_REQUEST_NULL && x->requests[1] == MPI_REQUEST_NULL) return;
+    if (all) return;
     if (Clock::now() > deadline) {
-      const bool id_arrived = x->requests[0] == MPI_REQUEST_NULL;
+      int first = 0;
+      while (x->requests[first] == MPI_REQUEST_NULL) ++first;
       // MPI may still write into the buffers when the late rank arrives;
       // freeing them would let it write into reused memory.
       (void)x.release();
       MAGMADNN_THROW(CommError, "NcclCommunicator: rank " << rank << " waited " << timeout.count() << " ms for "
-                                << (id_arrived ? "the other ranks' host names" : "rank 0's NCCL unique id")
+                                << what[first]
                                 << " over MPI; some rank never constructed its NcclCommunicator (or died)");
     }
     backoff.pause();
   }
 }
 
+// This rank's index among the ranks on its host, and how many there are.
 // Ranks on one host take GPUs in rank order: local rank % device count.
-int local_rank_of(const JoinExchange& x, int rank) {
-  int local = 0;
+std::pair<int, int> local_rank_of(const JoinExchange& x, int rank, int size) {
+  int local = 0, on_host = 0;
   const char* mine = &x.hosts[static_cast<std::size_t>(rank) * MPI_MAX_PROCESSOR_NAME];
-  for (int r = 0; r < rank; ++r) {
+  for (int r = 0; r < size; ++r) {
     const char* theirs = &x.hosts[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME];
-    if (std::strncmp(mine, theirs, MPI_MAX_PROCESSOR_NAME) == 0) ++local;
+    if (std::strncmp(mine, theirs, MPI_MAX_PROCESSOR_NAME) != 0) continue;
+    ++on_host;
+    if (r < rank) ++local;
   }
-  return local;
+  return {local, on_host};
 }
 
 }  // namespace
@@ -80,7 +91,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm) : NcclCommunicator(mpi_com
 NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, const Options& options) {
   MAGMADNN_CHECK(has_cuda_device(), DeviceError, "NcclCommunicator needs a GPU: " << cuda_unavailable_reason());
   // MPI carries the unique id and the collective check; initialised here
-  // if the program has not, and kept alive while this communicator lives.
+  // if the program has not (MpiEnvironment keeps it up until exit).
   std::shared_ptr<MpiEnvironment> env = MpiEnvironment::acquire();
   timeout_ = options.timeout;
 
@@ -98,11 +109,26 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, const Options& options) {
   MAGMADNN_NCCL_MPI_CHECK(MPI_Ibcast(&x->id, sizeof(ncclUniqueId), MPI_BYTE, 0, mpi_comm, &x->requests[0]));
   MAGMADNN_NCCL_MPI_CHECK(MPI_Iallgather(x->my_host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, x->hosts.data(),
                                          MPI_MAX_PROCESSOR_NAME, MPI_CHAR, mpi_comm, &x->requests[1]));
+  if (options.check_collectives) MAGMADNN_NCCL_MPI_CHECK(MPI_Comm_idup(mpi_comm, &x->check, &x->requests[2]));
   wait_for(x, deadline, options.timeout, s->rank);
+
+  if (options.check_collectives) {
+    // Owned by the CommState from here on: its destructor frees the
+    // duplicate, also when joining NCCL fails below.
+    auto m = std::make_shared<mpi_detail::CommState>();
+    m->env = env;
+    m->coll_check = std::exchange(x->check, MPI_COMM_NULL);
+    MAGMADNN_NCCL_MPI_CHECK(MPI_Comm_set_errhandler(m->coll_check, MPI_ERRORS_RETURN));
+    m->rank = s->rank;
+    m->size = s->size;
+    m->post_notice_receive();
+    s->mpi = std::move(m);
+  }
 
   int devices = 0;
   MAGMADNN_CUDA_CHECK(cudaGetDeviceCount(&devices));
-  s->device = options.device >= 0 ? options.device : local_rank_of(*x, s->rank) % devices;
+  const auto [local_rank, ranks_on_host] = local_rank_of(*x, s->rank, s->size);
+  s->device = options.device >= 0 ? options.device : local_rank % devices;
   MAGMADNN_CHECK(s->device < devices, DeviceError,
                  "NcclCommunicator: rank " << s->rank << " asked for GPU " << s->device << ", but there are "
                                            << devices << " GPUs");
@@ -127,26 +153,17 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, const Options& options) {
     try {
       MAGMADNN_NCCL_CHECK(rc, s->comm,
                           "rank " << s->rank << " of " << s->size << " joining on GPU " << s->device
-                                  << "; NCCL before 2.30 refuses two ranks on one GPU, see docs/gpu.md");
-    } catch (...) {
-      s->abort("joining failed");
+                                  << (ranks_on_host > devices
+                                          ? "; this host runs more ranks than it has GPUs, which NCCL before 2.30 "
+                                            "refuses (see docs/gpu.md)"
+                                          : ""));
+    } catch (const std::exception& e) {
+      (void)s->fail(e.what());  // the other ranks stop waiting for this one
       throw;
     }
   }
   s->settle(join, "join", deadline);
 
-  if (options.check_collectives) {
-    // Every rank has passed the bounded exchanges above, so this collective
-    // duplication cannot wait for a rank that never came.
-    auto m = std::make_shared<mpi_detail::CommState>();
-    m->env = std::move(env);
-    MAGMADNN_NCCL_MPI_CHECK(MPI_Comm_dup(mpi_comm, &m->coll_check));
-    MAGMADNN_NCCL_MPI_CHECK(MPI_Comm_set_errhandler(m->coll_check, MPI_ERRORS_RETURN));
-    m->rank = s->rank;
-    m->size = s->size;
-    m->post_notice_receive();
-    s->mpi = std::move(m);
-  }
   state_ = std::move(s);
 }
 
