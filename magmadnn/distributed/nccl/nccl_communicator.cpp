@@ -101,9 +101,8 @@ RequestPtr run(const std::shared_ptr<State>& s, OpInfo op, mpi_detail::Descripto
 RequestPtr queue_p2p(const std::shared_ptr<State>& s, OpInfo op, bool send, const void* send_buf, void* recv_buf,
                      std::size_t count, dtype type, int peer) {
   s->ensure_usable(op);
-  const auto deadline = Clock::now() + op.timeout;
   auto launch = std::make_shared<nccl_detail::Launch>();
-  s->pending_p2p.push_back({send, send_buf, recv_buf, count, type, peer, op, deadline, launch});
+  s->pending_p2p.push_back({send, send_buf, recv_buf, count, type, peer, op, launch});
   return std::make_unique<nccl_detail::NcclRequest>(s, std::move(op), std::move(launch), nullptr);
 }
 

@@ -154,11 +154,16 @@ std::shared_ptr<CUevent_st> NcclCommunicator::State::enqueue(const nccl_detail::
   // A non-blocking communicator may still be connecting to peers here; no
   // CUDA work may be queued on its stream until it has settled.
   settle(op, "launch", deadline, check);
-  cudaEvent_t ev = nullptr;
-  MAGMADNN_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-  std::shared_ptr<CUevent_st> done(ev, cuda::EventDeleter{});
-  MAGMADNN_CUDA_CHECK(cudaEventRecord(ev, stream.get()));
-  return done;
+  try {
+    cudaEvent_t ev = nullptr;
+    MAGMADNN_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    std::shared_ptr<CUevent_st> done(ev, cuda::EventDeleter{});
+    MAGMADNN_CUDA_CHECK(cudaEventRecord(ev, stream.get()));
+    return done;
+  } catch (const std::exception& e) {  // launched, but its completion could never be observed
+    (void)fail("recording the completion of " + op.what + " on rank " + std::to_string(rank) + " failed: " + e.what());
+    throw;
+  }
 }
 
 void NcclCommunicator::State::flush_p2p() {
@@ -167,15 +172,15 @@ void NcclCommunicator::State::flush_p2p() {
   std::vector<nccl_detail::PendingP2p> group;
   group.swap(pending_p2p);
   nccl_detail::OpInfo op;
-  auto deadline = group.front().deadline;
+  op.timeout = group.front().op.timeout;
+  op.step = group.front().op.step;
   for (const auto& p : group) {
     op.bytes += p.op.bytes;
-    if (p.deadline <= deadline) {
-      deadline = p.deadline;
-      op.timeout = p.op.timeout;
-      op.step = p.op.step;
-    }
+    op.timeout = std::min(op.timeout, p.op.timeout);
   }
+  // Counted from the flush, not from the calls: a send issued long before
+  // its wait has not been waiting for anyone yet.
+  const auto deadline = nccl_detail::Clock::now() + op.timeout;
   op.what = group.size() == 1 ? group.front().op.what
                               : "group of " + std::to_string(group.size()) + " sends and receives, the first " +
                                     group.front().op.what;

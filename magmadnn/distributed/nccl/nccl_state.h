@@ -62,7 +62,6 @@ struct PendingP2p {
   dtype type = dtype::f32;
   int peer = 0;
   OpInfo op;
-  Clock::time_point deadline;
   std::shared_ptr<Launch> launch;
 };
 
