@@ -12,7 +12,9 @@ NcclRequest::NcclRequest(std::shared_ptr<NcclCommunicator::State> state, OpInfo 
     : state_(std::move(state)), op_(std::move(op)), launch_(std::move(launch)), check_(std::move(check)) {}
 
 NcclRequest::~NcclRequest() {
-  if (done_) return;
+  // After a failure (raised to whoever called test() or wait(), here or on
+  // another request) there is nothing left to wait for.
+  if (done_ || failed_ || !state_->broken.empty()) return;
   try {
     wait();
   } catch (const std::exception& e) {
@@ -22,6 +24,15 @@ NcclRequest::~NcclRequest() {
 
 bool NcclRequest::test() {
   if (done_) return true;
+  try {
+    return poll();
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
+}
+
+bool NcclRequest::poll() {
   if (!launch_->event) state_->flush_p2p();
   // An error NCCL found in the background (a peer's connection dropped), or
   // another rank's failure, would otherwise show only as an event that
@@ -48,6 +59,7 @@ void NcclRequest::wait() {
          << op_.step << ", " << op_.what << " (" << op_.bytes << " bytes) did not complete within "
          << op_.timeout.count() << " ms; " << NcclCommunicator::State::missing_view(check_.get())
          << "; the NCCL communicator was aborted";
+      failed_ = true;
       MAGMADNN_THROW(CommError, state_->fail(os.str()));
     }
     backoff.pause();

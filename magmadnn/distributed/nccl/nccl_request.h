@@ -14,7 +14,8 @@
 /// the other ranks are told, and CommError names the step, the operation,
 /// its byte count and the ranks that have not reached it. A request keeps
 /// the shared state alive, so it may outlive its communicator; destroyed
-/// while pending, it waits, and reports (never throws) a failure on stderr.
+/// while pending, it waits, and reports (never throws) a failure on stderr,
+/// unless the communicator has failed already (that failure was raised).
 #pragma once
 
 #include <memory>
@@ -36,12 +37,15 @@ class NcclRequest final : public Request {
   void wait() override;
 
  private:
+  bool poll();  // test() without the bookkeeping of failures
+
   std::shared_ptr<NcclCommunicator::State> state_;
   OpInfo op_;
   std::shared_ptr<Launch> launch_;
   std::unique_ptr<mpi_detail::DescriptorExchange> check_;  // null for send/recv, or with the check off
   bool event_done_ = false;
   bool done_ = false;
+  bool failed_ = false;
 };
 
 }  // namespace magmadnn::distributed::nccl_detail
