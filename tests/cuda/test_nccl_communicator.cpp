@@ -22,6 +22,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "magmadnn/backend/backend.h"
@@ -51,8 +52,8 @@ using magmadnn::ValueError;
 namespace {
 
 std::unique_ptr<NcclCommunicator> g_comm;  // joined by main() when the run does not skip
-std::string g_skip;                         // why the run skips (empty: it runs)
-std::string g_join_error;                   // why joining failed on a machine that should have run
+std::string g_skip;                        // why the run skips (empty: it runs)
+std::string g_join_error;                  // why joining failed on a machine that should have run
 
 // -- host values of any dtype ----------------------------------------------------
 
@@ -66,18 +67,43 @@ std::vector<double> input(std::size_t n, int rank, std::uint64_t salt) {
   return v;
 }
 
+template <typename T>
+constexpr bool is_16bit_float = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
+
+template <typename T>
+void put(std::uint8_t* p, double v) {
+  T x;
+  if constexpr (is_16bit_float<T>) {
+    x = T(static_cast<float>(v));
+  } else {
+    x = static_cast<T>(v);
+  }
+  std::memcpy(p, &x, sizeof(T));
+}
+
+template <typename T>
+double get(const std::uint8_t* p) {
+  T x;
+  std::memcpy(&x, p, sizeof(T));
+  if constexpr (is_16bit_float<T>) {
+    return static_cast<float>(x);
+  } else {
+    return static_cast<double>(x);
+  }
+}
+
 std::vector<std::uint8_t> encode(dtype t, const std::vector<double>& v) {
   const std::size_t w = dtype_size(t);
   std::vector<std::uint8_t> out(v.size() * w);
   for (std::size_t i = 0; i < v.size(); ++i) {
     std::uint8_t* p = out.data() + i * w;
     switch (t) {
-      case dtype::f32: { const float x = static_cast<float>(v[i]); std::memcpy(p, &x, w); break; }
-      case dtype::f64: { const double x = v[i]; std::memcpy(p, &x, w); break; }
-      case dtype::f16: { const half x(static_cast<float>(v[i])); std::memcpy(p, &x, w); break; }
-      case dtype::bf16: { const bfloat16 x(static_cast<float>(v[i])); std::memcpy(p, &x, w); break; }
-      case dtype::i32: { const auto x = static_cast<std::int32_t>(v[i]); std::memcpy(p, &x, w); break; }
-      case dtype::i64: { const auto x = static_cast<std::int64_t>(v[i]); std::memcpy(p, &x, w); break; }
+      case dtype::f32: put<float>(p, v[i]); break;
+      case dtype::f64: put<double>(p, v[i]); break;
+      case dtype::f16: put<half>(p, v[i]); break;
+      case dtype::bf16: put<bfloat16>(p, v[i]); break;
+      case dtype::i32: put<std::int32_t>(p, v[i]); break;
+      case dtype::i64: put<std::int64_t>(p, v[i]); break;
     }
   }
   return out;
@@ -89,12 +115,12 @@ std::vector<double> decode(dtype t, const std::vector<std::uint8_t>& bytes) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::uint8_t* p = bytes.data() + i * w;
     switch (t) {
-      case dtype::f32: { float x; std::memcpy(&x, p, w); v[i] = x; break; }
-      case dtype::f64: { double x; std::memcpy(&x, p, w); v[i] = x; break; }
-      case dtype::f16: { half x; std::memcpy(&x, p, w); v[i] = static_cast<float>(x); break; }
-      case dtype::bf16: { bfloat16 x; std::memcpy(&x, p, w); v[i] = static_cast<float>(x); break; }
-      case dtype::i32: { std::int32_t x; std::memcpy(&x, p, w); v[i] = static_cast<double>(x); break; }
-      case dtype::i64: { std::int64_t x; std::memcpy(&x, p, w); v[i] = static_cast<double>(x); break; }
+      case dtype::f32: v[i] = get<float>(p); break;
+      case dtype::f64: v[i] = get<double>(p); break;
+      case dtype::f16: v[i] = get<half>(p); break;
+      case dtype::bf16: v[i] = get<bfloat16>(p); break;
+      case dtype::i32: v[i] = get<std::int32_t>(p); break;
+      case dtype::i64: v[i] = get<std::int64_t>(p); break;
     }
   }
   return v;
@@ -230,7 +256,8 @@ TEST_P(Nccl, BroadcastFromEveryRoot) {
     const auto all = inputs(n, 100 + static_cast<std::uint64_t>(root));
     DeviceBytes buf(encode(t, all[me]), dev);
     comm().broadcast(buf.buffer(n, t), root);
-    expect_near_all(decode(t, buf.download()), all[root], 0.0, label("broadcast", t, n) + " root " + std::to_string(root));
+    expect_near_all(decode(t, buf.download()), all[root], 0.0,
+                    label("broadcast", t, n) + " root " + std::to_string(root));
   }
 }
 
@@ -284,8 +311,8 @@ TEST_P(Nccl, ScatterFromEveryRoot) {
     const auto all = inputs(n * static_cast<std::size_t>(R), 500 + static_cast<std::uint64_t>(root));
     DeviceBytes send(encode(t, all[me]), dev);
     DeviceBytes recv(n * dtype_size(t), dev);
-    comm().scatter(me == root ? send.cbuffer(n * R, t) : ConstBuffer{nullptr, 0, t, Place::device},
-                   recv.buffer(n, t), root);
+    comm().scatter(me == root ? send.cbuffer(n * R, t) : ConstBuffer{nullptr, 0, t, Place::device}, recv.buffer(n, t),
+                   root);
     const std::vector<double> want(all[root].begin() + static_cast<std::ptrdiff_t>(me * n),
                                    all[root].begin() + static_cast<std::ptrdiff_t>((me + 1) * n));
     expect_near_all(decode(t, recv.download()), want, 0.0, label("scatter", t, n) + " root " + std::to_string(root));

@@ -36,11 +36,10 @@ ncclRedOp_t nccl_op(ReduceOp op) noexcept;
 /// Throws unless the NCCL call `call` returned ncclSuccess. `comm` (may be
 /// null) supplies ncclGetLastError's text; `context` is streamed into the
 /// message (what was being done).
-#define MAGMADNN_NCCL_CHECK(call, comm, context)                                                                \
-  do {                                                                                                         \
-    const ncclResult_t magmadnn_nccl_rc_ = (call);                                                             \
-    if (magmadnn_nccl_rc_ != ncclSuccess)                                                                      \
-      ::magmadnn::distributed::nccl_detail::throw_nccl(magmadnn_nccl_rc_, (comm), #call,                      \
-                                                       (::magmadnn::detail::MsgBuilder() << context).str(),     \
-                                                       __FILE__, __LINE__);                                     \
+#define MAGMADNN_NCCL_CHECK(call, comm, context)                                                                      \
+  do {                                                                                                                \
+    const ncclResult_t magmadnn_nccl_rc_ = (call);                                                                    \
+    if (magmadnn_nccl_rc_ != ncclSuccess)                                                                             \
+      ::magmadnn::distributed::nccl_detail::throw_nccl(                                                               \
+          magmadnn_nccl_rc_, (comm), #call, (::magmadnn::detail::MsgBuilder() << context).str(), __FILE__, __LINE__); \
   } while (0)

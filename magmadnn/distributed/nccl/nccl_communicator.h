@@ -136,6 +136,7 @@ class NcclCommunicator final : public Communicator {
 /// make_communicator("nccl")'s hook: an NcclCommunicator over
 /// MPI_COMM_WORLD, or DeviceError naming why not (no GPU at run time),
 /// raised before MPI is touched.
-std::unique_ptr<Communicator> make_nccl_communicator(std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
+std::unique_ptr<Communicator> make_nccl_communicator(
+    std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
 
 }  // namespace magmadnn::distributed

@@ -62,9 +62,9 @@ void wait_for(std::unique_ptr<JoinExchange>& x, Clock::time_point deadline, std:
       // MPI may still write into the buffers when the late rank arrives;
       // freeing them would let it write into reused memory.
       (void)x.release();
-      MAGMADNN_THROW(CommError, "NcclCommunicator: rank " << rank << " waited " << timeout.count() << " ms for "
-                                << what[first]
-                                << " over MPI; some rank never constructed its NcclCommunicator (or died)");
+      MAGMADNN_THROW(CommError, "NcclCommunicator: rank "
+                                    << rank << " waited " << timeout.count() << " ms for " << what[first]
+                                    << " over MPI; some rank never constructed its NcclCommunicator (or died)");
     }
     backoff.pause();
   }
@@ -130,8 +130,8 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, const Options& options) {
   const auto [local_rank, ranks_on_host] = local_rank_of(*x, s->rank, s->size);
   s->device = options.device >= 0 ? options.device : local_rank % devices;
   MAGMADNN_CHECK(s->device < devices, DeviceError,
-                 "NcclCommunicator: rank " << s->rank << " asked for GPU " << s->device << ", but there are "
-                                           << devices << " GPUs");
+                 "NcclCommunicator: rank " << s->rank << " asked for GPU " << s->device << ", but there are " << devices
+                                           << " GPUs");
 
   // NCCL binds a communicator to the current device at its creation; the
   // caller's current device is restored afterwards.
@@ -147,16 +147,16 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, const Options& options) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // every wait for other ranks goes through settle(), which is bounded
   const ncclResult_t rc = ncclCommInitRankConfig(&s->comm, s->size, x->id, s->rank, &config);
-  nccl_detail::OpInfo join{"ncclCommInitRankConfig(" + std::to_string(s->size) + " ranks)", sizeof(ncclUniqueId),
-                            step_, options.timeout};
+  nccl_detail::OpInfo join{"ncclCommInitRankConfig(" + std::to_string(s->size) + " ranks)", sizeof(ncclUniqueId), step_,
+                           options.timeout};
   if (rc != ncclSuccess && rc != ncclInProgress) {
     try {
-      MAGMADNN_NCCL_CHECK(rc, s->comm,
-                          "rank " << s->rank << " of " << s->size << " joining on GPU " << s->device
-                                  << (ranks_on_host > devices
-                                          ? "; this host runs more ranks than it has GPUs, which NCCL before 2.30 "
-                                            "refuses (see docs/gpu.md)"
-                                          : ""));
+      MAGMADNN_NCCL_CHECK(
+          rc, s->comm,
+          "rank " << s->rank << " of " << s->size << " joining on GPU " << s->device
+                  << (ranks_on_host > devices ? "; this host runs more ranks than it has GPUs, which NCCL before 2.30 "
+                                                "refuses (see docs/gpu.md)"
+                                              : ""));
     } catch (const std::exception& e) {
       (void)s->fail(e.what());  // the other ranks stop waiting for this one
       throw;

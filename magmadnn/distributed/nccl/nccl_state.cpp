@@ -83,7 +83,8 @@ bool NcclCommunicator::State::progress(mpi_detail::DescriptorExchange& check) {
   try {
     return check.test();
   } catch (const CommError& e) {  // a mismatch: NCCL would run it with undefined results, or hang
-    MAGMADNN_THROW(CommError, fail(std::string("NcclCommunicator: ") + e.what() + "; the NCCL communicator was aborted"));
+    MAGMADNN_THROW(CommError,
+                   fail(std::string("NcclCommunicator: ") + e.what() + "; the NCCL communicator was aborted"));
   }
 }
 
@@ -125,9 +126,9 @@ void NcclCommunicator::State::settle(const nccl_detail::OpInfo& op, const char* 
 }
 
 std::shared_ptr<CUevent_st> NcclCommunicator::State::enqueue(const nccl_detail::OpInfo& op,
-                                                              nccl_detail::Clock::time_point deadline,
-                                                              const nccl_detail::Enqueue& calls,
-                                                              mpi_detail::DescriptorExchange* check) {
+                                                             nccl_detail::Clock::time_point deadline,
+                                                             const nccl_detail::Enqueue& calls,
+                                                             mpi_detail::DescriptorExchange* check) {
   ensure_usable(op);
   cuda::DeviceGuard guard(device);
   // The CUDA backend queues its kernels on a stream it does not export, so

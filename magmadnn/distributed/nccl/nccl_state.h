@@ -86,8 +86,8 @@ struct NcclCommunicator::State {
   int device = 0;
   ncclComm_t comm = nullptr;  // owned: finalised and destroyed, or aborted, by ~State
   cuda::UniqueStream stream;
-  cuda::UniqueDeviceMemory scratch;  // one int for barrier()
-  std::string broken;                // why the communicator is unusable; empty while it works
+  cuda::UniqueDeviceMemory scratch;                  // one int for barrier()
+  std::string broken;                                // why the communicator is unusable; empty while it works
   std::vector<nccl_detail::PendingP2p> pending_p2p;  // issued, not yet launched, in issue order
   // The collective check's MPI side (descriptors, failure notices); null
   // when Options::check_collectives is off.
