@@ -35,6 +35,7 @@ namespace magmadnn::distributed {
 
 namespace mpi_detail {
 struct CommState;
+struct Staged;
 struct Descriptor;
 class MpiRequest;
 }  // namespace mpi_detail
@@ -81,6 +82,12 @@ class MpiCommunicator final : public Communicator {
 
  private:
   std::unique_ptr<mpi_detail::MpiRequest> start_collective(mpi_detail::Descriptor d);
+  /// `data` as MPI will see it (device buffers staged unless CUDA-aware MPI
+  /// takes them; `host_result` forces staging so the host can finish the
+  /// result, as avg does).
+  mpi_detail::Staged stage(const void* data, std::size_t bytes, Place place, bool read, bool host_result = false);
+  template <typename B>
+  void check_buffer(const B& b, const char* op, const char* which) const;
   std::shared_ptr<mpi_detail::CommState> state_;
 };
 

@@ -29,6 +29,7 @@
 #include "magmadnn/distributed/communicator.h"
 #include "magmadnn/distributed/mpi/collective_check.h"
 #include "magmadnn/distributed/mpi/mpi_environment.h"
+#include "magmadnn/distributed/mpi/staging.h"
 
 namespace magmadnn::distributed::mpi_detail {
 
@@ -44,6 +45,7 @@ struct CommState {
   int tag_ub = 32767;
   std::int64_t next_seq = 0;  // number of the next collective
   std::string failure;        // the first failure; empty while healthy
+  std::shared_ptr<PinnedPool> pool = std::make_shared<PinnedPool>();  // staging of device buffers
 
   // Failure notices: a rank whose operation fails tells every other rank at
   // once, so that ranks still waiting (perhaps with a later deadline) stop
