@@ -80,6 +80,7 @@ class DescriptorExchange {
     std::vector<MPI_Request> requests;  // receives (peer order), then sends
     std::vector<int> peers;
     std::vector<bool> arrived;
+    std::vector<int> completed;  // MPI_Testsome's output, kept to avoid an allocation per poll
   };
   void check_arrival(std::size_t peer_index) const;
   std::unique_ptr<Buffers> buffers_;
