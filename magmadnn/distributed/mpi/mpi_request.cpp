@@ -208,6 +208,8 @@ void MpiRequest::wait() {
   for (unsigned polls = 1;; ++polls) {
     if (test()) return;
     if (polls % 64 != 0) continue;
+    if (!state_->failure.empty())  // another request of this communicator failed first
+      abandon("an earlier operation on this communicator failed: " + state_->failure);
     const std::string notice = state_->poll_notice();
     if (!notice.empty()) abandon(notice);
     const auto now = Clock::now();

@@ -10,7 +10,8 @@
 /// wait() was entered, naming the step, the operation, the bytes and the
 /// ranks that did not arrive. After such a failure the communicator is
 /// unusable (its ranks no longer agree on the order of calls): every later
-/// call throws CommError quoting the first failure. A request destroyed
+/// call throws CommError quoting the first failure, and its other pending
+/// requests fail at their next wait(). A request destroyed
 /// while pending waits for it; a failed one is abandoned (MPI cannot cancel
 /// a collective), since the application is expected to end the job
 /// (distributed::abort_job) after reporting the error.
