@@ -58,8 +58,10 @@ class MpiCommunicator final : public Communicator {
   /// inherits timeout() and step(). Collective; checked like one.
   std::unique_ptr<MpiCommunicator> split(int color, int key);
 
-  /// The MPI communicator the data moves on (for MPI code written beside
-  /// magmadnn; not to be freed).
+  /// The MPI communicator the data moves on, to derive others from
+  /// (MPI_Comm_dup, MPI_Comm_split, or MpiCommunicator(comm())). Not to be
+  /// freed, nor used for traffic of one's own: its order of collectives and
+  /// its tags belong to this communicator.
   MPI_Comm comm() const noexcept;
   /// Whether device buffers go to MPI directly (CUDA-aware MPI in a CUDA build).
   bool cuda_aware() const noexcept;
