@@ -233,6 +233,7 @@ class NeuralNetwork {
   };
   EpochTotals partial_;
   std::int64_t data_size_ = -1;  // training set size of the cursor (for resume checks)
+  std::int64_t cursor_batch_size_ = 0;  // batch size the cursor's batches were trained in (0: none yet)
   std::string last_checkpoint_;
   bool stop_ = false;
 
