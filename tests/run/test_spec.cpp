@@ -109,7 +109,7 @@ TEST(CliConfig, ErrorsNameThePathAndTheValue) {
   EXPECT_EQ(error_of(with("/optimizer/learning_rate", -0.1)),
             "optimizer.learning_rate: expected a positive number, got -0.1");
   EXPECT_EQ(error_of(with("/optimizer/type", "sdg")),
-            R"(optimizer.type: expected one of "sgd", "adam", "adagrad", "rmsprop", "adamw", got "sdg")");
+            R"(optimizer.type: expected one of "sgd", "adam", "adagrad", "rmsprop", "adamw", "lars", "lamb", got "sdg")");
   EXPECT_EQ(error_of(with("/optimizer/momentum", 1.5)),
             "optimizer.momentum: expected a number in [0, 1), got 1.5");
   EXPECT_EQ(error_of(with("/optimizer/nesterov", "yes")), R"(optimizer.nesterov: expected true or false, got "yes")");
