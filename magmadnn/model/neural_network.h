@@ -21,7 +21,9 @@
 ///    trains and evaluates like the others (the graph is not tied to a batch
 ///    size). Shuffling (nn_params_t::shuffle) uses an order that is a
 ///    function of (data seed, epoch) only, so a resumed run sees the same
-///    order;
+///    order. The batch size (params().batch_size) may change between epochs,
+///    e.g. by a BatchGrowth callback in on_epoch_begin; a cursor inside an
+///    epoch continues only at the batch size it was trained in;
 ///  - epoch loss / accuracy are sample-weighted means over the epoch; with
 ///    CROSS_ENTROPY on a softmax output the loss is the fused, stable
 ///    softmax cross-entropy on the logits; on a sigmoid output it is v1's
