@@ -11,7 +11,8 @@
 namespace magmadnn::optimizer {
 
 const std::vector<std::string>& kind_names() {
-  static const std::vector<std::string> names = {"sgd", "adam", "adagrad", "rmsprop", "adamw", "lars", "lamb"};  // enum order
+  // In enum order.
+  static const std::vector<std::string> names = {"sgd", "adam", "adagrad", "rmsprop", "adamw", "lars", "lamb"};
   return names;
 }
 

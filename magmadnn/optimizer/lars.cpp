@@ -1,5 +1,7 @@
 #include "magmadnn/optimizer/lars.h"
 
+#include <cmath>
+
 #include "magmadnn/core/errors.h"
 #include "magmadnn/optimizer/layerwise.h"
 #include "magmadnn/tensor/math.h"

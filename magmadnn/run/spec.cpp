@@ -248,7 +248,8 @@ TrainSpec parse_config(const Json& j) {
   }
   if (root.has("schedule")) {
     const Obj o(root.get("schedule"), "schedule",
-                {"type", "step_epochs", "gamma", "min_lr", "warmup_epochs", "lr_scaling", "base_batch"}, "the schedule");
+                {"type", "step_epochs", "gamma", "min_lr", "warmup_epochs", "lr_scaling", "base_batch"},
+                "the schedule");
     auto& p = s.schedule;
     p.type = o.choice("type", p.type, {"constant", "step", "exponential", "cosine"});
     p.step_epochs = o.positive("step_epochs", p.step_epochs);

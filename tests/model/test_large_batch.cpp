@@ -117,7 +117,8 @@ TEST(LargeBatchRecipes, LinearScalingTrainsWhereTheUnscaledRateCrawls) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const Outcome unscaled = train(config(1024, 12, seed, sgd, {{"lr_scaling", "none"}, {"base_batch", 32}}), d);
     const Outcome scaled = train(config(1024, 12, seed, sgd, {{"lr_scaling", "linear"}, {"base_batch", 32}}), d);
-    std::printf("seed %d: unscaled %.3f, scaled %.3f\n", static_cast<int>(seed), unscaled.final_loss, scaled.final_loss);
+    std::printf("seed %d: unscaled %.3f, scaled %.3f\n", static_cast<int>(seed), unscaled.final_loss,
+                scaled.final_loss);
     EXPECT_EQ(scaled.steps, 48);
     EXPECT_GT(unscaled.final_loss, 1.0);
     EXPECT_LT(scaled.final_loss, 0.5);
@@ -308,7 +309,8 @@ TEST(LargeBatchRecipes, LarsAndLambResumeBitIdentically) {
     two.epochs = 2;
     resumed.model->fit(d.x, d.y, two);
     for (std::size_t i = 0; i < straight.model->parameters().size(); ++i) {
-      EXPECT_EQ(resumed.model->parameters()[i]->value().to_vector(), straight.model->parameters()[i]->value().to_vector());
+      EXPECT_EQ(resumed.model->parameters()[i]->value().to_vector(),
+                straight.model->parameters()[i]->value().to_vector());
     }
     EXPECT_FALSE(resumed.model->optimizer().state().empty());
   }

@@ -368,14 +368,16 @@ TEST(CliConfig, LargeBatchKeys) {
             "schedule.base_batch: expected an integer in [1, 2147483647], got 0");
   EXPECT_EQ(error_of(with("/optimizer/trust_coefficient", 0)),
             "optimizer.trust_coefficient: expected a positive number, got 0");
-  EXPECT_EQ(error_of(with("/optimizer/exclude_vectors", 1)), "optimizer.exclude_vectors: expected true or false, got 1");
+  EXPECT_EQ(error_of(with("/optimizer/exclude_vectors", 1)),
+            "optimizer.exclude_vectors: expected true or false, got 1");
   EXPECT_EQ(error_of(with("/batch_growth", Json{{"factor", 2}})),
             "batch_growth.max: missing (the largest batch the growth may reach)");
   EXPECT_EQ(error_of(with("/batch_growth", Json{{"factor", 0}, {"max", 64}})),
             "batch_growth.factor: expected an integer in [1, 1024], got 0");
   EXPECT_EQ(error_of(with("/batch_growth", Json{{"every_epochs", 0}, {"max", 64}})),
             "batch_growth.every_epochs: expected an integer in [1, 1000000], got 0");
-  EXPECT_EQ(error_of(with("/batch_growth", Json{{"max", 8}})), "batch_growth.max: expected at least batch_size (16), got 8");
+  EXPECT_EQ(error_of(with("/batch_growth", Json{{"max", 8}})),
+            "batch_growth.max: expected at least batch_size (16), got 8");
   EXPECT_EQ(error_of(with("/batch_growth", Json{{"max", 4294967296LL}})),
             "batch_growth.max: expected an integer in [1, 4294967295], got 4294967296");
   EXPECT_EQ(error_of(with("/batch_growth", Json{{"max", 64}, {"start", 1}})).rfind(
