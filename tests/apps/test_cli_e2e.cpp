@@ -690,7 +690,7 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   EXPECT_NE(r.out.find("lenet_conv1"), std::string::npos) << r.out;
   r = run_cmd({"bench", "fft"});
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("unknown benchmark \"fft\" (available: conv, --profile)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown benchmark \"fft\" (available: conv, allreduce, --profile)"), std::string::npos) << r.err;
 }
 
 TEST_F(CliEndToEnd, BenchConvPrintsATableAndWritesJson) {
