@@ -309,9 +309,10 @@ std::string CliCompareCommand::root_;
 TEST_F(CliCompareCommand, ComparesTrainedRunsAndPlotsWhatTheirMetricsHold) {
   ASSERT_EQ(train("a", {"--test-every-epoch"}).rc, 0);
   ASSERT_EQ(train("b", {"--batch-size", "40", "--seed", "9"}).rc, 0);
-  const Result r = run_cmd({"compare", path("a"), path("b"), "--out", path("page.html")});
+  const Result r = run_cmd({"compare", path("a"), path("b") + "/", "--out", path("page.html")});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("1 rank: a"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 rank: a ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 rank: b ("), std::string::npos) << "a trailing / still names the folder: " << r.out;
   const std::string page = slurp(path("page.html"));
   const std::string loss = chart(page, "Training loss against time");
   const std::string acc = chart(page, "Accuracy against time");
