@@ -18,6 +18,7 @@ DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, cons
   broadcast_weights(*comm_, net_);
   net_.set_gradient_hook([this](const std::vector<op::Var<float>>&, std::vector<Tensor<float>*>& grads) {
     const auto t0 = Clock::now();
+    comm_->set_step(net_.optimizer().step_count());  // quoted by the watchdog
     std::vector<distributed::RequestPtr> pending;
     for (Tensor<float>* g : grads) {
       pending.push_back(comm_->iallreduce(
