@@ -4,18 +4,26 @@
 /// on the run's communicator, and the timing split it reports.
 ///
 /// Requires: every rank constructs it at the same point with the same spec
-/// and an identically built network. Guarantees: after construction every
-/// rank holds rank 0's initial weights (the strategy's attach broadcasts
-/// them; nothing else does), and the network's gradient hooks are the
-/// strategy's for as long as this object lives.
+/// and an identically built network, and calls finish() once after
+/// training. Guarantees: after construction every rank holds rank 0's
+/// initial weights (the strategy's attach broadcasts them; nothing else
+/// does); after finish() every rank holds the same weights; "asgd" is
+/// refused with NotSupportedError (its server rank trains on no data, which
+/// the run's sampler does not account for).
 #pragma once
 
-#include <chrono>
 #include <memory>
 
 #include "magmadnn/distributed/communicator.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/run/spec.h"
+
+#if __has_include("magmadnn/distributed/strategy.h")
+#include "magmadnn/distributed/strategy.h"
+#define MAGMADNN_RUN_HAS_STRATEGIES 1
+#else
+#define MAGMADNN_RUN_HAS_STRATEGIES 0
+#endif
 
 namespace magmadnn::run {
 
@@ -27,6 +35,9 @@ class DataParallel {
   DataParallel& operator=(const DataParallel&) = delete;
   ~DataParallel();
 
+  /// Collective, once after training: every rank ends with the same weights.
+  void finish();
+
   /// summary.json's "timing": compute, communication and overlapped seconds
   /// of the steps so far (overlapped: communication hidden behind compute).
   Json timing(double train_seconds) const;
@@ -34,9 +45,14 @@ class DataParallel {
  private:
   std::shared_ptr<distributed::Communicator> comm_;
   model::NeuralNetwork<float>& net_;
-  // ---- ADAPTER (until distributed/strategy.h is on main): a blocking
-  // average of every gradient in the gradient hook, nothing overlapped.
+#if MAGMADNN_RUN_HAS_STRATEGIES
+  std::unique_ptr<distributed::Strategy<float>> strategy_;
+#else
+  // ---- INTERIM ADAPTER, for a tree without distributed/strategy.h (the
+  // strategies branch): a blocking average of every gradient in the
+  // gradient hook, nothing overlapped. Goes once strategy.h is on main.
   double communication_seconds_ = 0;
+#endif
 };
 
 }  // namespace magmadnn::run

@@ -106,6 +106,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
   r.history = net.fit(train_.x, train_.y, fo);
   r.fit_seconds = seconds_since(fit0);
   if (options.profile) op::Profiler::enable(false);
+  if (parallel) parallel->finish();  // every rank ends with the same weights
   const std::uint64_t peak = peak_rss_bytes();
   r.test = ranks > 1 ? evaluate_across(*comm, net, test_.x, test_.y) : net.evaluate(test_.x, test_.y);
   r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
