@@ -17,6 +17,7 @@
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/distributed/communicator_factory.h"
 #include "magmadnn/run/across_ranks.h"
+#include "magmadnn/run/data_parallel.h"
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/run_training.h"
 #include "run_folder.h"
@@ -205,6 +206,7 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
     return 0;
   }
   if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
+  if (comm->size() > 1) check_run_strategy(spec.distributed);  // before the run folder is touched
 
   TrainingRun run(spec);  // loads the data, builds the network
   const RunFolder rf(shared["out"].get<std::string>());

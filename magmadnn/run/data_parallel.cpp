@@ -6,13 +6,11 @@
 
 namespace magmadnn::run {
 
-namespace {
-void refuse_asgd(const DistributedSpec& spec) {
+void check_run_strategy(const DistributedSpec& spec) {
   MAGMADNN_CHECK(spec.strategy != "asgd", NotSupportedError,
-                 "magmadnn train: strategy \"asgd\" is not available to a training run yet: its server rank trains "
-                 "on no data, and the run's sampler gives every rank a slice; use allreduce, ring, ps or weight-avg");
+                 "strategy \"asgd\" is not available to a training run yet: its server rank trains on no data, and "
+                 "the run's sampler gives every rank a slice; use allreduce, ring, ps or weight-avg");
 }
-}  // namespace
 
 #if MAGMADNN_RUN_HAS_STRATEGIES
 
@@ -20,7 +18,7 @@ DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, cons
                            model::NeuralNetwork<float>& net)
     : comm_(std::move(comm)), net_(net) {
   MAGMADNN_CHECK(comm_ != nullptr, ValueError, "DataParallel: no communicator");
-  refuse_asgd(spec);
+  check_run_strategy(spec);
   distributed::StrategyOptions o;
   o.bucket_bytes = static_cast<std::size_t>(spec.bucket_mb * 1024.0 * 1024.0);
   o.average_every = static_cast<int>(spec.average_every);
@@ -50,7 +48,7 @@ DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, cons
                            model::NeuralNetwork<float>& net)
     : comm_(std::move(comm)), net_(net) {
   MAGMADNN_CHECK(comm_ != nullptr, ValueError, "DataParallel: no communicator");
-  refuse_asgd(spec);
+  check_run_strategy(spec);
   MAGMADNN_CHECK(spec.strategy == "allreduce", NotSupportedError,
                  "magmadnn train: strategy \"" << spec.strategy
                                                << "\" needs distributed/strategy.h, which this build lacks");
@@ -66,6 +64,7 @@ DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, cons
     }
     distributed::wait_all(pending);
     communication_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++steps_;
   });
 }
 
@@ -75,9 +74,11 @@ void DataParallel::finish() {}
 
 Json DataParallel::timing(double train_seconds) const {
   Json j;
+  j["steps"] = steps_;
   j["compute_seconds"] = train_seconds - communication_seconds_;
   j["communication_seconds"] = communication_seconds_;
   j["overlapped_seconds"] = 0.0;
+  j["exposed_seconds"] = communication_seconds_;
   return j;
 }
 

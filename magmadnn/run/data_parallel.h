@@ -27,6 +27,10 @@
 
 namespace magmadnn::run {
 
+/// NotSupportedError when `spec` names a strategy a training run cannot use
+/// (today "asgd"); call it before anything is written.
+void check_run_strategy(const DistributedSpec& spec);
+
 class DataParallel {
  public:
   DataParallel(std::shared_ptr<distributed::Communicator> comm, const DistributedSpec& spec,
@@ -52,6 +56,7 @@ class DataParallel {
   // strategies branch): a blocking average of every gradient in the
   // gradient hook, nothing overlapped. Goes once strategy.h is on main.
   double communication_seconds_ = 0;
+  std::int64_t steps_ = 0;
 #endif
 };
 

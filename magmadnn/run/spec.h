@@ -151,7 +151,7 @@ struct EarlyStoppingSpec {
 struct DistributedSpec {
   /// allreduce, weight-avg, ps, asgd or ring (distributed/strategy.h).
   std::string strategy = "allreduce";
-  double bucket_mb = 25.0;          ///< allreduce: gradient bucket size, MB (0, 4096]
+  double bucket_mb = 25.0;          ///< allreduce: gradient bucket size, MiB (0, 4096]
   std::int64_t average_every = 4;   ///< weight-avg: local steps between averages
   std::int64_t staleness = 2;       ///< asgd: most steps a gradient may lag the weights
   double watchdog_s = 60.0;         ///< a collective missing ranks this long fails, seconds (0, 86400]
