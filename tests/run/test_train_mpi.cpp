@@ -2,7 +2,8 @@
 // binary come from CMake): on 2 and 4 ranks it writes one run folder whose
 // test score equals the single process's, only rank 0 writes or prints, a
 // checkpoint of a 2-rank run resumes on 1 and on 4 ranks to the weights of
-// an uninterrupted run, and a rank's error ends the whole job non-zero.
+// an uninterrupted run, as does a 2-rank run whose rank 0 was killed in the
+// middle, and a rank's error ends the whole job non-zero.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,10 +75,10 @@ class TrainUnderMpirun : public ::testing::Test {
   // `magmadnn ARGS` on `ranks` ranks under mpiexec (0: a plain process, no
   // launcher), run in root_/work so any stray file would show there.
   // Open MPI refuses root (build containers) without both variables.
-  CmdResult train(int ranks, const std::string& args, bool with_config = true) const {
-    std::string launch;
+  CmdResult train(int ranks, const std::string& args, bool with_config = true, const std::string& env = "") const {
+    std::string launch = env + " ";
     if (ranks > 0) {
-      launch = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(MAGMADNN_MPIEXEC) + " -np " +
+      launch += "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(MAGMADNN_MPIEXEC) + " -np " +
                std::to_string(ranks) + " --oversubscribe ";
     }
     const std::string scratch = root_ + "/cmd";
@@ -174,6 +175,21 @@ TEST_F(TrainUnderMpirun, ACheckpointOfTwoRanksResumesOnOneAndOnFourRanks) {
     EXPECT_EQ(summary(run)["epochs"], 4);
     EXPECT_LT(checkpoint_diff("whole", run), 1e-4);
   }
+}
+
+// Rank 0 dies as after kill -9 while writing epoch 3 (the fault switch of
+// io/atomic_file.h; only rank 0 writes): the launcher ends the job non-zero,
+// and the run resumes on 4 ranks to the weights of an uninterrupted run.
+TEST_F(TrainUnderMpirun, ARankKilledMidRunEndsTheJobAndTheRunResumesOnFourRanks) {
+  ASSERT_EQ(train(0, "--out whole --quiet").rc, 0);
+  const CmdResult cut = train(2, "--out cut --quiet", true, "MAGMADNN_FAULT_AFTER_WRITES=16 MAGMADNN_FAULT_KILL=1");
+  EXPECT_NE(cut.rc, 0) << cut.out << cut.err;
+  ASSERT_TRUE(fs::exists(root_ + "/work/cut/checkpoint.bin"));
+  EXPECT_FALSE(fs::exists(root_ + "/work/cut/summary.json")) << "the run was cut before its end";
+  const CmdResult r = train(4, "--out cut --resume --quiet", /*with_config=*/false);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(summary("cut")["epochs"], 4);
+  EXPECT_LT(checkpoint_diff("whole", "cut"), 1e-4);
 }
 
 TEST_F(TrainUnderMpirun, AnErrorOnOneRankEndsTheJobNonZeroAndNamesTheRank) {
