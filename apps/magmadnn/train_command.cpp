@@ -100,7 +100,7 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
   if (a.has("early-stopping")) cfg["early_stopping"]["patience"] = a.integer("early-stopping", limits::patience.min, limits::patience.max);
   // How the ranks train together may change on --resume (the run's result does not depend on it).
   if (a.has("strategy")) cfg["distributed"]["strategy"] = a.str("strategy");
-  if (a.has("watchdog")) cfg["distributed"]["watchdog_s"] = a.number("watchdog", 1e-3, 86400.0);
+  if (a.has("watchdog")) cfg["distributed"]["watchdog_s"] = a.positive("watchdog");  // the config caps it
   return cfg;
 }
 

@@ -337,3 +337,30 @@ TEST(CliPresets, UnknownNameListsTheAvailableOnes) {
     EXPECT_STREQ(e.what(), R"(--preset: unknown preset "resnet" (available: mlp, lenet5))");
   }
 }
+
+TEST(CliConfig, TheDistributedSectionIsRangeChecked) {
+  Json j = valid();
+  j["distributed"] = {{"strategy", "ring"}, {"bucket_mb", 0.5}, {"average_every", 8}, {"staleness", 0},
+                      {"watchdog_s", 5}};
+  const TrainSpec s = parse_config(j);
+  EXPECT_EQ(s.distributed.strategy, "ring");
+  EXPECT_DOUBLE_EQ(s.distributed.bucket_mb, 0.5);
+  EXPECT_EQ(s.distributed.average_every, 8);
+  EXPECT_EQ(s.distributed.staleness, 0);
+  EXPECT_DOUBLE_EQ(s.distributed.watchdog_s, 5.0);
+  EXPECT_EQ(parse_config(to_json(s)), s);
+  EXPECT_EQ(parse_config(valid()).distributed, DistributedSpec{});  // absent: the defaults
+  EXPECT_EQ(error_of(with("/distributed/strategy", "horovod")),
+            R"(distributed.strategy: expected one of "allreduce", "weight-avg", "ps", "asgd", "ring", got "horovod")");
+  EXPECT_EQ(error_of(with("/distributed/bucket_mb", 0)), "distributed.bucket_mb: expected a number in (0, 4096], got 0");
+  EXPECT_EQ(error_of(with("/distributed/watchdog_s", 0.0)),
+            "distributed.watchdog_s: expected a number in (0, 86400], got 0.0");
+  EXPECT_EQ(error_of(with("/distributed/watchdog_s", 1e6)),
+            "distributed.watchdog_s: expected a number in [0, 86400], got 1000000.0");
+  EXPECT_EQ(error_of(with("/distributed/average_every", 0)),
+            "distributed.average_every: expected an integer in [1, 1000000], got 0");
+  EXPECT_EQ(error_of(with("/distributed/staleness", -1)),
+            "distributed.staleness: expected an integer in [0, 1000000], got -1");
+  EXPECT_NE(error_of(with("/distributed/ranks", 4)).find("distributed.ranks: unknown key in the distributed settings"),
+            std::string::npos);
+}
