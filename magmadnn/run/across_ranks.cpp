@@ -92,6 +92,38 @@ std::function<void(std::vector<double>&)> sum_across(std::shared_ptr<distributed
   };
 }
 
+std::uint64_t fingerprint(const Tensor<float>& t) {
+  // FNV-1a over the shape, then over the values as 32-bit words.
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (std::int64_t d : t.shape().dims()) mix(static_cast<std::uint64_t>(d));
+  const Tensor<float> host = t.get_memory_type() == DEVICE ? t.to(HOST) : t;
+  const float* p = host.host_data();
+  for (std::int64_t i = 0; i < host.size(); ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, p + i, sizeof bits);
+    mix(bits);
+  }
+  return h;
+}
+
+void check_same_on_every_rank(distributed::Communicator& comm, std::uint64_t value, const std::string& what) {
+  if (comm.size() == 1) return;
+  std::int64_t root = static_cast<std::int64_t>(value);
+  comm.broadcast(host_buffer(&root, 1), 0);
+  const bool same = static_cast<std::uint64_t>(root) == value;
+  std::int64_t differing = same ? 0 : 1;
+  comm.allreduce(host_buffer(&differing, 1), distributed::ReduceOp::sum);
+  if (differing == 0) return;
+  if (!same) {
+    MAGMADNN_THROW(ValueError, "rank " << comm.rank() << ": " << what << " differs from rank 0's (fingerprint "
+                                       << std::hex << value << " against " << static_cast<std::uint64_t>(root)
+                                       << "): every rank must load the same data");
+  }
+  MAGMADNN_THROW(ValueError, "rank " << comm.rank() << ": " << what << " of " << differing
+                                     << " rank(s) differs from rank 0's: every rank must load the same data");
+}
+
 void broadcast_weights(distributed::Communicator& comm, model::NeuralNetwork<float>& net) {
   broadcast_tensors(comm, state_tensors(net, true));
 }

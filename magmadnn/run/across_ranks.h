@@ -12,7 +12,9 @@
 /// to produce the config: they throw CommError quoting rank 0's error.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -39,6 +41,15 @@ void broadcast_weights(distributed::Communicator& comm, model::NeuralNetwork<flo
 /// Rank 0's layer state (BatchNorm running statistics) on every rank:
 /// each rank's own drift apart during training, since each sees its slice.
 void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net);
+
+/// A 64-bit fingerprint of `t`'s shape and values (not cryptographic: it
+/// tells data sets apart, it does not authenticate them).
+std::uint64_t fingerprint(const Tensor<float>& t);
+
+/// Checks that every rank passes rank 0's `value` (e.g. the fingerprint of
+/// its training data): otherwise every rank throws ValueError, each naming
+/// `what`, its own value and rank 0's, or how many ranks differ.
+void check_same_on_every_rank(distributed::Communicator& comm, std::uint64_t value, const std::string& what);
 
 /// Loss and accuracy over (x, y), each rank scoring its slice (the
 /// distributed sampler's rule, data::shard_rows) and the sums reduced, so

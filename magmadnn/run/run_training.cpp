@@ -90,6 +90,9 @@ RunResult TrainingRun::run(const RunOptions& options) {
                    "TrainingRun: batch_size " << spec_.batch_size << " is the global batch and must give each of the "
                                               << ranks << " ranks at least one row");
     comm->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(spec_.distributed.watchdog_s * 1000.0)));
+    // The slices are cut from each rank's own copy of the data: a rank whose
+    // files differ would train on other rows without a word.
+    check_same_on_every_rank(*comm, fingerprint(train_.x) ^ (fingerprint(train_.y) * 31), "the training data");
     parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net);  // rank 0's initial weights
     fo.shard = {comm->rank(), ranks, sum_across(comm)};
     // Every rank reads the checkpoint to resume; only rank 0 writes it.

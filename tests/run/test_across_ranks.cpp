@@ -80,6 +80,7 @@ struct RankOutcome {
   RunResult result;
   std::vector<float> weights;
   std::int64_t steps = 0;  // on_batch_end calls
+  std::string error;       // what the run threw, if it did
 };
 
 class TrainingAcrossRanks : public ::testing::Test {
@@ -106,11 +107,14 @@ class TrainingAcrossRanks : public ::testing::Test {
   }
 
   // Runs `spec` on `ranks` threads; each rank's outcome, in rank order.
+  // `last_spec`, when given, is the last rank's instead.
   static std::vector<RankOutcome> run_on(int ranks, const TrainSpec& spec, const std::string& checkpoint = "",
-                                         bool resume = false) {
+                                         bool resume = false, const TrainSpec* last_spec = nullptr) {
     auto group = std::make_shared<dtest::ThreadGroup>(ranks);
     std::vector<std::unique_ptr<TrainingRun>> runs;
-    for (int r = 0; r < ranks; ++r) runs.push_back(std::make_unique<TrainingRun>(spec));  // seeding is global: one at a time
+    for (int r = 0; r < ranks; ++r) {  // seeding is global: one at a time
+      runs.push_back(std::make_unique<TrainingRun>(r == ranks - 1 && last_spec ? *last_spec : spec));
+    }
     std::vector<RankOutcome> out(static_cast<std::size_t>(ranks));
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
     std::vector<std::thread> threads;
@@ -132,8 +136,14 @@ class TrainingAcrossRanks : public ::testing::Test {
       });
     }
     for (auto& t : threads) t.join();
-    for (auto& e : errors) {
-      if (e) std::rethrow_exception(e);
+    for (std::size_t r = 0; r < errors.size(); ++r) {
+      if (errors[r]) {
+        try {
+          std::rethrow_exception(errors[r]);
+        } catch (const Error& e) {
+          out[r].error = e.what();
+        }
+      }
     }
     return out;
   }
@@ -152,6 +162,7 @@ TEST_F(TrainingAcrossRanks, ThreeRanksEqualOneProcessOnTheSameGlobalBatch) {
   for (int r = 0; r < 3; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
     const RankOutcome& o = three[r];
+    ASSERT_EQ(o.error, "");
     EXPECT_EQ(o.steps, 3 * 4) << "every rank takes one step per global batch";
     EXPECT_EQ(o.weights, three[0].weights) << "the ranks hold the same weights";
     EXPECT_LT(max_abs_diff(o.weights, w1), 2e-5f);
@@ -179,16 +190,27 @@ TEST_F(TrainingAcrossRanks, ACheckpointResumesOnAnotherRankCount) {
   const std::vector<float> uninterrupted = weights(alone.network());
 
   const std::string ckpt = dir_ + "/two.ckpt";
-  run_on(2, spec(2), ckpt);
+  ASSERT_EQ(run_on(2, spec(2), ckpt)[0].error, "");
   ASSERT_TRUE(fs::exists(ckpt));
   for (int ranks : {1, 4}) {
     SCOPED_TRACE(std::to_string(ranks) + " ranks");
     const std::string mine = dir_ + "/resume" + std::to_string(ranks) + ".ckpt";
     fs::copy_file(ckpt, mine, fs::copy_options::overwrite_existing);
     const std::vector<RankOutcome> rest = run_on(ranks, spec(4), mine, /*resume=*/true);
+    for (const RankOutcome& o : rest) ASSERT_EQ(o.error, "");
     ASSERT_EQ(rest[0].result.history.size(), 4u) << "the two epochs before the checkpoint are in the history";
     EXPECT_EQ(rest[0].steps, 2 * 4) << "two epochs of four global batches after the resume";
     EXPECT_LT(max_abs_diff(rest[0].weights, uninterrupted), 5e-5f);
     EXPECT_EQ(rest.back().weights, rest[0].weights);
   }
+}
+
+TEST_F(TrainingAcrossRanks, ARankWithOtherDataIsNamedBeforeTraining) {
+  TrainSpec other = spec(1);
+  other.data.limit_train = 150;
+  const std::vector<RankOutcome> r = run_on(3, spec(1), "", false, &other);
+  EXPECT_NE(r[2].error.find("rank 2: the training data differs from rank 0's"), std::string::npos) << r[2].error;
+  EXPECT_NE(r[0].error.find("rank 0: the training data of 1 rank(s) differs from rank 0's"), std::string::npos)
+      << r[0].error;
+  EXPECT_EQ(r[0].steps, 0);
 }
