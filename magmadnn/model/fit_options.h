@@ -47,6 +47,10 @@ struct DataShard {
   /// rank calls it at the same points with the same length). Needed when
   /// size > 1.
   std::function<void(std::vector<double>& values)> sum;
+  /// Called on every rank before each epoch's validation, e.g. to give every
+  /// rank rank 0's layer state (BatchNorm statistics, which each rank
+  /// otherwise updates from its own slices). Optional.
+  std::function<void()> before_validation;
 };
 
 template <typename T>

@@ -156,6 +156,7 @@ EpochRecord NeuralNetwork<T>::close_epoch(const FitOptions<T>& options) {
   std::optional<Evaluation> v;
   if (options.validation_x != nullptr) {
     const op::Profiler::Pause not_training;  // a profile of fit is a profile of training steps
+    if (shard_.size > 1 && shard_.before_validation) shard_.before_validation();
     if (shard_.size == 1) {
       v = evaluate_batches(*options.validation_x, *options.validation_y);
     } else {

@@ -94,7 +94,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
     // files differ would train on other rows without a word.
     check_same_on_every_rank(*comm, fingerprint(train_.x) ^ (fingerprint(train_.y) * 31), "the training data");
     parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net);  // rank 0's initial weights
-    fo.shard = {comm->rank(), ranks, sum_across(comm)};
+    fo.shard = {comm->rank(), ranks, sum_across(comm), [&comm, &net] { broadcast_layer_state(*comm, net); }};
     // Every rank reads the checkpoint to resume; only rank 0 writes it.
     if (comm->rank() != 0) fo.checkpoint_every_epochs = 0;
   }
