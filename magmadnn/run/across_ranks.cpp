@@ -20,12 +20,9 @@ std::vector<std::int64_t> to_words(const std::string& s) {
   return w;
 }
 
-// Every tensor of the network's weights, in one fixed order on every rank.
-std::vector<Tensor<float>*> state_tensors(model::NeuralNetwork<float>& net, bool with_parameters) {
+// The network's layer state, in one fixed order on every rank.
+std::vector<Tensor<float>*> layer_state(model::NeuralNetwork<float>& net) {
   std::vector<Tensor<float>*> t;
-  if (with_parameters) {
-    for (const auto& p : net.parameters()) t.push_back(&p->value());
-  }
   for (const auto& l : net.layers()) {
     for (auto& [name, s] : l->get_state()) t.push_back(s);
   }
@@ -124,12 +121,8 @@ void check_same_on_every_rank(distributed::Communicator& comm, std::uint64_t val
                                      << " rank(s) differs from rank 0's: every rank must load the same data");
 }
 
-void broadcast_weights(distributed::Communicator& comm, model::NeuralNetwork<float>& net) {
-  broadcast_tensors(comm, state_tensors(net, true));
-}
-
 void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net) {
-  broadcast_tensors(comm, state_tensors(net, false));
+  broadcast_tensors(comm, layer_state(net));
 }
 
 model::Evaluation evaluate_across(distributed::Communicator& comm, model::NeuralNetwork<float>& net,

@@ -1,8 +1,10 @@
 /// @file across_ranks.h
 /// The pieces of a training run across ranks that are not a strategy: rank
 /// 0's config reaching every rank, sums for the distributed sampler's
-/// metrics (model::DataShard::sum), rank 0's weights reaching every rank, and
-/// an evaluation split among the ranks. run_training and `magmadnn train`
+/// metrics (model::DataShard::sum), rank 0's layer state reaching every
+/// rank, a check that every rank loaded the same data, and an evaluation
+/// split among the ranks. (Rank 0's initial weights reach every rank
+/// through the strategy's attach, distributed/strategy.h.) run_training and `magmadnn train`
 /// use them; with a single rank each is a copy or the plain call.
 ///
 /// Requires: every rank of `comm` makes the same calls in the same order
@@ -33,10 +35,6 @@ Json share_config(distributed::Communicator& comm, const std::function<Json()>& 
 
 /// A model::DataShard::sum that sums over `comm`'s ranks (in double).
 std::function<void(std::vector<double>&)> sum_across(std::shared_ptr<distributed::Communicator> comm);
-
-/// Copies rank 0's parameters and layer state (BatchNorm statistics) to
-/// every rank. The networks must have the same architecture.
-void broadcast_weights(distributed::Communicator& comm, model::NeuralNetwork<float>& net);
 
 /// Rank 0's layer state (BatchNorm running statistics) on every rank:
 /// each rank's own drift apart during training, since each sees its slice.

@@ -15,15 +15,9 @@
 #include <memory>
 
 #include "magmadnn/distributed/communicator.h"
+#include "magmadnn/distributed/strategy.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/run/spec.h"
-
-#if __has_include("magmadnn/distributed/strategy.h")
-#include "magmadnn/distributed/strategy.h"
-#define MAGMADNN_RUN_HAS_STRATEGIES 1
-#else
-#define MAGMADNN_RUN_HAS_STRATEGIES 0
-#endif
 
 namespace magmadnn::run {
 
@@ -42,22 +36,15 @@ class DataParallel {
   /// Collective, once after training: every rank ends with the same weights.
   void finish();
 
-  /// summary.json's "timing": compute, communication and overlapped seconds
-  /// of the steps so far (overlapped: communication hidden behind compute).
-  Json timing(double train_seconds) const;
+  /// summary.json's "timing": the strategy's steps and compute,
+  /// communication, overlapped (hidden behind the backward pass) and
+  /// exposed seconds so far.
+  Json timing() const;
 
  private:
   std::shared_ptr<distributed::Communicator> comm_;
   model::NeuralNetwork<float>& net_;
-#if MAGMADNN_RUN_HAS_STRATEGIES
   std::unique_ptr<distributed::Strategy<float>> strategy_;
-#else
-  // ---- INTERIM ADAPTER, for a tree without distributed/strategy.h (the
-  // strategies branch): a blocking average of every gradient in the
-  // gradient hook, nothing overlapped. Goes once strategy.h is on main.
-  double communication_seconds_ = 0;
-  std::int64_t steps_ = 0;
-#endif
 };
 
 }  // namespace magmadnn::run

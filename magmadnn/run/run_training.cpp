@@ -114,7 +114,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
   r.test = ranks > 1 ? evaluate_across(*comm, net, test_.x, test_.y) : net.evaluate(test_.x, test_.y);
   r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
   r.summary["memory"] = memory(peak, peak_is_training);
-  if (parallel) r.summary["timing"] = parallel->timing(training_seconds(r.history));
+  if (parallel) r.summary["timing"] = parallel->timing();
   return r;
 }
 

@@ -1,6 +1,7 @@
 // `magmadnn train` under mpirun (label mpi; the paths of mpiexec and of the
 // binary come from CMake): on 2 and 4 ranks it writes one run folder whose
-// test score equals the single process's, only rank 0 writes or prints, a
+// test score equals the single process's (with ring and ps too), only rank
+// 0 writes or prints, a
 // checkpoint of a 2-rank run resumes on 1 and on 4 ranks to the weights of
 // an uninterrupted run, as does a 2-rank run whose rank 0 was killed in the
 // middle, and a rank's error ends the whole job non-zero.
@@ -175,6 +176,32 @@ TEST_F(TrainUnderMpirun, ACheckpointOfTwoRanksResumesOnOneAndOnFourRanks) {
     EXPECT_EQ(summary(run)["epochs"], 4);
     EXPECT_LT(checkpoint_diff("whole", run), 1e-4);
   }
+}
+
+// Every strategy a run can use trains under the launcher; the ones that
+// average gradients equal one process on the same global batch.
+TEST_F(TrainUnderMpirun, EveryStrategyTrainsAndTheGradientAveragingOnesEqualOneProcess) {
+  ASSERT_EQ(train(0, "--out one --quiet").rc, 0);
+  const nlohmann::json s1 = summary("one");
+  for (const char* strategy : {"ring", "ps", "weight-avg"}) {
+    SCOPED_TRACE(strategy);
+    const std::string run = std::string("s-") + strategy;
+    const CmdResult r = train(2, "--out " + run + " --quiet --strategy " + strategy);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const nlohmann::json s = summary(run);
+    EXPECT_EQ(s["strategy"], strategy);
+    EXPECT_GT(s["timing"]["steps"].get<int>(), 0) << s.dump();
+    if (std::string(strategy) == "weight-avg") {
+      EXPECT_GT(s["test_accuracy"].get<double>(), 0.5);  // local steps: another run, still learning
+    } else {
+      EXPECT_NEAR(s["test_loss"].get<double>(), s1["test_loss"].get<double>(), 1e-4);
+      EXPECT_LT(checkpoint_diff("one", run), 1e-4);
+    }
+  }
+  const CmdResult asgd = train(2, "--out s-asgd --quiet --strategy asgd");
+  EXPECT_NE(asgd.rc, 0);
+  EXPECT_NE(asgd.err.find("strategy \"asgd\" is not available to a training run"), std::string::npos) << asgd.err;
+  EXPECT_FALSE(fs::exists(root_ + "/work/s-asgd")) << "refused before the run folder is made";
 }
 
 // Rank 0 dies as after kill -9 while writing epoch 3 (the fault switch of
