@@ -1,10 +1,9 @@
 // `magmadnn train` under mpirun (label mpi; the paths of mpiexec and of the
 // binary come from CMake): on 2 and 4 ranks it writes one run folder whose
-// test score equals the single process's (with ring and ps too), only rank
-// 0 writes or prints, a
-// checkpoint of a 2-rank run resumes on 1 and on 4 ranks to the weights of
-// an uninterrupted run, as does a 2-rank run whose rank 0 was killed in the
-// middle, and a rank's error ends the whole job non-zero.
+// test score equals the single process's (with ring and ps too), only rank 0
+// writes or prints, a checkpoint of a 2-rank run resumes on 1 and on 4 ranks
+// to the weights of an uninterrupted run, as does a 2-rank run whose rank 0
+// was killed in the middle, and a rank's error ends the whole job non-zero.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
