@@ -21,7 +21,9 @@
 ///    trains and evaluates like the others (the graph is not tied to a batch
 ///    size). Shuffling (nn_params_t::shuffle) uses an order that is a
 ///    function of (data seed, epoch) only, so a resumed run sees the same
-///    order;
+///    order. The batch size (params().batch_size) may change between epochs,
+///    e.g. by a BatchGrowth callback in on_epoch_begin; a cursor inside an
+///    epoch continues only at the batch size it was trained in;
 ///  - epoch loss / accuracy are sample-weighted means over the epoch; with
 ///    CROSS_ENTROPY on a softmax output the loss is the fused, stable
 ///    softmax cross-entropy on the logits; on a sigmoid output it is v1's
@@ -251,6 +253,7 @@ class NeuralNetwork {
   };
   EpochTotals partial_;
   std::int64_t data_size_ = -1;  // training set size of the cursor (for resume checks)
+  std::int64_t cursor_batch_size_ = 0;  // batch size the cursor's batches were trained in (0: none yet)
   std::string last_checkpoint_;
   bool stop_ = false;
   DataShard shard_;       // fit's options.shard, for the epoch in progress

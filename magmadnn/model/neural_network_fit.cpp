@@ -95,6 +95,7 @@ template <typename T>
 bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader,
                                      bool inline_batches, std::vector<std::shared_ptr<Callback<T>>>& callbacks) {
   const std::int64_t n = x.shape()[0], bs = nn_params_.batch_size, nb = loader.num_batches();
+  cursor_batch_size_ = bs;
   std::vector<std::int64_t> order;
   const std::int64_t* rows = nullptr;
   if (inline_batches && nn_params_.shuffle) {
@@ -242,15 +243,41 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
 
   const unsigned int epochs = options.epochs != 0 ? options.epochs : nn_params_.n_epochs;
   const unsigned int end_epoch = options.resume ? epochs : epoch_ + epochs;
-  data::LoaderOptions lo;
-  lo.batch_size = nn_params_.batch_size;
-  lo.shuffle = nn_params_.shuffle;
-  lo.workers = options.loader_workers;
-  lo.seed = data_seed_;  // never 0: a 0 would make the loader draw a seed of its own
-  data::DataLoader<T> loader(x, y, lo, options.augment);
-  MAGMADNN_CHECK(batch_ == 0 || batch_ < loader.num_batches(), ValueError,
-                 "NeuralNetwork::fit: the model stands at batch " << batch_ << " of epoch " << epoch_ + 1
-                     << ", but an epoch over these " << n << " samples has " << loader.num_batches() << " batches");
+  // The loader serves batches of nn_params_.batch_size. A callback may change
+  // that size between epochs (BatchGrowth): the loader is then rebuilt at the
+  // start of the epoch. The epoch order depends on (seed, epoch) alone, so an
+  // epoch's samples and their order stay the same; only the grouping changes.
+  std::optional<data::DataLoader<T>> loader;
+  auto build_loader = [&](std::int64_t batch_size) {
+    data::LoaderOptions lo;
+    lo.batch_size = batch_size;
+    lo.shuffle = nn_params_.shuffle;
+    lo.workers = options.loader_workers;
+    lo.seed = data_seed_;  // never 0: a 0 would make the loader draw a seed of its own
+    loader.reset();        // its worker threads end before the next loader's start
+    loader.emplace(x, y, lo, options.augment);
+  };
+  auto check_cursor = [&] {
+    MAGMADNN_CHECK(batch_ == 0 || batch_ < loader->num_batches(), ValueError,
+                   "NeuralNetwork::fit: the model stands at batch " << batch_ << " of epoch " << epoch_ + 1
+                       << ", but an epoch over these " << n << " samples has " << loader->num_batches()
+                       << " batches");
+  };
+  // A cursor inside an epoch counts batches of the size they were trained
+  // with (after a resume, the checkpoint's), whatever the size is now.
+  const bool mid_epoch_size = batch_ > 0 && cursor_batch_size_ > 0;
+  build_loader(mid_epoch_size ? cursor_batch_size_ : static_cast<std::int64_t>(nn_params_.batch_size));
+  check_cursor();
+  // Called once an epoch's on_epoch_begin callbacks have set its batch size.
+  auto prepare_epoch = [&] {
+    const auto bs = static_cast<std::int64_t>(nn_params_.batch_size);
+    MAGMADNN_CHECK(bs > 0, ValueError, "NeuralNetwork::fit: batch_size is 0");
+    MAGMADNN_CHECK(batch_ == 0 || cursor_batch_size_ == 0 || cursor_batch_size_ == bs, ValueError,
+                   "NeuralNetwork::fit: the model stands at batch " << batch_ << " of epoch " << epoch_ + 1
+                       << " in batches of " << cursor_batch_size_ << ", but the batch size is now " << bs);
+    if (loader->options().batch_size != bs) build_loader(bs);
+    check_cursor();
+  };
   // Inline gathering straight into the placeholders (no per-step allocation)
   // unless background workers or augmentation are asked for.
   const bool inline_batches = options.loader_workers == 0 && options.augment.empty();
@@ -267,7 +294,7 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
   info.first_epoch = epoch_ + 1;
   info.last_epoch = std::max(end_epoch, epoch_);
   info.samples = n;
-  info.batches_per_epoch = loader.num_batches();
+  info.batches_per_epoch = loader->num_batches();
   info.batch_size = nn_params_.batch_size;
   info.has_validation = options.validation_x != nullptr;
 
@@ -279,7 +306,8 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
     if (batch_ == 0) partial_ = {};
     for (auto& cb : callbacks) cb->on_epoch_begin(*this, epoch_ + 1);
     if (!training_mode_) set_mode(true);
-    if (!train_batches(x, y, loader, inline_batches, callbacks)) break;
+    prepare_epoch();
+    if (!train_batches(x, y, *loader, inline_batches, callbacks)) break;
     const EpochRecord r = close_epoch(options);
     for (auto& cb : callbacks) cb->on_epoch_end(*this, r);
   }

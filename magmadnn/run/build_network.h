@@ -28,9 +28,12 @@ struct NetworkBuild {
 };
 
 /// Builds the network of `spec` for samples of `sample_shape`.
-/// `steps_per_epoch` converts the schedule's epochs into optimizer steps.
-/// `classes` (> 0) is checked against the output size.
+/// `steps_per_epoch` converts the schedule's epochs into optimizer steps
+/// (those of the first epoch when the batch grows). `classes` (> 0) is
+/// checked against the output size. `world_size` is the number of ranks
+/// training together: schedule.lr_scaling scales the rate with the global
+/// batch, batch_size x world_size (1 for one process).
 NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
-                           std::int64_t steps_per_epoch, std::int64_t classes);
+                           std::int64_t steps_per_epoch, std::int64_t classes, std::int64_t world_size = 1);
 
 }  // namespace magmadnn::run

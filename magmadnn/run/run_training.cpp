@@ -9,6 +9,7 @@
 #include "magmadnn/data/holdout.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/data_parallel.h"
+#include "magmadnn/model/batch_growth.h"
 #include "magmadnn/run/process_memory.h"
 
 namespace magmadnn::run {
@@ -76,6 +77,11 @@ RunResult TrainingRun::run(const RunOptions& options) {
     const auto& e = spec_.early_stopping;
     fo.callbacks.push_back(std::make_shared<model::EarlyStopping<float>>(
         e.monitor, static_cast<unsigned>(e.patience), e.min_delta, e.restore_best));
+  }
+  if (spec_.batch_growth.enabled) {
+    const auto& g = spec_.batch_growth;
+    fo.callbacks.push_back(
+        std::make_shared<model::BatchGrowth<float>>(spec_.batch_size, g.factor, g.every_epochs, g.max));
   }
   fo.callbacks.insert(fo.callbacks.end(), options.callbacks.begin(), options.callbacks.end());
   fo.checkpoint_path = options.checkpoint_path;
