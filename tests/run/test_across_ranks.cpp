@@ -214,3 +214,18 @@ TEST_F(TrainingAcrossRanks, ARankWithOtherDataIsNamedBeforeTraining) {
       << r[0].error;
   EXPECT_EQ(r[0].steps, 0);
 }
+
+// Batch growth grows the global batch; the slices follow it epoch by epoch.
+TEST_F(TrainingAcrossRanks, AGrowingGlobalBatchIsSplitAsItGrows) {
+  TrainSpec s = spec(3);
+  s.batch_growth = {true, 2, 1, 106};  // 53, 106, 106
+  TrainingRun alone(s);
+  alone.run();
+  const std::vector<float> w1 = weights(alone.network());
+  const std::vector<RankOutcome> three = run_on(3, s);
+  for (const RankOutcome& o : three) {
+    ASSERT_EQ(o.error, "");
+    EXPECT_EQ(o.steps, 4 + 2 + 2);
+    EXPECT_LT(max_abs_diff(o.weights, w1), 2e-5f);
+  }
+}
