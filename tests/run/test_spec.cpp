@@ -384,7 +384,7 @@ TEST(CliConfig, LargeBatchKeys) {
   EXPECT_EQ(s.batch_growth.every_epochs, 2);
   EXPECT_EQ(s.batch_growth.max, 64);
   EXPECT_EQ(parse_config(to_json(s)), s);  // the round trip keeps them
-  // base_batch defaults to batch_size: the rate then scales with the ranks alone.
+  // base_batch defaults to batch_size: then only a per-rank batch_size (world_size > 1) scales the rate.
   EXPECT_EQ(parse_config(valid()).schedule.base_batch, 16);
   EXPECT_FALSE(parse_config(valid()).batch_growth.enabled);
   EXPECT_FALSE(to_json(parse_config(valid())).contains("batch_growth"));
