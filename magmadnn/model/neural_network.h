@@ -51,7 +51,9 @@
 ///    for a weight, layer state or optimizer state that is not finite (naming
 ///    the tensor and element), for a data cursor outside the epoch it points
 ///    into, and for a history that is not one record per epoch done); fit
-///    refuses a cursor past the batches of the data it is given.
+///    refuses a cursor past the batches of the data it is given;
+///  - data-parallel training (FitOptions::shard) keeps these guarantees per
+///    global batch; see DataShard for what changes with more than one rank.
 #pragma once
 
 #include <cstdint>
@@ -254,6 +256,8 @@ class NeuralNetwork {
   std::int64_t cursor_batch_size_ = 0;  // batch size the cursor's batches were trained in (0: none yet)
   std::string last_checkpoint_;
   bool stop_ = false;
+  DataShard shard_;       // fit's options.shard, for the epoch in progress
+  double grad_scale_ = 1.0;  // this step's factor for hooked gradients (DataShard)
 
   Tensor<T> bx_, by_;       // batch staging buffers (reused)
   Tensor<T> predict_out_;   // v1 predict(Tensor*) result

@@ -7,6 +7,8 @@
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/data/holdout.h"
+#include "magmadnn/run/across_ranks.h"
+#include "magmadnn/run/data_parallel.h"
 #include "magmadnn/model/batch_growth.h"
 #include "magmadnn/run/process_memory.h"
 
@@ -72,8 +74,12 @@ RunResult TrainingRun::run(const RunOptions& options) {
     // First among the callbacks, so the caller's (which write the run
     // folder) see this epoch's score. It only records.
     auto scorer = std::make_shared<model::LambdaCallback<float>>();
-    scorer->epoch_end = [this](model::NeuralNetwork<float>& m, const model::EpochRecord& rec) {
-      const model::Evaluation e = m.evaluate(test_.x, test_.y);
+    // Across ranks every rank scores its slice (a collective: every rank has
+    // this callback, in the same place).
+    scorer->epoch_end = [this, comm = options.communicator](model::NeuralNetwork<float>& m,
+                                                            const model::EpochRecord& rec) {
+      const model::Evaluation e = comm && comm->size() > 1 ? evaluate_across(*comm, m, test_.x, test_.y)
+                                                           : m.evaluate(test_.x, test_.y);
       test_curve_.push_back({rec.epoch, e.loss, e.accuracy});
     };
     fo.callbacks.push_back(scorer);
@@ -97,6 +103,23 @@ RunResult TrainingRun::run(const RunOptions& options) {
   fo.checkpoint_every_epochs = options.checkpoint_path.empty() ? 0 : 1;
   fo.resume = options.resume;
 
+  const std::shared_ptr<distributed::Communicator>& comm = options.communicator;
+  const int ranks = comm ? comm->size() : 1;
+  std::unique_ptr<DataParallel> parallel;
+  if (ranks > 1) {
+    MAGMADNN_CHECK(spec_.batch_size >= ranks, ValueError,
+                   "TrainingRun: batch_size " << spec_.batch_size << " is the global batch and must give each of the "
+                                              << ranks << " ranks at least one row");
+    comm->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(spec_.distributed.watchdog_s * 1000.0)));
+    // The slices are cut from each rank's own copy of the data: a rank whose
+    // files differ would train on other rows without a word.
+    check_same_on_every_rank(*comm, fingerprint(train_.x) ^ (fingerprint(train_.y) * 31), "the training data");
+    parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net);  // rank 0's initial weights
+    fo.shard = {comm->rank(), ranks, sum_across(comm), [&comm, &net] { broadcast_layer_state(*comm, net); }};
+    // Every rank reads the checkpoint to resume; only rank 0 writes it.
+    if (comm->rank() != 0) fo.checkpoint_every_epochs = 0;
+  }
+
   const bool peak_is_training = reset_peak_rss();  // else the peak is the whole process's
   if (options.profile) {
     op::Profiler::reset();
@@ -107,15 +130,17 @@ RunResult TrainingRun::run(const RunOptions& options) {
   r.history = net.fit(train_.x, train_.y, fo);
   r.fit_seconds = seconds_since(fit0);
   if (options.profile) op::Profiler::enable(false);
+  if (parallel) parallel->finish();  // every rank ends with the same weights
   const std::uint64_t peak = peak_rss_bytes();
-  r.test = net.evaluate(test_.x, test_.y);
+  r.test = ranks > 1 ? evaluate_across(*comm, net, test_.x, test_.y) : net.evaluate(test_.x, test_.y);
   r.test_curve = test_curve_;
-  r.summary = summary(r, load_seconds_ + seconds_since(t0));
+  r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
   r.summary["memory"] = memory(peak, peak_is_training);
+  if (parallel) r.summary["timing"] = parallel->timing();
   return r;
 }
 
-Json TrainingRun::summary(const RunResult& r, double wall_seconds) const {
+Json TrainingRun::summary(const RunResult& r, double wall_seconds, int ranks) const {
   const model::History& h = r.history;
   const double train_seconds = training_seconds(h);
   const std::int64_t n = train_.x.shape()[0];
@@ -136,6 +161,8 @@ Json TrainingRun::summary(const RunResult& r, double wall_seconds) const {
   s["test_samples"] = r.test.samples;
   s["parameters"] = build_.model->num_params();
   s["batch_size"] = spec_.batch_size;
+  s["ranks"] = ranks;
+  if (ranks > 1) s["strategy"] = spec_.distributed.strategy;
   s["seed"] = spec_.seed;
   s["threads"] = omp_get_max_threads();
   s["device"] = has_cuda_device() ? "cuda" : "cpu";

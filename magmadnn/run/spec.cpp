@@ -195,10 +195,15 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
 
 }  // namespace
 
+const std::vector<std::string>& strategy_names() {
+  static const std::vector<std::string> names = {"allreduce", "weight-avg", "ps", "asgd", "ring"};
+  return names;
+}
+
 TrainSpec parse_config(const Json& j) {
   const Obj root(j, "",
-                 {"name", "layers", "loss", "optimizer", "schedule", "data", "early_stopping", "batch_growth", "epochs",
-                  "batch_size", "seed", "test_every_epoch"},
+                 {"name", "layers", "loss", "optimizer", "schedule", "data", "early_stopping", "distributed",
+                  "batch_growth", "epochs", "batch_size", "seed", "test_every_epoch"},
                  "the config");
   TrainSpec s;
   s.name = root.string("name", s.name);
@@ -300,6 +305,22 @@ TrainSpec parse_config(const Json& j) {
     e.restore_best = o.boolean("restore_best", e.restore_best);
     if (s.data.val_split == 0.0) {
       throw ConfigError("early_stopping", "monitors " + e.monitor + ", which needs data.val_split > 0");
+    }
+  }
+  if (root.has("distributed")) {
+    const Obj o(root.get("distributed"), "distributed",
+                {"strategy", "bucket_mb", "average_every", "staleness", "watchdog_s"}, "the distributed settings");
+    auto& d = s.distributed;
+    d.strategy = o.choice("strategy", d.strategy, strategy_names());
+    d.bucket_mb = o.number("bucket_mb", d.bucket_mb, 0.0, 4096.0);
+    if (d.bucket_mb == 0.0) {
+      throw ConfigError("distributed.bucket_mb", "expected a number in (0, 4096], got " + o.get("bucket_mb").dump());
+    }
+    d.average_every = o.integer("average_every", d.average_every, limits::average_every);
+    d.staleness = o.integer("staleness", d.staleness, limits::staleness);
+    d.watchdog_s = o.number("watchdog_s", d.watchdog_s, 0.0, 86400.0);
+    if (d.watchdog_s == 0.0) {
+      throw ConfigError("distributed.watchdog_s", "expected a number in (0, 86400], got " + o.get("watchdog_s").dump());
     }
   }
   return s;
@@ -504,6 +525,12 @@ Json to_json(const TrainSpec& s) {
     j["early_stopping"] = {
         {"patience", e.patience}, {"monitor", e.monitor}, {"min_delta", e.min_delta}, {"restore_best", e.restore_best}};
   }
+  const auto& dist = s.distributed;
+  j["distributed"] = {{"strategy", dist.strategy},
+                      {"bucket_mb", dist.bucket_mb},
+                      {"average_every", dist.average_every},
+                      {"staleness", dist.staleness},
+                      {"watchdog_s", dist.watchdog_s}};
   if (s.batch_growth.enabled) {
     const auto& g = s.batch_growth;
     j["batch_growth"] = {{"factor", g.factor}, {"every_epochs", g.every_epochs}, {"max", g.max}};

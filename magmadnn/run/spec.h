@@ -26,6 +26,8 @@
 ///              "limit_train": 0, "limit_test": 0, "val_split": 0.1},
 ///     "early_stopping": {"patience": 3, "monitor": "val_loss", "min_delta": 0,
 ///                        "restore_best": true},          (absent: train every epoch)
+///     "distributed": {"strategy": "allreduce", "bucket_mb": 25, "average_every": 4,
+///                     "staleness": 2, "watchdog_s": 60},   (read only under mpirun)
 ///     "epochs": 5, "batch_size": 100, "seed": 42,
 ///     "test_every_epoch": false }    (true: score the test split after every
 ///                                     epoch, for study plots only; see TrainSpec)
@@ -79,6 +81,8 @@ inline constexpr IntRange filters{1, 1 << 16};        ///< conv2d output channel
 inline constexpr IntRange window{1, 1 << 16};         ///< kernel, stride, dilation (each of h, w)
 inline constexpr IntRange padding{0, 1 << 16};
 inline constexpr IntRange patience{0, 1'000'000};     ///< early_stopping.patience
+inline constexpr IntRange average_every{1, 1'000'000};  ///< distributed.average_every (steps)
+inline constexpr IntRange staleness{0, 1'000'000};      ///< distributed.staleness (steps)
 inline constexpr IntRange growth_factor{1, 1024};      ///< batch_growth.factor
 inline constexpr IntRange growth_max{1, 4'294'967'295};  ///< batch_growth.max (nn_params_t holds an unsigned int)
 }  // namespace limits
@@ -154,6 +158,22 @@ struct EarlyStoppingSpec {
   bool operator==(const EarlyStoppingSpec&) const = default;
 };
 
+/// How a run across ranks (mpirun -np N) trains; a single process ignores
+/// it. batch_size stays the global batch, split among the ranks
+/// (docs/distributed.md, "Training across ranks").
+struct DistributedSpec {
+  /// allreduce, weight-avg, ps, asgd or ring (distributed/strategy.h).
+  std::string strategy = "allreduce";
+  double bucket_mb = 25.0;          ///< allreduce: gradient bucket size, MiB (0, 4096]
+  std::int64_t average_every = 4;   ///< weight-avg: local steps between averages
+  std::int64_t staleness = 2;       ///< asgd: most steps a gradient may lag the weights
+  double watchdog_s = 60.0;         ///< a collective missing ranks this long fails, seconds (0, 86400]
+  bool operator==(const DistributedSpec&) const = default;
+};
+
+/// The strategy names DistributedSpec::strategy accepts.
+const std::vector<std::string>& strategy_names();
+
 /// The batch grows by `factor` every `every_epochs` epochs, up to `max`
 /// (model::BatchGrowth; Smith et al. 2017).
 struct BatchGrowthSpec {
@@ -172,6 +192,7 @@ struct TrainSpec {
   ScheduleSpec schedule;
   DataSpec data;
   EarlyStoppingSpec early_stopping;
+  DistributedSpec distributed;
   BatchGrowthSpec batch_growth;
   std::int64_t epochs = 5;
   std::int64_t batch_size = 100;

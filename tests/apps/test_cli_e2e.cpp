@@ -666,6 +666,20 @@ TEST_F(CliEndToEnd, RefusesToMixTwoRunsInOneFolder) {
   EXPECT_NE(r.err.find("already holds a run"), std::string::npos) << r.err;
 }
 
+TEST_F(CliEndToEnd, StrategyAndWatchdogFlagsSetTheDistributedSection) {
+  Result r = run_cmd({"train", "--strategy", "ring", "--watchdog", "7.5", "--print-config"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const TrainSpec s = parse_config(Json::parse(r.out));
+  EXPECT_EQ(s.distributed.strategy, "ring");
+  EXPECT_DOUBLE_EQ(s.distributed.watchdog_s, 7.5);
+  r = run_cmd({"train", "--strategy", "horovod", "--print-config"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("distributed.strategy: expected one of"), std::string::npos) << r.err;
+  r = run_cmd({"train", "--watchdog", "0", "--print-config"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--watchdog"), std::string::npos) << r.err;
+}
+
 TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   Result r = run_cmd({"train", "--preset", "mlp", "--layers", "2", "--lr", "0.1", "--print-config"});
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -679,7 +693,8 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   }
   r = run_cmd({"train", "--help"});
   for (const char* opt : {"--config", "--preset", "--layers", "--epochs", "--batch-size", "--lr", "--seed", "--out",
-                          "--data", "--resume", "--threads", "--limit-train", "--limit-test", "--quiet", "--profile"}) {
+                          "--data", "--resume", "--threads", "--limit-train", "--limit-test", "--quiet", "--profile",
+                          "--strategy", "--watchdog"}) {
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
   }
   r = run_cmd({"bench", "--help"});

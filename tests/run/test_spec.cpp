@@ -338,6 +338,33 @@ TEST(CliPresets, UnknownNameListsTheAvailableOnes) {
   }
 }
 
+TEST(CliConfig, TheDistributedSectionIsRangeChecked) {
+  Json j = valid();
+  j["distributed"] = {{"strategy", "ring"}, {"bucket_mb", 0.5}, {"average_every", 8}, {"staleness", 0},
+                      {"watchdog_s", 5}};
+  const TrainSpec s = parse_config(j);
+  EXPECT_EQ(s.distributed.strategy, "ring");
+  EXPECT_DOUBLE_EQ(s.distributed.bucket_mb, 0.5);
+  EXPECT_EQ(s.distributed.average_every, 8);
+  EXPECT_EQ(s.distributed.staleness, 0);
+  EXPECT_DOUBLE_EQ(s.distributed.watchdog_s, 5.0);
+  EXPECT_EQ(parse_config(to_json(s)), s);
+  EXPECT_EQ(parse_config(valid()).distributed, DistributedSpec{});  // absent: the defaults
+  EXPECT_EQ(error_of(with("/distributed/strategy", "horovod")),
+            R"(distributed.strategy: expected one of "allreduce", "weight-avg", "ps", "asgd", "ring", got "horovod")");
+  EXPECT_EQ(error_of(with("/distributed/bucket_mb", 0)), "distributed.bucket_mb: expected a number in (0, 4096], got 0");
+  EXPECT_EQ(error_of(with("/distributed/watchdog_s", 0.0)),
+            "distributed.watchdog_s: expected a number in (0, 86400], got 0.0");
+  EXPECT_EQ(error_of(with("/distributed/watchdog_s", 1e6)),
+            "distributed.watchdog_s: expected a number in [0, 86400], got 1000000.0");
+  EXPECT_EQ(error_of(with("/distributed/average_every", 0)),
+            "distributed.average_every: expected an integer in [1, 1000000], got 0");
+  EXPECT_EQ(error_of(with("/distributed/staleness", -1)),
+            "distributed.staleness: expected an integer in [0, 1000000], got -1");
+  EXPECT_NE(error_of(with("/distributed/ranks", 4)).find("distributed.ranks: unknown key in the distributed settings"),
+            std::string::npos);
+}
+
 // The large-batch keys: LARS/LAMB settings, the rate scaled with the global
 // batch, batch growth; each range-checked with its JSON path.
 TEST(CliConfig, LargeBatchKeys) {
@@ -357,7 +384,7 @@ TEST(CliConfig, LargeBatchKeys) {
   EXPECT_EQ(s.batch_growth.every_epochs, 2);
   EXPECT_EQ(s.batch_growth.max, 64);
   EXPECT_EQ(parse_config(to_json(s)), s);  // the round trip keeps them
-  // base_batch defaults to batch_size: the rate then scales with the ranks alone.
+  // base_batch defaults to batch_size: then only a per-rank batch_size (world_size > 1) scales the rate.
   EXPECT_EQ(parse_config(valid()).schedule.base_batch, 16);
   EXPECT_FALSE(parse_config(valid()).batch_growth.enabled);
   EXPECT_FALSE(to_json(parse_config(valid())).contains("batch_growth"));
