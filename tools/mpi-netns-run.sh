@@ -32,6 +32,8 @@
 # --shm runs the same job for comparison in one fresh namespace, with shared
 # memory only (btl self,vader) and no network interface but loopback.
 #
+# MPIRUN names the launcher (default: mpirun on PATH).
+#
 # Exit status: the program's (mpirun's), 1 when the byte check fails, 2 on a
 # usage error, 77 when this machine cannot do it (not root, no `ip netns`,
 # veth or bridge unavailable): tests read 77 as "skipped".
@@ -62,7 +64,9 @@ skip() { say "SKIP: $*"; exit 77; }
 [[ "$(id -u)" == 0 ]] || skip "needs root to create network namespaces (running as uid $(id -u))"
 command -v ip >/dev/null || skip "the 'ip' command (iproute2) is not installed"
 command -v unshare >/dev/null || skip "the 'unshare' command (util-linux) is not installed"
-command -v mpirun >/dev/null || skip "mpirun is not on PATH"
+mpirun="${MPIRUN:-mpirun}"
+command -v "$mpirun" >/dev/null || skip "$mpirun (set MPIRUN to choose another) is not on PATH"
+[[ "$("$mpirun" --version 2>&1)" == *"Open MPI"* ]] || skip "$mpirun is not Open MPI's (the agent and --mca flags are Open MPI's)"
 ip netns list >/dev/null 2>&1 || skip "'ip netns' does not work here"
 
 tag="mdnn-$$-$RANDOM"
@@ -70,6 +74,7 @@ subnet=10.77.0.0/24
 work="$(mktemp -d "${TMPDIR:-/tmp}/$tag.XXXXXX")"
 namespaces=()
 
+# shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {
   local ns pid
   for ns in "${namespaces[@]}"; do
@@ -99,7 +104,7 @@ if [[ $shm == 1 ]]; then
   start=$(date +%s%N)
   set +e
   timeout "$timeout_s" ip netns exec "$tag-shm" \
-    mpirun -np "$ranks" --oversubscribe --mca pml ob1 --mca btl self,vader "$@"
+    "$mpirun" -np "$ranks" --oversubscribe --mca pml ob1 --mca btl self,vader "$@"
   status=$?
   set -e
   say "mpirun exited $status after $(seconds_since "$start") s"
@@ -143,9 +148,10 @@ start=$(date +%s%N)
 set +e
 # mpirun (and rank 0) run in <tag>-r0 under a host name of their own, like
 # the other ranks, so MPI_Get_processor_name tells all ranks apart.
+# shellcheck disable=SC2016  # $0 and $@ belong to the inner shell
 timeout "$timeout_s" ip netns exec "$tag-r0" \
   unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' netns-rank0 \
-  mpirun -np "$ranks" --hostfile "$work/hostfile" \
+  "$mpirun" -np "$ranks" --hostfile "$work/hostfile" \
     --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1 \
     --mca pml ob1 --mca btl tcp,self \
     --mca btl_tcp_if_include "$subnet" --mca oob_tcp_if_include "$subnet" \
