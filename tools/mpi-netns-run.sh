@@ -66,7 +66,7 @@ command -v ip >/dev/null || skip "the 'ip' command (iproute2) is not installed"
 command -v unshare >/dev/null || skip "the 'unshare' command (util-linux) is not installed"
 mpirun="${MPIRUN:-mpirun}"
 command -v "$mpirun" >/dev/null || skip "$mpirun (set MPIRUN to choose another) is not on PATH"
-[[ "$("$mpirun" --version 2>&1)" == *"Open MPI"* ]] || skip "$mpirun is not Open MPI's (the agent and --mca flags are Open MPI's)"
+[[ "$("$mpirun" --version 2>&1)" =~ Open\ ?MPI|OpenRTE ]] || skip "$mpirun is not Open MPI's (the agent and --mca flags are Open MPI's)"
 ip netns list >/dev/null 2>&1 || skip "'ip netns' does not work here"
 
 tag="mdnn-$$-$RANDOM"
