@@ -16,6 +16,16 @@ min_rx=$((count * 8 * rounds))
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
+"$runner" -n "$ranks" --min-rx-bytes "$min_rx" -- "$program" 1 1 >"$out/tiny" 2>&1
+status=$?
+[[ $status == 77 ]] && { cat "$out/tiny"; exit 77; }
+if [[ $status != 1 ]]; then
+  cat "$out/tiny"
+  echo "FAIL: the byte check did not fail a job that exchanged one double (status $status)"
+  exit 1
+fi
+echo "the byte check fails a job that exchanges one double: $(grep -c 'FAIL: rank' "$out/tiny") of $ranks ranks short"
+
 "$runner" -n "$ranks" --min-rx-bytes "$min_rx" -- "$program" "$count" "$rounds" | tee "$out/tcp"
 status=${PIPESTATUS[0]}
 [[ $status == 77 ]] && exit 77
