@@ -36,6 +36,9 @@ std::string read_text(const std::string& path) {
 
 RunFolder::RunFolder(std::string dir) : dir_(std::move(dir)) {
   std::error_code ec;
+  // A new folder is a change on disk like any file of the run, so the fault
+  // switch can stop a run there too.
+  if (!fs::exists(dir_, ec)) io::write_step("creating run folder " + dir_);
   fs::create_directories(dir_, ec);
   MAGMADNN_CHECK(!ec && fs::is_directory(dir_), IOError,
                  "cannot create run folder " << dir_ << (ec ? ": " + ec.message() : std::string()));

@@ -8,7 +8,7 @@
 /// through here.
 ///
 /// Fault injection (tests only): every file-system change made here is one
-/// "write step" (creating a temporary file, renaming a file into place,
+/// "write step" (creating a run folder or a temporary file, renaming a file into place,
 /// moving or removing a file of a run). With MAGMADNN_FAULT_AFTER_WRITES=k in
 /// the environment (read once, on the first step), the k-th step does not
 /// happen: it throws an IOError naming the file, or, with MAGMADNN_FAULT_KILL=1,

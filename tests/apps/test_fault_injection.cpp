@@ -140,7 +140,45 @@ void stop_at_every_write_step(const std::string& root, bool kill) {
   EXPECT_GE(had_new, 10u);
 }
 
+// A first run into a new folder, stopped at each write step (the first is
+// creating the folder): a checkpoint that exists loads and `--resume`
+// finishes the run; before the first checkpoint, running the command again
+// with --overwrite finishes it. No temporary file is left either way.
+void stop_first_run_at_every_write_step(const std::string& root, bool kill) {
+  const std::string scratch = root + "/cmd", dir = root + "/fresh/run";
+  const std::string env_kill = kill ? " MAGMADNN_FAULT_KILL=1" : "";
+  std::size_t k = 1, with_checkpoint = 0;
+  for (; k < 100; ++k) {
+    SCOPED_TRACE("k=" + std::to_string(k) + (kill ? " (killed)" : " (IOError)"));
+    fs::remove_all(root + "/fresh");
+    const std::string train = "train --config " + root + "/tiny.json --out " + dir + " --quiet";
+    const CmdResult r = magmadnn_cmd("MAGMADNN_FAULT_AFTER_WRITES=" + std::to_string(k) + env_kill, train, scratch);
+    if (r.rc == 0) break;
+    ASSERT_EQ(r.rc, kill ? 137 : 1) << r.err;
+    EXPECT_NE(r.err.find(dir), std::string::npos) << r.err;
+    if (k == 1) EXPECT_FALSE(fs::exists(dir)) << "the folder was created past the stop at its creation";
+    const bool has_ckpt = fs::exists(dir + "/checkpoint.bin");
+    with_checkpoint += has_ckpt;
+    if (has_ckpt) {
+      EXPECT_EQ(magmadnn_cmd("", "evaluate --checkpoint " + dir + "/checkpoint.bin", scratch).rc, 0);
+    }
+    const CmdResult again =
+        magmadnn_cmd("", has_ckpt ? "train --resume --out " + dir + " --quiet" : train + " --overwrite", scratch);
+    ASSERT_EQ(again.rc, 0) << again.out << again.err;
+    EXPECT_FALSE(has_temp_file(dir));
+    EXPECT_NE(read_text(dir + "/summary.json").find("\"epochs\": 2"), std::string::npos);
+  }
+  std::cout << "write steps of a first run: " << k - 1 << "; stops after its first checkpoint: " << with_checkpoint
+            << "\n";
+  EXPECT_GE(k - 1, 8u);  // the folder, config.json (2), 2 epochs of checkpoint and metrics, report, summary
+  EXPECT_GE(with_checkpoint, 4u);
+}
+
 }  // namespace
+
+TEST_F(FaultInjection, KilledAtEveryWriteStepOfAFirstRun) { stop_first_run_at_every_write_step(root_, true); }
+
+TEST_F(FaultInjection, FailingAtEveryWriteStepOfAFirstRun) { stop_first_run_at_every_write_step(root_, false); }
 
 TEST_F(FaultInjection, KilledAtEveryWriteStepOfAnOverwrite) { stop_at_every_write_step(root_, true); }
 

@@ -1,0 +1,76 @@
+#include "magmadnn/distributed/communicator_factory.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "magmadnn/core/config.h"
+#include "magmadnn/distributed/local_communicator.h"
+
+#if defined(MAGMADNN_HAVE_MPI)
+#include "magmadnn/distributed/mpi/mpi_communicator.h"
+#include "magmadnn/distributed/mpi/mpi_environment.h"
+#endif
+
+namespace magmadnn::distributed {
+
+namespace {
+
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0';
+}
+
+std::unique_ptr<Communicator> make_mpi() {
+#if defined(MAGMADNN_HAVE_MPI)
+  return std::make_unique<MpiCommunicator>();
+#else
+  MAGMADNN_THROW(NotSupportedError,
+                 "make_communicator(\"mpi\"): this magmadnn was built without MPI (configure with MAGMADNN_MPI=ON "
+                 "and an MPI installed)");
+#endif
+}
+
+std::unique_ptr<Communicator> make_nccl() {
+  // The NCCL communicator (distributed/nccl/) plugs in here.
+  MAGMADNN_THROW(NotSupportedError, "make_communicator(\"nccl\"): this magmadnn has no NCCL communicator");
+}
+
+}  // namespace
+
+bool launched_by_mpi() noexcept {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (env_set(name)) return true;
+  // srun sets SLURM_STEP_NUM_TASKS for the job step; a batch script run
+  // directly has no step of several tasks.
+  if (const char* n = std::getenv("SLURM_STEP_NUM_TASKS")) return std::atoi(n) > 1;
+  return false;
+}
+
+std::unique_ptr<Communicator> make_communicator(const std::string& kind) {
+  if (kind == "auto") return launched_by_mpi() ? make_mpi() : std::make_unique<LocalCommunicator>();
+  if (kind == "local") return std::make_unique<LocalCommunicator>();
+  if (kind == "mpi") return make_mpi();
+  if (kind == "nccl") return make_nccl();
+  MAGMADNN_THROW(ValueError, "make_communicator: unknown kind \"" << kind << "\" (known: auto, local, mpi, nccl)");
+}
+
+void abort_job(int code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+#if defined(MAGMADNN_HAVE_MPI)
+  if (MpiEnvironment::mpi_active()) {
+    // The other ranks learn of a communicator's failure from its notice
+    // (mpi_request.h) and print their own report; give them that moment
+    // before the launcher kills them.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
+#endif
+  std::exit(code);
+}
+
+}  // namespace magmadnn::distributed

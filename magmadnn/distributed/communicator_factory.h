@@ -1,0 +1,39 @@
+/// @file communicator_factory.h
+/// Choosing a Communicator at run time, and ending a distributed job.
+///
+/// Includes no MPI or NCCL header, so any part of magmadnn (and any
+/// application) can ask for a communicator whatever the build has.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "magmadnn/distributed/communicator.h"
+
+namespace magmadnn::distributed {
+
+/// A communicator of `kind`:
+///  - "auto":  "mpi" when launched_by_mpi(), else "local" (so a single
+///             process needs no MPI, and no MPI_Init happens);
+///  - "local": LocalCommunicator (one process, rank 0 of 1);
+///  - "mpi":   MpiCommunicator over MPI_COMM_WORLD (initialises MPI if the
+///             program has not); NotSupportedError in a build without MPI;
+///  - "nccl":  NcclCommunicator; NotSupportedError until a build provides it.
+/// Any other kind raises ValueError listing the known ones. Collective for
+/// "mpi" and "nccl": every rank must call it.
+std::unique_ptr<Communicator> make_communicator(const std::string& kind = "auto");
+
+/// Whether this process was started by an MPI launcher (mpirun, mpiexec,
+/// srun with several tasks): the launchers' environment variables
+/// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMI_RANK, PMIX_RANK, MPI_LOCALNRANKS,
+/// or SLURM_STEP_NUM_TASKS > 1) are present. Reads the environment only.
+bool launched_by_mpi() noexcept;
+
+/// Ends the whole job with exit status `code`: MPI_Abort on MPI_COMM_WORLD
+/// when MPI is initialised (after half a second, so that ranks told of a
+/// failure can print their own report; the launcher then stops every rank), else
+/// std::exit(code). For applications, after printing a CommError; the
+/// library itself never calls it.
+[[noreturn]] void abort_job(int code);
+
+}  // namespace magmadnn::distributed

@@ -1,0 +1,87 @@
+/// @file mpi_communicator.h
+/// MpiCommunicator: the Communicator over MPI processes.
+///
+/// Works on duplicates of MPI_COMM_WORLD (or of a communicator given by the
+/// caller), so its messages never mix with the application's own MPI
+/// traffic, and set to MPI_ERRORS_RETURN, so every MPI failure becomes a
+/// CommError instead of an abort. Every operation is a non-blocking MPI call
+/// (MPI_Iallreduce, MPI_Ibcast, MPI_Ireduce_scatter_block, MPI_Iallgather,
+/// MPI_Igather, MPI_Iscatter, MPI_Ireduce, MPI_Isend/Irecv, MPI_Ibarrier)
+/// watched by the descriptor check and watchdog of collective_check.h.
+///
+/// Dtypes: float, double, int32, int64 natively; half and bfloat16 as 2-byte
+/// elements reduced in float (mpi_types.h). ReduceOp::avg is the sum divided
+/// by size() on completion; for int32/int64 that division truncates toward
+/// zero (as NCCL's ncclAvg does).
+///
+/// Buffers: host always. Place::device needs a CUDA build (supports()); it
+/// is passed to MPI directly when MPI is CUDA-aware, and otherwise copied
+/// through a cached pinned host buffer. Without CUDA a device buffer raises
+/// NotSupportedError.
+///
+/// Requires: the contract of communicator.h; one thread at a time drives a
+/// communicator (see mpi_environment.h for threads across communicators);
+/// argument errors of one rank (a root out of range, a receive buffer of
+/// the wrong size) raise ValueError before anything is sent.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "magmadnn/distributed/communicator.h"
+
+namespace magmadnn::distributed {
+
+namespace mpi_detail {
+struct CommState;
+struct Descriptor;
+class MpiRequest;
+}  // namespace mpi_detail
+
+class MpiCommunicator final : public Communicator {
+ public:
+  /// Over every process of the job: a duplicate of MPI_COMM_WORLD.
+  /// Initialises MPI if the program has not (MpiEnvironment). Collective.
+  MpiCommunicator();
+  /// Over the processes of `comm`, which is duplicated (the caller keeps
+  /// and frees `comm`). Collective over `comm`.
+  explicit MpiCommunicator(MPI_Comm comm);
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  /// Splits this communicator as MPI_Comm_split: ranks with the same
+  /// `color` form a new communicator, ordered by `key` (then by rank here).
+  /// A negative color leaves this rank out: it gets nullptr. The new one
+  /// inherits timeout() and step(). Collective; checked like one.
+  std::unique_ptr<MpiCommunicator> split(int color, int key);
+
+  /// The MPI communicator the data moves on (for MPI code written beside
+  /// magmadnn; not to be freed).
+  MPI_Comm comm() const noexcept;
+  /// Whether device buffers go to MPI directly (CUDA-aware MPI in a CUDA build).
+  bool cuda_aware() const noexcept;
+
+  int rank() const noexcept override;
+  int size() const noexcept override;
+  std::string backend() const override { return "mpi"; }
+  bool supports(Place place) const noexcept override;
+
+  RequestPtr iallreduce(Buffer buf, ReduceOp op) override;
+  RequestPtr ibroadcast(Buffer buf, int root) override;
+  RequestPtr ireduce_scatter(ConstBuffer send, Buffer recv, ReduceOp op) override;
+  RequestPtr iallgather(ConstBuffer send, Buffer recv) override;
+  RequestPtr igather(ConstBuffer send, Buffer recv, int root) override;
+  RequestPtr iscatter(ConstBuffer send, Buffer recv, int root) override;
+  RequestPtr ireduce(Buffer buf, ReduceOp op, int root) override;
+  RequestPtr isend(ConstBuffer buf, int dest, int tag) override;
+  RequestPtr irecv(Buffer buf, int source, int tag) override;
+  void barrier() override;
+
+ private:
+  std::unique_ptr<mpi_detail::MpiRequest> start_collective(mpi_detail::Descriptor d);
+  std::shared_ptr<mpi_detail::CommState> state_;
+};
+
+}  // namespace magmadnn::distributed

@@ -1,0 +1,188 @@
+// MpiCommunicator beyond single collectives: requests overlapping and
+// completing in any order, split(), argument errors, and the watchdog and
+// mismatch checks that can be observed without ending the job (the ones
+// that end it are in mpi_fault_program.cpp).
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "mpi_world.h"
+
+namespace {
+
+using namespace magmadnn;
+using namespace magmadnn::distributed;
+using mpitest::value;
+
+TEST(MpiCommunicator, ReportsItself) {
+  MpiCommunicator& c = world();
+  EXPECT_EQ(c.backend(), "mpi");
+  EXPECT_GE(c.rank(), 0);
+  EXPECT_LT(c.rank(), c.size());
+  EXPECT_TRUE(c.supports(Place::host));
+}
+
+TEST(MpiCommunicator, RequestsInFlightCompleteInAnyOrder) {
+  MpiCommunicator& c = world();
+  const int p = c.size();
+  const int next = (c.rank() + 1) % p;
+  const int prev = (c.rank() + p - 1) % p;
+  std::vector<double> a(1000, c.rank() + 1.0);
+  std::vector<float> b(100, c.rank() == 0 ? 42.0f : 0.0f);
+  std::vector<std::int64_t> own(3, c.rank()), all(3 * p, -1);
+  std::vector<float> out(50, static_cast<float>(c.rank())), in(50, -1.0f);
+
+  std::vector<RequestPtr> reqs;
+  reqs.push_back(c.iallreduce(host_buffer(a.data(), a.size()), ReduceOp::sum));
+  reqs.push_back(c.ibroadcast(host_buffer(b.data(), b.size()), 0));
+  reqs.push_back(c.irecv(host_buffer(in.data(), in.size()), prev, 3));
+  reqs.push_back(c.iallgather(host_buffer(static_cast<const std::int64_t*>(own.data()), own.size()),
+                              host_buffer(all.data(), all.size())));
+  reqs.push_back(c.isend(host_buffer(static_cast<const float*>(out.data()), out.size()), next, 3));
+  // Reverse order, with test() polling on the way.
+  for (auto it = reqs.rbegin(); it != reqs.rend(); ++it) {
+    (*it)->test();
+    (*it)->wait();
+    EXPECT_TRUE((*it)->test());
+  }
+  EXPECT_EQ(a[999], p * (p + 1) / 2.0);
+  EXPECT_EQ(b[0], 42.0f);
+  for (int r = 0; r < p; ++r) EXPECT_EQ(all[3 * r + 2], r);
+  EXPECT_EQ(in[49], static_cast<float>(prev));
+}
+
+TEST(MpiCommunicator, PendingRequestCompletesInItsDestructor) {
+  MpiCommunicator& c = world();
+  std::vector<int> v(10, 1);
+  { RequestPtr r = c.iallreduce(host_buffer(v.data(), v.size()), ReduceOp::sum); }
+  EXPECT_EQ(v[9], c.size());
+}
+
+TEST(MpiCommunicator, SplitByParityReversed) {
+  MpiCommunicator& c = world();
+  const int p = c.size();
+  c.set_step(5);
+  std::unique_ptr<MpiCommunicator> half_comm = c.split(c.rank() % 2, -c.rank());
+  ASSERT_NE(half_comm, nullptr);
+  const int members = (p + 1 - c.rank() % 2) / 2;  // ranks of my parity
+  EXPECT_EQ(half_comm->size(), members);
+  EXPECT_EQ(half_comm->step(), 5);
+  EXPECT_EQ(half_comm->timeout(), c.timeout());
+  // key = -rank reverses the order: the highest world rank of a parity is 0.
+  EXPECT_EQ(half_comm->rank(), members - 1 - c.rank() / 2);
+  std::int64_t sum = c.rank();
+  half_comm->allreduce(host_buffer(&sum, 1), ReduceOp::sum);
+  std::int64_t want = 0;
+  for (int r = c.rank() % 2; r < p; r += 2) want += r;
+  EXPECT_EQ(sum, want);
+
+  // A negative color leaves a rank out.
+  std::unique_ptr<MpiCommunicator> rest = c.split(c.rank() == 0 ? -1 : 0, 0);
+  EXPECT_EQ(rest == nullptr, c.rank() == 0);
+  if (rest) EXPECT_EQ(rest->size(), p - 1);
+  c.set_step(-1);
+}
+
+TEST(MpiCommunicator, ArgumentErrorsNameTheProblemBeforeSending) {
+  MpiCommunicator& c = world();
+  std::vector<float> v(4);
+  EXPECT_THROW(c.ibroadcast(host_buffer(v.data(), v.size()), c.size()), ValueError);
+  EXPECT_THROW(c.isend(host_buffer(static_cast<const float*>(v.data()), v.size()), 0, -2), ValueError);
+  EXPECT_THROW(c.irecv(host_buffer(v.data(), v.size()), -1, 0), ValueError);
+  std::vector<float> recv(3);
+  try {
+    c.ireduce_scatter(host_buffer(static_cast<const float*>(v.data()), v.size()), host_buffer(recv.data(), 3),
+                      ReduceOp::sum);
+    FAIL() << "no ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected size()"), std::string::npos) << e.what();
+  }
+  if (!c.supports(Place::device)) {
+    Buffer dev{v.data(), v.size(), dtype::f32, Place::device};
+    EXPECT_THROW(c.iallreduce(dev, ReduceOp::sum), NotSupportedError);
+  }
+  // Nothing was sent: the world communicator still works.
+  int one = 1;
+  c.allreduce(host_buffer(&one, 1), ReduceOp::sum);
+  EXPECT_EQ(one, c.size());
+}
+
+TEST(MpiCommunicator, ReceiveOfTheWrongCountNamesBothSides) {
+  MpiCommunicator& w = world();
+  if (w.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  MpiCommunicator c(w.comm());
+  c.set_step(9);
+  if (w.rank() == 0) {
+    std::vector<float> out(6, 1.0f);
+    c.send(host_buffer(static_cast<const float*>(out.data()), out.size()), 1, 4);
+  } else if (w.rank() == 1) {
+    std::vector<float> in(5);
+    try {
+      c.recv(host_buffer(in.data(), in.size()), 0, 4);
+      ADD_FAILURE() << "no CommError";
+    } catch (const CommError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("rank 0 sent 6 x float32"), std::string::npos) << m;
+      EXPECT_NE(m.find("step 9"), std::string::npos) << m;
+    }
+    // The communicator is unusable afterwards, and says why.
+    EXPECT_THROW(c.barrier(), CommError);
+  }
+  w.barrier();
+}
+
+TEST(MpiCommunicator, WatchdogNamesTheRankThatNeverSends) {
+  MpiCommunicator& w = world();
+  if (w.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  MpiCommunicator c(w.comm());
+  c.set_timeout(std::chrono::milliseconds(300));
+  c.set_step(3);
+  if (w.rank() == 0) {
+    float x = 0;
+    try {
+      c.recv(host_buffer(&x, 1), 1, 99);
+      ADD_FAILURE() << "no CommError";
+    } catch (const CommError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("rank 1 has not sent it"), std::string::npos) << m;
+      EXPECT_NE(m.find("step 3"), std::string::npos) << m;
+      EXPECT_NE(m.find("300 ms"), std::string::npos) << m;
+    }
+  }
+  w.barrier();
+}
+
+TEST(MpiCommunicator, WatchdogNamesTheRankThatIsLateForACollective) {
+  MpiCommunicator& w = world();
+  if (w.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  MpiCommunicator c(w.comm());
+  c.set_timeout(std::chrono::milliseconds(300));
+  c.set_step(12);
+  if (w.rank() != 1) {
+    try {
+      c.barrier();
+      ADD_FAILURE() << "no CommError";
+    } catch (const CommError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("rank 1 has not reached it"), std::string::npos) << m;
+      EXPECT_NE(m.find("step 12"), std::string::npos) << m;
+      EXPECT_NE(m.find("barrier"), std::string::npos) << m;
+    }
+    w.barrier();
+    w.barrier();
+  } else {
+    w.barrier();  // everyone else has timed out by now, and told this rank
+    try {
+      c.barrier();
+      ADD_FAILURE() << "no CommError";
+    } catch (const CommError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("reported: watchdog on rank"), std::string::npos) << m;
+      EXPECT_NE(m.find("rank 1 has not reached it"), std::string::npos) << m;
+    }
+    w.barrier();
+  }
+}
+
+}  // namespace
