@@ -3,7 +3,7 @@
 // and MpiCommunicator::allreduce (descriptor exchange + MPI_Iallreduce +
 // watched wait), at sizes from 4 KiB to 64 MiB. The three are interleaved
 // round by round so that drift on a shared machine hits all alike.
-//   mpirun -np 4 ./bench_allreduce_overhead [rounds]
+//   mpirun -np 4 ./bench_allreduce_overhead [rounds] [smallest size in bytes]
 #include <mpi.h>
 
 #include <algorithm>
@@ -37,6 +37,7 @@ double timed(MPI_Comm sync, F&& f) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 15;
+  const std::size_t smallest = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 4096;
   MpiCommunicator comm;
   MPI_Comm raw;
   MPI_Comm_dup(comm.comm(), &raw);
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
   if (comm.rank() == 0)
     std::printf("ranks %d, median of %d rounds; bus bandwidth = 2 (p-1)/p bytes / time\n%10s %12s %12s %12s %10s %10s\n",
                 p, rounds, "bytes", "Allreduce", "Iallreduce", "comm", "comm/Allr", "comm/Iallr");
-  for (std::size_t bytes = 4096; bytes <= (64u << 20); bytes *= 4) {
+  for (std::size_t bytes = smallest; bytes <= (64u << 20); bytes *= 4) {
     const std::size_t n = bytes / sizeof(float);
     std::vector<float> v(n, 1.0f);
     const int reps = bytes < (1u << 20) ? 50 : (bytes < (16u << 20) ? 5 : 1);

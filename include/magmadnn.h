@@ -37,6 +37,7 @@
 #include "magmadnn/layer/layers.h"
 #include "magmadnn/optimizer/optimizer.h"
 #include "magmadnn/model/model.h"
+#include "magmadnn/distributed/dist_momentum_sgd.h"  // v1: optimizer::DistMomentumSGD
 #include "magmadnn/data/mnist.h"
 #include "magmadnn/data/dataloader.h"
 #include "magmadnn/data/transforms.h"

@@ -8,7 +8,7 @@
 #   libgfortran5 libgtest-dev libgmock-dev
 # and point DEPS_PREFIX at them: either a folder of .deb files (unpacked here
 # with dpkg -x, or ar + tar where dpkg is missing) or a folder where they were
-# already unpacked (it holds usr/). MPI and FFTW are switched off; cuDNN and
+# already unpacked (it holds usr/). MPI (unless MAGMADNN_MPI=ON) and FFTW are switched off; cuDNN and
 # NCCL are taken from the machine's Python `nvidia-*` packages when present.
 #
 # Environment:
@@ -20,6 +20,11 @@
 #                 broken target so the other tests still run)
 #   CUDA_ARCH     CMAKE_CUDA_ARCHITECTURES (default: 90, Hopper)
 #   CTEST_JOBS    tests run at once (default: 8)
+#   MAGMADNN_MPI  ON to build with MPI (default OFF). The NCCL communicator
+#                 and its tests (nccl_communicator_*) need it: carry Open MPI
+#                 in DEPS_PREFIX too (openmpi-bin, libopenmpi-dev and the
+#                 libraries they depend on) and set OPAL_PREFIX to its usr/
+#                 so that mpirun finds its components (docs/gpu.md)
 #
 # Exit status: non-zero when configuring, building or any test failed.
 set -uo pipefail
@@ -132,7 +137,7 @@ status=0
 step configure cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMAGMADNN_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" \
   -DCMAKE_CUDA20_STANDARD_COMPILE_OPTION=-std=c++20 -DCMAKE_CUDA20_EXTENSION_COMPILE_OPTION=-std=c++20 \
-  -DMAGMADNN_MPI=OFF -DMAGMADNN_FFTW=OFF -DMAGMADNN_BUILD_EXAMPLES=OFF -DMAGMADNN_BUILD_TESTS=ON \
+  -DMAGMADNN_MPI="${MAGMADNN_MPI:-OFF}" -DMAGMADNN_FFTW=OFF -DMAGMADNN_BUILD_EXAMPLES=OFF -DMAGMADNN_BUILD_TESTS=ON \
   -DCMAKE_BUILD_RPATH="$(join ';' "${LIB_PATHS[@]:-}")" "${EXTRA_CMAKE[@]}" || exit 1
 
 # shellcheck disable=SC2086

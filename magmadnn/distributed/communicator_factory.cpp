@@ -13,6 +13,9 @@
 #include "magmadnn/distributed/mpi/mpi_communicator.h"
 #include "magmadnn/distributed/mpi/mpi_environment.h"
 #endif
+#if defined(MAGMADNN_HAVE_NCCL)
+#include "magmadnn/distributed/nccl/nccl_communicator.h"
+#endif
 
 namespace magmadnn::distributed {
 
@@ -34,8 +37,13 @@ std::unique_ptr<Communicator> make_mpi() {
 }
 
 std::unique_ptr<Communicator> make_nccl() {
-  // The NCCL communicator (distributed/nccl/) plugs in here.
-  MAGMADNN_THROW(NotSupportedError, "make_communicator(\"nccl\"): this magmadnn has no NCCL communicator");
+#if defined(MAGMADNN_HAVE_NCCL)
+  return make_nccl_communicator();
+#else
+  MAGMADNN_THROW(NotSupportedError,
+                 "make_communicator(\"nccl\"): this magmadnn was built without NCCL (it needs MAGMADNN_CUDA=ON, "
+                 "NCCL and MPI); use \"mpi\"");
+#endif
 }
 
 }  // namespace

@@ -18,7 +18,10 @@ namespace magmadnn::distributed {
 ///  - "local": LocalCommunicator (one process, rank 0 of 1);
 ///  - "mpi":   MpiCommunicator over MPI_COMM_WORLD (initialises MPI if the
 ///             program has not); NotSupportedError in a build without MPI;
-///  - "nccl":  NcclCommunicator; NotSupportedError until a build provides it.
+///  - "nccl":  NcclCommunicator over MPI_COMM_WORLD (initialises MPI if the
+///             program has not), one GPU per rank; DeviceError naming the
+///             reason when no GPU is usable at run time, NotSupportedError in
+///             a build without NCCL (CUDA, NCCL and MPI are all needed).
 /// Any other kind raises ValueError listing the known ones. Collective for
 /// "mpi" and "nccl": every rank must call it.
 std::unique_ptr<Communicator> make_communicator(const std::string& kind = "auto");

@@ -85,6 +85,7 @@ NeuralNetwork<T>::NeuralNetwork(std::vector<LayerPtr> layers, optimizer::loss_t 
   nn_params_.loss = loss;
   MAGMADNN_CHECK(opt_ != nullptr, ValueError, "NeuralNetwork: null optimizer");
   build(loss);
+  opt_->attached_to(*this);
 }
 
 template <typename T>

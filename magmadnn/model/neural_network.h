@@ -29,9 +29,14 @@
 ///    layer last) the output is taken as logits, as in PyTorch's
 ///    CrossEntropyLoss, and predict() returns those logits; accuracy compares argmax of the
 ///    prediction with argmax of y (a single output column: threshold 0.5);
-///  - a training step is: forward + backward, the gradient hook (exactly
-///    once), the optimizer step, then on_batch_end callbacks. The hook is the
-///    one place where gradients may be exchanged between ranks;
+///  - a training step is: forward + backward (the gradient-ready hooks),
+///    the gradient hook (exactly once), the optimizer step (unless the
+///    apply_update hook declines it), the after_update hook, then
+///    on_batch_end callbacks. The hooks are the one place where gradients
+///    and weights may be exchanged between ranks;
+///  - once built, the network hands itself to its optimizer's attached_to()
+///    (a distributed optimizer such as v1's DistMomentumSGD installs its
+///    hooks there);
 ///  - a NaN or infinite loss stops fit with a ValueError naming the epoch and
 ///    batch (and the last checkpoint written or loaded, if any) before the
 ///    optimizer step, so the weights stay those of the last good step;
@@ -88,14 +93,25 @@ class NeuralNetwork {
   ///    place, now or later until `finish` returns.
   ///  - `finish()` is called once per step after the backward pass and
   ///    before the optimizer step: it must complete whatever `ready` started.
+  ///  - `apply_update()` (optional), asked once per step after `finish`:
+  ///    whether this rank runs the optimizer step. Unset means yes. A
+  ///    parameter server's workers answer no (the server updates and sends
+  ///    the weights), as does a step that only accumulates gradients.
+  ///  - `after_update()` (optional), called once per step after the
+  ///    optimizer step (or where it would have run) and before the
+  ///    on_batch_end callbacks: e.g. broadcast the weights a server just
+  ///    computed, or average the weights every k steps. Setting only this
+  ///    hook keeps plain SGD fused into the backward pass.
   /// The optimizer step then reads what the hooks left in the gradients.
-  /// With hooks set, plain SGD keeps its gradients and a separate update
-  /// (the update waits for `finish`); without them it stays fused into the
-  /// backward pass. The loss is checked before the backward pass starts, so
-  /// a NaN loss never reaches the hooks.
+  /// With `ready` or `finish` set, plain SGD keeps its gradients and a
+  /// separate update (the update waits for `finish`); without them it stays
+  /// fused into the backward pass. The loss is checked before the backward
+  /// pass starts, so a NaN loss never reaches the hooks.
   struct GradientReadyHooks {
     std::function<void(std::size_t index, const op::Var<T>& param, Tensor<T>& grad)> ready;
     std::function<void()> finish;
+    std::function<bool()> apply_update;
+    std::function<void()> after_update;
   };
 
   /// Where training stands: the 0-based epoch in progress (equal to the

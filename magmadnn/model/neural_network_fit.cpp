@@ -1,7 +1,8 @@
 // NeuralNetwork::fit: the training loop.
 //   loader order -> feed -> forward -> NaN check -> backward (gradient-ready
 //   hooks as gradients become final) -> finish hook -> gradient hook ->
-//   optimizer step -> callbacks (checkpoints are the first callback);
+//   optimizer step (unless apply_update says no) -> after_update hook ->
+//   callbacks (checkpoints are the first callback);
 // or, for plain SGD without hooks: feed -> forward -> NaN check -> backward
 // with the update folded in -> callbacks.
 #include <chrono>
@@ -46,10 +47,11 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
   }
   // Plain SGD without hooks updates inside the backward pass (no gradient
   // buffers, no update pass).
-  const bool hooked = hook_ || ready_hooks_.ready || ready_hooks_.finish;
+  const bool hooked = hook_ || ready_hooks_.ready || ready_hooks_.finish || ready_hooks_.apply_update;
   if (const auto fused = hooked ? std::nullopt : opt_->in_place_update()) {
     op::backward_update<T>(loss_, param_exprs_, *fused);
     opt_->count_in_place_step();
+    if (ready_hooks_.after_update) ready_hooks_.after_update();
     return;
   }
   op::GradientReady<T> ready;
@@ -71,7 +73,8 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
       }
     }
   }
-  opt_->step(param_exprs_, grads);
+  if (!ready_hooks_.apply_update || ready_hooks_.apply_update()) opt_->step(param_exprs_, grads);
+  if (ready_hooks_.after_update) ready_hooks_.after_update();
 }
 
 // The batches of the epoch in progress, from the cursor on. False when a

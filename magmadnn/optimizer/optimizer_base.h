@@ -30,6 +30,11 @@
 #include "magmadnn/compute/variable.h"
 #include "magmadnn/optimizer/schedule.h"
 
+namespace magmadnn::model {
+template <typename T>
+class NeuralNetwork;
+}  // namespace magmadnn::model
+
 namespace magmadnn::optimizer {
 
 /// L2 adds decay * param to the gradient; Decoupled (AdamW) shrinks the
@@ -63,6 +68,12 @@ class Optimizer {
   /// Counts a step that op::backward_update applied with in_place_update()'s
   /// coefficients, so the schedule advances as after step().
   void count_in_place_step() noexcept { ++steps_; }
+
+  /// Called by a model::NeuralNetwork built with this optimizer, once the
+  /// network is complete. The default does nothing; an optimizer that needs
+  /// the network overrides it (v1's DistMomentumSGD attaches the allreduce
+  /// strategy there, installing its gradient hooks).
+  virtual void attached_to(model::NeuralNetwork<T>& /*net*/) {}
 
   /// Steps taken so far (restore it with the state when resuming).
   std::int64_t step_count() const noexcept { return steps_; }

@@ -681,6 +681,22 @@ TEST_F(CliEndToEnd, BenchConvPrintsATableAndWritesJson) {
   }
 }
 
+// One process (no mpirun): the local communicator, no raw MPI figure; sizes
+// that are not whole floats or carry an unknown unit are usage errors.
+TEST_F(CliEndToEnd, BenchAllreduceOnOneProcessAndItsMistakes) {
+  Result r = run_cmd({"bench", "allreduce", "--rounds", "1", "--bytes", "4K,8"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("over 1 rank, local communicator"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n +4096 +[0-9.]+ us +- "))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n +8 +[0-9.]+ us +- "))) << r.out;
+  r = run_cmd({"bench", "allreduce", "--bytes", "4X"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--bytes: \"4X\" must be 1 byte to 1G"), std::string::npos) << r.err;
+  r = run_cmd({"bench", "allreduce", "--bytes", "6"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("6 bytes is not a whole number of floats"), std::string::npos) << r.err;
+}
+
 namespace {
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

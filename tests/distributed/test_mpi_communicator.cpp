@@ -186,3 +186,38 @@ TEST(MpiCommunicator, WatchdogNamesTheRankThatIsLateForACollective) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace magmadnn;
+using namespace magmadnn::distributed;
+
+TEST(MpiCommunicator, AfterAFailureOtherPendingRequestsFailAtOnce) {
+  MpiCommunicator& w = world();
+  if (w.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  MpiCommunicator c(w.comm());
+  c.set_timeout(std::chrono::milliseconds(300));
+  if (w.rank() != 1) {  // rank 1 never comes
+    float x = 1, y = 2;
+    RequestPtr first = c.iallreduce(host_buffer(&x, 1), ReduceOp::sum);
+    RequestPtr second = c.ibroadcast(host_buffer(&y, 1), 0);
+    try {
+      first->wait();
+      ADD_FAILURE() << "no CommError";
+    } catch (const CommError& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 1 has not reached it"), std::string::npos) << e.what();
+    }
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      second->wait();
+      ADD_FAILURE() << "no CommError";
+    } catch (const CommError& e) {
+      EXPECT_NE(std::string(e.what()).find("earlier operation on this communicator failed"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250)) << "waited for its own timeout";
+  }
+  w.barrier();
+}
+
+}  // namespace

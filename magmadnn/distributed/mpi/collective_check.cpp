@@ -55,6 +55,7 @@ DescriptorExchange::DescriptorExchange(MPI_Comm check_comm, int rank, int size, 
   b.theirs.resize(n);
   b.arrived.assign(n, false);
   b.requests.assign(2 * n, MPI_REQUEST_NULL);
+  b.completed.resize(2 * n);
   for (std::size_t i = 0; i < n; ++i)
     MAGMADNN_MPI_CHECK(MPI_Irecv(&b.theirs[i], sizeof(Descriptor), MPI_BYTE, b.peers[i], kDescriptorTag, check_comm,
                                  &b.requests[i]),
@@ -95,16 +96,15 @@ bool DescriptorExchange::test() {
   Buffers& b = *buffers_;
   const std::size_t n = b.peers.size();
   if (n == 0) return done_ = true;
-  std::vector<int> indices(b.requests.size());
   int outcount = 0;
-  const int rc = MPI_Testsome(static_cast<int>(b.requests.size()), b.requests.data(), &outcount, indices.data(),
+  const int rc = MPI_Testsome(static_cast<int>(b.requests.size()), b.requests.data(), &outcount, b.completed.data(),
                               MPI_STATUSES_IGNORE);
   MAGMADNN_CHECK(rc == MPI_SUCCESS, CommError,
                  "exchanging descriptors of " << describe(b.mine) << " at step " << b.mine.step
                                               << " failed: " << mpi_error_text(rc));
   if (outcount != MPI_UNDEFINED) {
     for (int k = 0; k < outcount; ++k) {
-      const std::size_t i = static_cast<std::size_t>(indices[static_cast<std::size_t>(k)]);
+      const std::size_t i = static_cast<std::size_t>(b.completed[static_cast<std::size_t>(k)]);
       if (i < n) {
         b.arrived[i] = true;
         check_arrival(i);

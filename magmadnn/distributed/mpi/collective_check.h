@@ -47,6 +47,7 @@ struct Descriptor {
   std::int32_t root = -1;   // -1 where the operation has none
   std::int32_t reduce = -1; // ReduceOp, -1 where the operation has none
 };
+static_assert(sizeof(Descriptor) == 40, "the descriptor's wire size is documented in docs/distributed.md");
 
 /// "allreduce(1024 x f32, sum)", "broadcast(10 x i64, root 2)", "barrier".
 std::string describe(const Descriptor& d);
@@ -79,6 +80,7 @@ class DescriptorExchange {
     std::vector<MPI_Request> requests;  // receives (peer order), then sends
     std::vector<int> peers;
     std::vector<bool> arrived;
+    std::vector<int> completed;  // MPI_Testsome's output, kept to avoid an allocation per poll
   };
   void check_arrival(std::size_t peer_index) const;
   std::unique_ptr<Buffers> buffers_;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "magmadnn/distributed/mpi/collective_check.h"
+#include "magmadnn/distributed/mpi/device_copy.h"
 #include "magmadnn/distributed/mpi/mpi_check.h"
 #include "magmadnn/distributed/mpi/mpi_request.h"
 
@@ -13,6 +14,7 @@ using mpi_detail::CommState;
 using mpi_detail::Descriptor;
 using mpi_detail::MpiRequest;
 using mpi_detail::OpKind;
+using mpi_detail::Staged;
 
 namespace {
 
@@ -38,16 +40,6 @@ int as_int(std::size_t count, const char* op) {
                  "MpiCommunicator::" << op << ": " << count << " elements exceed MPI's int count (" << INT_MAX
                                      << "); split the buffer");
   return static_cast<int>(count);
-}
-
-template <typename B>
-void check_buffer(const B& b, const char* op, const char* which) {
-  MAGMADNN_CHECK(b.place == Place::host, NotSupportedError,
-                 "MpiCommunicator::" << op << ": the " << which
-                                     << " buffer is device memory; this build passes only host buffers to MPI");
-  MAGMADNN_CHECK(b.count == 0 || b.data != nullptr, ValueError,
-                 "MpiCommunicator::" << op << ": the " << which << " buffer of " << b.count << " elements is null");
-  as_int(b.count, op);
 }
 
 void check_rank(int r, int size, const char* op, const char* role) {
@@ -94,11 +86,27 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm) {
 
 MpiCommunicator::~MpiCommunicator() = default;
 
+template <typename B>
+void MpiCommunicator::check_buffer(const B& b, const char* op, const char* which) const {
+  MAGMADNN_CHECK(b.place == Place::host || supports(b.place), NotSupportedError,
+                 "MpiCommunicator::" << op << ": the " << which
+                                     << " buffer is device memory, and this build has no CUDA; pass host buffers");
+  MAGMADNN_CHECK(b.count == 0 || b.data != nullptr, ValueError,
+                 "MpiCommunicator::" << op << ": the " << which << " buffer of " << b.count << " elements is null");
+  as_int(b.count, op);
+}
+
+Staged MpiCommunicator::stage(const void* data, std::size_t bytes, Place place, bool read, bool host_result) {
+  return mpi_detail::stage(*state_->pool, data, bytes, place, read, cuda_aware() && !host_result);
+}
+
 int MpiCommunicator::rank() const noexcept { return state_->rank; }
 int MpiCommunicator::size() const noexcept { return state_->size; }
 MPI_Comm MpiCommunicator::comm() const noexcept { return state_->data; }
-bool MpiCommunicator::cuda_aware() const noexcept { return false; }
-bool MpiCommunicator::supports(Place place) const noexcept { return place == Place::host; }
+bool MpiCommunicator::cuda_aware() const noexcept { return mpi_detail::device_build() && state_->env->cuda_aware(); }
+bool MpiCommunicator::supports(Place place) const noexcept {
+  return place == Place::host || mpi_detail::device_build();
+}
 
 std::unique_ptr<MpiRequest> MpiCommunicator::start_collective(Descriptor d) {
   CommState& s = *state_;
@@ -113,22 +121,29 @@ std::unique_ptr<MpiRequest> MpiCommunicator::start_collective(Descriptor d) {
 RequestPtr MpiCommunicator::iallreduce(Buffer buf, ReduceOp op) {
   check_buffer(buf, "iallreduce", "data");
   const auto& types = state_->env->types();
+  const Staged s = stage(buf.data, buf.bytes(), buf.place, true, op == ReduceOp::avg);
   auto req = start_collective(collective(OpKind::allreduce, buf.count, buf.type, -1, static_cast<int>(op)));
-  MAGMADNN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf.data, static_cast<int>(buf.count), types.datatype(buf.type),
+  MAGMADNN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, s.mpi, static_cast<int>(buf.count), types.datatype(buf.type),
                                     types.op(op, buf.type), state_->data, req->data_request()),
                      "iallreduce of " << buf.count << " x " << dtype_name(buf.type));
   if (op == ReduceOp::avg)
-    req->on_complete([buf, n = size()] { mpi_detail::divide_in_place(buf.data, buf.count, buf.type, n); });
+    req->on_complete([s, buf, n = size()] { mpi_detail::divide_in_place(s.mpi, buf.count, buf.type, n); });
+  req->on_complete([s] { s.copy_back(); });
   return req;
 }
 
 RequestPtr MpiCommunicator::ibroadcast(Buffer buf, int root) {
   check_buffer(buf, "ibroadcast", "data");
   check_rank(root, size(), "ibroadcast", "root");
+  const bool at_root = rank() == root;
+  const Staged s = stage(buf.data, buf.bytes(), buf.place, at_root);
   auto req = start_collective(collective(OpKind::broadcast, buf.count, buf.type, root));
-  MAGMADNN_MPI_CHECK(MPI_Ibcast(buf.data, static_cast<int>(buf.count), state_->env->types().datatype(buf.type), root,
+  MAGMADNN_MPI_CHECK(MPI_Ibcast(s.mpi, static_cast<int>(buf.count), state_->env->types().datatype(buf.type), root,
                                 state_->data, req->data_request()),
                      "ibroadcast of " << buf.count << " x " << dtype_name(buf.type) << " from rank " << root);
+  req->on_complete([s, at_root] {
+    if (!at_root) s.copy_back();
+  });
   return req;
 }
 
@@ -140,13 +155,16 @@ RequestPtr MpiCommunicator::ireduce_scatter(ConstBuffer send, Buffer recv, Reduc
                  "MpiCommunicator::ireduce_scatter: the send buffer has " << send.count << " elements, expected size() "
                                                                         << size() << " x " << recv.count);
   const auto& types = state_->env->types();
+  const Staged in = stage(send.data, send.bytes(), send.place, true);
+  const Staged out = stage(recv.data, recv.bytes(), recv.place, false, op == ReduceOp::avg);
   auto req = start_collective(collective(OpKind::reduce_scatter, recv.count, recv.type, -1, static_cast<int>(op)));
-  MAGMADNN_MPI_CHECK(MPI_Ireduce_scatter_block(send.data, recv.data, static_cast<int>(recv.count),
+  MAGMADNN_MPI_CHECK(MPI_Ireduce_scatter_block(in.mpi, out.mpi, static_cast<int>(recv.count),
                                                types.datatype(recv.type), types.op(op, recv.type), state_->data,
                                                req->data_request()),
                      "ireduce_scatter of " << recv.count << " x " << dtype_name(recv.type) << " per rank");
   if (op == ReduceOp::avg)
-    req->on_complete([recv, n = size()] { mpi_detail::divide_in_place(recv.data, recv.count, recv.type, n); });
+    req->on_complete([out, recv, n = size()] { mpi_detail::divide_in_place(out.mpi, recv.count, recv.type, n); });
+  req->on_complete([in, out] { out.copy_back(); });
   return req;
 }
 
@@ -160,12 +178,15 @@ RequestPtr MpiCommunicator::iallgather(ConstBuffer send, Buffer recv) {
   as_int(recv.count, "iallgather");
   // This rank's block already in place: MPI_IN_PLACE, as MPI requires for aliasing.
   const void* own_block = static_cast<const char*>(recv.data) + static_cast<std::size_t>(rank()) * send.bytes();
-  const void* src = send.data == own_block ? MPI_IN_PLACE : send.data;
+  const bool in_place = send.data == own_block;
+  const Staged in = in_place ? Staged{} : stage(send.data, send.bytes(), send.place, true);
+  const Staged out = stage(recv.data, recv.bytes(), recv.place, in_place);
   const MPI_Datatype t = state_->env->types().datatype(send.type);
   auto req = start_collective(collective(OpKind::allgather, send.count, send.type));
-  MAGMADNN_MPI_CHECK(MPI_Iallgather(src, static_cast<int>(send.count), t, recv.data, static_cast<int>(send.count), t,
-                                    state_->data, req->data_request()),
+  MAGMADNN_MPI_CHECK(MPI_Iallgather(in_place ? MPI_IN_PLACE : in.mpi, static_cast<int>(send.count), t, out.mpi,
+                                    static_cast<int>(send.count), t, state_->data, req->data_request()),
                      "iallgather of " << send.count << " x " << dtype_name(send.type) << " per rank");
+  req->on_complete([in, out] { out.copy_back(); });
   return req;
 }
 
@@ -180,11 +201,14 @@ RequestPtr MpiCommunicator::igather(ConstBuffer send, Buffer recv, int root) {
                                                                           << size() << " x " << send.count);
     as_int(recv.count, "igather");
   }
+  const Staged in = stage(send.data, send.bytes(), send.place, true);
+  const Staged out = rank() == root ? stage(recv.data, recv.bytes(), recv.place, false) : Staged{};
   const MPI_Datatype t = state_->env->types().datatype(send.type);
   auto req = start_collective(collective(OpKind::gather, send.count, send.type, root));
-  MAGMADNN_MPI_CHECK(MPI_Igather(send.data, static_cast<int>(send.count), t, recv.data, static_cast<int>(send.count), t,
+  MAGMADNN_MPI_CHECK(MPI_Igather(in.mpi, static_cast<int>(send.count), t, out.mpi, static_cast<int>(send.count), t,
                                  root, state_->data, req->data_request()),
                      "igather of " << send.count << " x " << dtype_name(send.type) << " to rank " << root);
+  req->on_complete([in, out] { out.copy_back(); });
   return req;
 }
 
@@ -199,11 +223,14 @@ RequestPtr MpiCommunicator::iscatter(ConstBuffer send, Buffer recv, int root) {
                                                                         << size() << " x " << recv.count);
     as_int(send.count, "iscatter");
   }
+  const Staged in = rank() == root ? stage(send.data, send.bytes(), send.place, true) : Staged{};
+  const Staged out = stage(recv.data, recv.bytes(), recv.place, false);
   const MPI_Datatype t = state_->env->types().datatype(recv.type);
   auto req = start_collective(collective(OpKind::scatter, recv.count, recv.type, root));
-  MAGMADNN_MPI_CHECK(MPI_Iscatter(send.data, static_cast<int>(recv.count), t, recv.data, static_cast<int>(recv.count), t,
+  MAGMADNN_MPI_CHECK(MPI_Iscatter(in.mpi, static_cast<int>(recv.count), t, out.mpi, static_cast<int>(recv.count), t,
                                   root, state_->data, req->data_request()),
                      "iscatter of " << recv.count << " x " << dtype_name(recv.type) << " from rank " << root);
+  req->on_complete([in, out] { out.copy_back(); });
   return req;
 }
 
@@ -212,13 +239,17 @@ RequestPtr MpiCommunicator::ireduce(Buffer buf, ReduceOp op, int root) {
   check_rank(root, size(), "ireduce", "root");
   const auto& types = state_->env->types();
   const bool at_root = rank() == root;
+  const Staged s = stage(buf.data, buf.bytes(), buf.place, true, at_root && op == ReduceOp::avg);
   auto req = start_collective(collective(OpKind::reduce, buf.count, buf.type, root, static_cast<int>(op)));
-  MAGMADNN_MPI_CHECK(MPI_Ireduce(at_root ? MPI_IN_PLACE : buf.data, at_root ? buf.data : nullptr,
+  MAGMADNN_MPI_CHECK(MPI_Ireduce(at_root ? MPI_IN_PLACE : s.mpi, at_root ? s.mpi : nullptr,
                                  static_cast<int>(buf.count), types.datatype(buf.type), types.op(op, buf.type), root,
                                  state_->data, req->data_request()),
                      "ireduce of " << buf.count << " x " << dtype_name(buf.type) << " to rank " << root);
   if (op == ReduceOp::avg && at_root)
-    req->on_complete([buf, n = size()] { mpi_detail::divide_in_place(buf.data, buf.count, buf.type, n); });
+    req->on_complete([s, buf, n = size()] { mpi_detail::divide_in_place(s.mpi, buf.count, buf.type, n); });
+  req->on_complete([s, at_root] {
+    if (at_root) s.copy_back();
+  });
   return req;
 }
 
@@ -235,12 +266,14 @@ RequestPtr MpiCommunicator::isend(ConstBuffer buf, int dest, int tag) {
   std::ostringstream what;
   what << "isend of " << buf.count << " x " << dtype_name(buf.type) << " (" << buf.bytes() << " bytes) to rank " << dest
        << " with tag " << tag;
+  const Staged in = stage(buf.data, buf.bytes(), buf.place, true);
   auto req = std::make_unique<MpiRequest>(state_, what.str(), step_, timeout_);
   req->watch_peer(dest, /*is_recv=*/false, d);
+  req->on_complete([in] {});  // keeps a staging block until the send is done
   MAGMADNN_MPI_CHECK(MPI_Isend(req->header_mine(), sizeof(Descriptor), MPI_BYTE, dest, tag, s.p2p_check,
                                req->header_request()),
                      what.str() << ": sending the header");
-  MAGMADNN_MPI_CHECK(MPI_Isend(buf.data, static_cast<int>(buf.count), s.env->types().datatype(buf.type), dest, tag,
+  MAGMADNN_MPI_CHECK(MPI_Isend(in.mpi, static_cast<int>(buf.count), s.env->types().datatype(buf.type), dest, tag,
                                s.data, req->data_request()),
                      what.str());
   return req;
@@ -259,12 +292,14 @@ RequestPtr MpiCommunicator::irecv(Buffer buf, int source, int tag) {
   std::ostringstream what;
   what << "irecv of " << buf.count << " x " << dtype_name(buf.type) << " (" << buf.bytes() << " bytes) from rank "
        << source << " with tag " << tag;
+  const Staged out = stage(buf.data, buf.bytes(), buf.place, false);
   auto req = std::make_unique<MpiRequest>(state_, what.str(), step_, timeout_);
   req->watch_peer(source, /*is_recv=*/true, d);
+  req->on_complete([out] { out.copy_back(); });
   MAGMADNN_MPI_CHECK(MPI_Irecv(req->header_theirs(), sizeof(Descriptor), MPI_BYTE, source, tag, s.p2p_check,
                                req->header_request()),
                      what.str() << ": posting the header's receive");
-  MAGMADNN_MPI_CHECK(MPI_Irecv(buf.data, static_cast<int>(buf.count), s.env->types().datatype(buf.type), source, tag,
+  MAGMADNN_MPI_CHECK(MPI_Irecv(out.mpi, static_cast<int>(buf.count), s.env->types().datatype(buf.type), source, tag,
                                s.data, req->data_request()),
                      what.str());
   return req;

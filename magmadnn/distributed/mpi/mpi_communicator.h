@@ -35,6 +35,7 @@ namespace magmadnn::distributed {
 
 namespace mpi_detail {
 struct CommState;
+struct Staged;
 struct Descriptor;
 class MpiRequest;
 }  // namespace mpi_detail
@@ -57,8 +58,10 @@ class MpiCommunicator final : public Communicator {
   /// inherits timeout() and step(). Collective; checked like one.
   std::unique_ptr<MpiCommunicator> split(int color, int key);
 
-  /// The MPI communicator the data moves on (for MPI code written beside
-  /// magmadnn; not to be freed).
+  /// The MPI communicator the data moves on, to derive others from
+  /// (MPI_Comm_dup, MPI_Comm_split, or MpiCommunicator(comm())). Not to be
+  /// freed, nor used for traffic of one's own: its order of collectives and
+  /// its tags belong to this communicator.
   MPI_Comm comm() const noexcept;
   /// Whether device buffers go to MPI directly (CUDA-aware MPI in a CUDA build).
   bool cuda_aware() const noexcept;
@@ -81,6 +84,12 @@ class MpiCommunicator final : public Communicator {
 
  private:
   std::unique_ptr<mpi_detail::MpiRequest> start_collective(mpi_detail::Descriptor d);
+  /// `data` as MPI will see it (device buffers staged unless CUDA-aware MPI
+  /// takes them; `host_result` forces staging so the host can finish the
+  /// result, as avg does).
+  mpi_detail::Staged stage(const void* data, std::size_t bytes, Place place, bool read, bool host_result = false);
+  template <typename B>
+  void check_buffer(const B& b, const char* op, const char* which) const;
   std::shared_ptr<mpi_detail::CommState> state_;
 };
 

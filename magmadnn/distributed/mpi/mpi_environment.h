@@ -19,6 +19,10 @@
 ///    order). When MPI provides less than MULTIPLE (thread_multiple() is
 ///    false), all MPI communicators of the process must be driven by one
 ///    thread at a time.
+///
+/// When it starts MPI for a job of 2 or 3 Open MPI ranks, it asks Open MPI's
+/// non-blocking allreduce for its ring algorithm unless the user chose one
+/// (OMPI_MCA_coll_libnbc_iallreduce_algorithm); see docs/distributed.md.
 #pragma once
 
 #include <memory>

@@ -68,10 +68,11 @@ MpiRequest::MpiRequest(std::shared_ptr<CommState> state, std::string what, std::
 MpiRequest::~MpiRequest() {
   if (done_ || !MpiEnvironment::mpi_active()) return;
   if (!failure_.empty()) {
-    // Abandoned: a receive can be cancelled; a collective cannot, so its
-    // handle is dropped and the job is expected to end.
+    // Abandoned: a receive is cancelled and a send left to MPI; a collective
+    // cannot be cancelled or freed, so its handle is dropped and the job is
+    // expected to end.
     if (data_ != MPI_REQUEST_NULL && exchange_ == nullptr) {
-      MPI_Cancel(&data_);
+      if (is_recv_) MPI_Cancel(&data_);
       MPI_Request_free(&data_);
     }
     if (header_ != MPI_REQUEST_NULL) {
@@ -207,6 +208,8 @@ void MpiRequest::wait() {
   for (unsigned polls = 1;; ++polls) {
     if (test()) return;
     if (polls % 64 != 0) continue;
+    if (!state_->failure.empty())  // another request of this communicator failed first
+      abandon("an earlier operation on this communicator failed: " + state_->failure);
     const std::string notice = state_->poll_notice();
     if (!notice.empty()) abandon(notice);
     const auto now = Clock::now();

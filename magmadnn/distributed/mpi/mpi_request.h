@@ -10,7 +10,8 @@
 /// wait() was entered, naming the step, the operation, the bytes and the
 /// ranks that did not arrive. After such a failure the communicator is
 /// unusable (its ranks no longer agree on the order of calls): every later
-/// call throws CommError quoting the first failure. A request destroyed
+/// call throws CommError quoting the first failure, and its other pending
+/// requests fail at their next wait(). A request destroyed
 /// while pending waits for it; a failed one is abandoned (MPI cannot cancel
 /// a collective), since the application is expected to end the job
 /// (distributed::abort_job) after reporting the error.
@@ -29,6 +30,7 @@
 #include "magmadnn/distributed/communicator.h"
 #include "magmadnn/distributed/mpi/collective_check.h"
 #include "magmadnn/distributed/mpi/mpi_environment.h"
+#include "magmadnn/distributed/mpi/staging.h"
 
 namespace magmadnn::distributed::mpi_detail {
 
@@ -44,6 +46,7 @@ struct CommState {
   int tag_ub = 32767;
   std::int64_t next_seq = 0;  // number of the next collective
   std::string failure;        // the first failure; empty while healthy
+  std::shared_ptr<PinnedPool> pool = std::make_shared<PinnedPool>();  // staging of device buffers
 
   // Failure notices: a rank whose operation fails tells every other rank at
   // once, so that ranks still waiting (perhaps with a later deadline) stop

@@ -1,0 +1,97 @@
+/// @file allreduce_strategy.h
+/// AllreduceStrategy<T> ("allreduce", the default): synchronous data
+/// parallelism with gradients averaged over all ranks, overlapped with the
+/// backward pass (PyTorch DDP's buckets, Horovod's background thread).
+///
+/// How: at attach the parameters are laid into buckets of about
+/// StrategyOptions::bucket_bytes (the first one: first_bucket_bytes) in
+/// reverse parameter order (the order the backward pass finishes
+/// gradients). The ready hook copies each gradient
+/// into its bucket; when a bucket is full it is handed to the one
+/// communication thread, which starts its non-blocking allreduce (average)
+/// and keeps calling test() on every request in flight while backward runs,
+/// since Open MPI makes no progress on its own. finish() waits for every
+/// bucket and copies the averages back into the gradients; the optimizer
+/// step then runs on every rank with the same averaged gradients.
+///
+/// Requires: a Communicator safe to call from a thread other than the one
+/// that created it, one thread at a time (MPI_THREAD_SERIALIZED or better).
+/// Guarantees: from construction to destruction only the communication
+/// thread calls the communicator (attach's broadcast runs on it too), so
+/// the caller's thread never races it; buckets start in bucket order on
+/// every rank, whatever order their gradients complete in, so collectives
+/// match across ranks; a failed exchange is rethrown from finish() (and
+/// every later step) as the CommError it was.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "magmadnn/distributed/strategy.h"
+
+namespace magmadnn::distributed {
+
+template <typename T>
+class AllreduceStrategy final : public Strategy<T> {
+ public:
+  AllreduceStrategy(std::shared_ptr<Communicator> comm, StrategyOptions options);
+  ~AllreduceStrategy() override;
+
+  std::string name() const override { return "allreduce"; }
+  void attach(model::NeuralNetwork<T>& net) override;
+  void finalize() override;
+
+  /// PyTorch DDP's no_sync, as a switch set between steps: while off, a
+  /// step only adds its gradients to a local sum (no exchange, no optimizer
+  /// step); the next step with sync on exchanges the mean over those steps
+  /// and its own, then updates, as one step on the union of their batches.
+  void set_sync(bool on) noexcept { sync_ = on; }
+  bool sync() const noexcept { return sync_; }
+  /// How many buckets the parameters were laid into (valid after attach).
+  std::size_t num_buckets() const noexcept { return buckets_.size(); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Bucket {
+    std::size_t begin = 0, count = 0;
+    std::size_t members = 0;  // parameters in it
+    std::size_t filled = 0;   // of those, ready this step
+    RequestPtr request;
+    Clock::time_point launched, completed;
+    bool done = false;
+  };
+
+  void on_ready(std::size_t i, Tensor<T>& grad);
+  void on_finish();
+  void run_on_comm_thread(const std::function<void()>& task);
+  void comm_loop();
+  void event(TimelineEvent::Kind kind, int index, Clock::time_point at);
+
+  std::vector<Bucket> buckets_;
+  std::vector<std::size_t> slot_;       // parameter -> first element in flat_
+  std::vector<std::size_t> bucket_of_;  // parameter -> bucket
+  std::vector<Tensor<T>*> grads_;       // this step's gradient tensors
+  std::vector<T> flat_;
+  bool sync_ = true;
+  bool step_syncs_ = true;  // sync_ as the step began
+  int accumulated_ = 0;     // no_sync steps summed in flat_
+  std::size_t readies_ = 0;
+  Clock::time_point attach_time_, step_mark_;
+  std::vector<TimelineEvent> live_timeline_;
+
+  // Shared with the communication thread, under mutex_.
+  std::mutex mutex_;
+  std::condition_variable wake_comm_, wake_caller_;
+  std::vector<bool> full_;  // bucket b's gradients are all in flat_
+  std::size_t next_launch_ = 0;
+  bool backward_done_ = false, comm_done_ = false, stop_ = false;
+  std::function<void()> task_;  // a call to run on the communication thread
+  bool task_done_ = false;
+  std::exception_ptr error_, task_error_;
+  std::thread thread_;
+};
+
+}  // namespace magmadnn::distributed
