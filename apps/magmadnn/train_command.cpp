@@ -6,13 +6,18 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <iostream>
 #include <ostream>
+#include <streambuf>
 #include <thread>
 
 #include "args.h"
 #include "checkpoint_config.h"
 #include "cli.h"
 #include "magmadnn/compute/profiler.h"
+#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/run/across_ranks.h"
+#include "magmadnn/run/data_parallel.h"
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/run_training.h"
 #include "run_folder.h"
@@ -42,12 +47,16 @@ const std::vector<OptionSpec> kOptions = {
     {"print-config", "", "print the resolved config as JSON and exit"},
     {"quiet", "", "no per-epoch output, only the final result line"},
     {"profile", "", "time every operation of the training steps and print where the time goes"},
+    {"strategy", "NAME", "under mpirun: allreduce (default), weight-avg, ps, asgd or ring"},
+    {"watchdog", "SECONDS", "under mpirun: fail when a rank misses a collective this long (default 60)"},
 };
 
 const char* kAbout =
     "Trains a network on MNIST-format data (Fashion-MNIST by default) and writes a run folder:\n"
     "config.json, metrics.csv, summary.json, checkpoint.bin and report.html.\n"
-    "Flags override the config; the config overrides the preset.";
+    "Flags override the config; the config overrides the preset.\n"
+    "Under mpirun -np N (or srun) the ranks train together: --batch-size is the global batch,\n"
+    "rank 0 writes the run folder and prints; see docs/distributed.md.";
 
 std::string default_out_dir(const std::string& name) {
   const std::time_t now = std::time(nullptr);
@@ -89,6 +98,9 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
   if (a.has("limit-test")) cfg["data"]["limit_test"] = a.integer("limit-test", 1, limits::samples.max);
   if (a.has("val-split")) cfg["data"]["val_split"] = a.number("val-split", 0.0, 1.0);
   if (a.has("early-stopping")) cfg["early_stopping"]["patience"] = a.integer("early-stopping", limits::patience.min, limits::patience.max);
+  // How the ranks train together may change on --resume (the run's result does not depend on it).
+  if (a.has("strategy")) cfg["distributed"]["strategy"] = a.str("strategy");
+  if (a.has("watchdog")) cfg["distributed"]["watchdog_s"] = a.positive("watchdog");  // the config caps it
   return cfg;
 }
 
@@ -137,8 +149,18 @@ void print_profile(std::ostream& out, model::NeuralNetwork<float>& net, const mo
 
 }  // namespace
 
+namespace {
+// Ranks other than 0 print nothing (their errors go to std::cerr, see below).
+class NullBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return traits_type::not_eof(c); }
+};
+}  // namespace
+
 static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config, bool resume,
-                    bool quiet, bool profile, std::ostream& out);
+                           bool quiet, bool profile, const std::shared_ptr<distributed::Communicator>& comm,
+                           std::ostream& out);
+static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out);
 
 int train_command(const std::vector<std::string>& args, std::ostream& out) {
   const ParsedArgs a = parse_args("magmadnn train", args, kOptions);
@@ -146,25 +168,60 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
     out << usage_text("magmadnn train [--config FILE] [--preset mlp|lenet5] [options]", kAbout, kOptions);
     return 0;
   }
-  const bool resume = a.has("resume"), quiet = a.has("quiet");
+  // A single process (no launcher) gets the local communicator: no MPI at all.
+  const std::shared_ptr<distributed::Communicator> comm = distributed::make_communicator("auto");
+  if (comm->size() == 1) return train_ranks(a, comm, out);
+  NullBuffer discard;
+  std::ostream quiet_stream(&discard);
+  try {
+    return train_ranks(a, comm, comm->rank() == 0 ? out : quiet_stream);
+  } catch (const std::exception& e) {
+    // Every rank that fails says so with its rank, then ends the whole job:
+    // the others may be waiting in a collective this rank will never reach.
+    out.flush();
+    std::cerr << "magmadnn train: rank " << comm->rank() << " of " << comm->size() << ": error: " << e.what()
+              << std::endl;
+    const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr || dynamic_cast<const ConfigError*>(&e) != nullptr;
+    distributed::abort_job(usage ? 2 : 1);
+  }
+}
+
+static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out) {
+  const bool resume = a.has("resume"), quiet = a.has("quiet"), lead = comm->rank() == 0;
   if (resume && !a.has("out")) throw UsageError("magmadnn train: --resume needs --out DIR (the run to continue)");
   const std::int64_t threads = a.has("threads") ? a.integer("threads", 1, max_threads()) : 0;  // checked up front
-  // What a run killed in this folder left (an interrupted --overwrite, temporary
-  // files) is settled first: --resume reads the restored config.json.
-  if (a.has("out") && !a.has("print-config")) recover_run_folder(a.str("out"), out);
-  const TrainSpec spec = parse_config(resolve_config(a, resume));
-  const Json config = to_json(spec);
+  // Rank 0 resolves the config and the run folder; every rank trains on
+  // what it sent (the seed included), whatever its own files say.
+  const Json shared = share_config(*comm, [&] {
+    // What a run killed in this folder left (an interrupted --overwrite, temporary
+    // files) is settled first: --resume reads the restored config.json.
+    if (a.has("out") && !a.has("print-config")) recover_run_folder(a.str("out"), out);
+    const TrainSpec spec = parse_config(resolve_config(a, resume));
+    return Json{{"config", to_json(spec)}, {"out", a.str("out", default_out_dir(spec.name))}};
+  });
+  const Json& config = shared["config"];
+  const TrainSpec spec = parse_config(config);
   if (a.has("print-config")) {
     out << config.dump(2) << "\n";
     return 0;
   }
   if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
+  if (comm->size() > 1) check_run_strategy(spec.distributed);  // before the run folder is touched
 
   TrainingRun run(spec);  // loads the data, builds the network
-  const RunFolder rf(a.str("out", default_out_dir(spec.name)));
+  const RunFolder rf(shared["out"].get<std::string>());
+  if (!lead) {
+    // Only rank 0 writes; the others read the checkpoint when resuming.
+    RunOptions ro;
+    ro.checkpoint_path = rf.checkpoint_path();
+    ro.resume = resume;
+    ro.communicator = comm;
+    run.run(ro);
+    return 0;
+  }
   try {
     prepare_folder(rf, resume, a.has("overwrite"), out);
-    return train_in_folder(rf, run, spec, config, resume, quiet, a.has("profile"), out);
+    return train_in_folder(rf, run, spec, config, resume, quiet, a.has("profile"), comm, out);
   } catch (...) {
     // A new run that failed before its first checkpoint gives the folder back
     // to the run it was replacing (the same steps as after a kill).
@@ -178,7 +235,8 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
 }
 
 static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config, bool resume,
-                    bool quiet, bool profile, std::ostream& out) {
+                           bool quiet, bool profile, const std::shared_ptr<distributed::Communicator>& comm,
+                           std::ostream& out) {
   model::NeuralNetwork<float>& net = run.network();
   rf.write_config(config);
   attach_config(net, config, run.sample_shape(), run.classes());
@@ -186,7 +244,12 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
     out << "magmadnn train: " << spec.name << " (" << net.num_params() << " parameters) on "
         << run.train().x.shape()[0] << " training and " << run.test().x.shape()[0] << " test samples ("
         << run.validation().x.shape()[0] << " training samples held out for validation) from " << spec.data.dir
-        << "; run folder " << rf.dir() << (resume ? " (resuming)" : "")
+        << "; run folder " << rf.dir() << (resume ? " (resuming)" : "");
+    if (comm->size() > 1) {
+      out << "; " << comm->size() << " ranks (" << comm->backend() << "), strategy " << spec.distributed.strategy
+          << ", global batch " << spec.batch_size;
+    }
+    out
         << std::endl;  // flushed: logs under nohup show it at once
   }
 
@@ -194,6 +257,7 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
   ro.checkpoint_path = rf.checkpoint_path();
   ro.resume = resume;
   ro.profile = profile;
+  if (comm->size() > 1) ro.communicator = comm;
   if (!quiet) ro.callbacks.push_back(std::make_shared<model::ProgressBar<float>>(out));
   // After every epoch the folder is complete up to that epoch: a killed run
   // still has its curves, and --resume starts from the matching checkpoint.

@@ -33,8 +33,8 @@ struct TrainInfo {
   unsigned int first_epoch = 1;  ///< 1-based epoch fit starts in (after a resume it may be > 1)
   unsigned int last_epoch = 1;   ///< 1-based epoch fit ends with
   std::int64_t samples = 0;      ///< training samples per epoch
-  std::int64_t batches_per_epoch = 0;
-  std::int64_t batch_size = 0;
+  std::int64_t batches_per_epoch = 0;  ///< of the first epoch (BatchGrowth may change it later)
+  std::int64_t batch_size = 0;         ///< of the first epoch
   bool has_validation = false;
 };
 

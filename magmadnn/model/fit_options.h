@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,39 @@
 #include "magmadnn/model/callbacks.h"
 
 namespace magmadnn::model {
+
+/// Data-parallel training: this process is rank `rank` of `size`, and fit
+/// trains on its slice of every global batch (data::shard_rows; the batch
+/// size, nn_params_t::batch_size, is the global one). Every rank must call
+/// fit with the same data, options and weights. With size > 1:
+///  - the gradients a hook receives (GradientHook and GradientReadyHooks)
+///    are this rank's slice's mean gradient scaled by size * slice / batch,
+///    so their plain average over ranks is the global batch's mean gradient
+///    also when the slices differ by a row (scale 1 when they are equal);
+///    without hooks each rank steps on its own slice's mean gradient (local
+///    SGD: a strategy such as weight averaging synchronises the weights);
+///  - a rank whose slice is empty (a batch smaller than `size`, e.g. the
+///    last one) still runs the step, on the batch's first row with weight 0
+///    (its gradient is zero and it counts no loss), so every rank takes part
+///    in every collective;
+///  - the epoch's loss and accuracy and the validation set (split among the
+///    ranks by the same rule) are summed across ranks with `sum`, so every
+///    rank's EpochRecord is the global one; on_batch_end's running values
+///    are this rank's own;
+///  - checkpoints are per epoch only (checkpoint_every_batches must be 0),
+///    where the state holds nothing rank-local.
+struct DataShard {
+  int rank = 0;
+  int size = 1;
+  /// Replaces `values` by their element-wise sums over all ranks (every
+  /// rank calls it at the same points with the same length). Needed when
+  /// size > 1.
+  std::function<void(std::vector<double>& values)> sum;
+  /// Called on every rank before each epoch's validation, e.g. to give every
+  /// rank rank 0's layer state (BatchNorm statistics, which each rank
+  /// otherwise updates from its own slices). Optional.
+  std::function<void()> before_validation;
+};
 
 template <typename T>
 struct FitOptions {
@@ -55,6 +89,9 @@ struct FitOptions {
   /// in the same order for a given seed and epoch.
   int loader_workers = 0;
   std::vector<std::shared_ptr<const data::Transform<T>>> augment;
+
+  /// This process's part in data-parallel training (the default: the only one).
+  DataShard shard;
 };
 
 }  // namespace magmadnn::model

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "magmadnn/io/checkpoint.h"
+#include "magmadnn/model/batch_growth.h"
 #include "magmadnn/model/callbacks.h"
 #include "magmadnn/model/fit_options.h"
 #include "magmadnn/model/metrics.h"

@@ -21,7 +21,9 @@
 ///    trains and evaluates like the others (the graph is not tied to a batch
 ///    size). Shuffling (nn_params_t::shuffle) uses an order that is a
 ///    function of (data seed, epoch) only, so a resumed run sees the same
-///    order;
+///    order. The batch size (params().batch_size) may change between epochs,
+///    e.g. by a BatchGrowth callback in on_epoch_begin; a cursor inside an
+///    epoch continues only at the batch size it was trained in;
 ///  - epoch loss / accuracy are sample-weighted means over the epoch; with
 ///    CROSS_ENTROPY on a softmax output the loss is the fused, stable
 ///    softmax cross-entropy on the logits; on a sigmoid output it is v1's
@@ -49,7 +51,9 @@
 ///    for a weight, layer state or optimizer state that is not finite (naming
 ///    the tensor and element), for a data cursor outside the epoch it points
 ///    into, and for a history that is not one record per epoch done); fit
-///    refuses a cursor past the batches of the data it is given.
+///    refuses a cursor past the batches of the data it is given;
+///  - data-parallel training (FitOptions::shard) keeps these guarantees per
+///    global batch; see DataShard for what changes with more than one rank.
 #pragma once
 
 #include <cstdint>
@@ -249,8 +253,11 @@ class NeuralNetwork {
   };
   EpochTotals partial_;
   std::int64_t data_size_ = -1;  // training set size of the cursor (for resume checks)
+  std::int64_t cursor_batch_size_ = 0;  // batch size the cursor's batches were trained in (0: none yet)
   std::string last_checkpoint_;
   bool stop_ = false;
+  DataShard shard_;       // fit's options.shard, for the epoch in progress
+  double grad_scale_ = 1.0;  // this step's factor for hooked gradients (DataShard)
 
   Tensor<T> bx_, by_;       // batch staging buffers (reused)
   Tensor<T> predict_out_;   // v1 predict(Tensor*) result

@@ -65,7 +65,12 @@ void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t da
   ck.set_double("optimizer.epsilon", nn_params_.epsilon);
   ck.set_double("optimizer.rho", nn_params_.decaying_factor);
   ck.set_int("optimizer.nesterov", nn_params_.nesterov ? 1 : 0);
-  ck.set_uint("train.batch_size", nn_params_.batch_size);
+  ck.set_double("optimizer.trust_coefficient", nn_params_.trust_coefficient);
+  ck.set_int("optimizer.exclude_vectors", nn_params_.exclude_vectors ? 1 : 0);
+  // The size the cursor's batches were trained in, which a batch-growth
+  // callback may have changed from nn_params_'s starting value.
+  ck.set_uint("train.batch_size", cursor_batch_size_ > 0 ? static_cast<std::uint64_t>(cursor_batch_size_)
+                                                         : nn_params_.batch_size);
   ck.set_uint("train.epoch", epoch_);
   ck.set_int("train.batch", batch_);
   ck.set_uint("train.data_seed", data_seed_);
@@ -208,6 +213,7 @@ void NeuralNetwork<T>::load(const std::string& path) {
   batch_ = batch;
   data_seed_ = data_seed;
   data_size_ = data_size;
+  cursor_batch_size_ = static_cast<std::int64_t>(batch_size);
   partial_ = partial;
   history_ = std::move(hist);
   last_checkpoint_ = path;

@@ -15,6 +15,8 @@
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/dispatch.h"
 #include "magmadnn/data/dataloader.h"
+#include "magmadnn/data/shard.h"
+#include "magmadnn/tensor/math.h"
 #include "magmadnn/model/batch_order.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/model/network_detail.h"
@@ -54,13 +56,23 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
     if (ready_hooks_.after_update) ready_hooks_.after_update();
     return;
   }
+  // A data-parallel rank whose slice differs from the others' weighs its
+  // gradient by its rows before any hook sees it (DataShard).
+  const bool rescale = grad_scale_ != 1.0;
+  const T scale = static_cast<T>(grad_scale_);
   op::GradientReady<T> ready;
   if (ready_hooks_.ready) {
-    ready = [this](std::size_t i, Tensor<T>& g) { ready_hooks_.ready(i, params_[i], g); };
+    ready = [this, rescale, scale](std::size_t i, Tensor<T>& g) {
+      if (rescale) math::unary(UnaryOp::Scale, g, g, scale);
+      ready_hooks_.ready(i, params_[i], g);
+    };
   }
   op::GradTable<T> grads = op::compute_gradients(loss_, param_exprs_, ready);  // forward values are cached
-  if (ready_hooks_.finish) ready_hooks_.finish();
   for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
+  if (rescale && !ready_hooks_.ready) {
+    for (Tensor<T>* g : grad_ptrs_) math::unary(UnaryOp::Scale, *g, *g, scale);
+  }
+  if (ready_hooks_.finish) ready_hooks_.finish();
   if (hook_) {
     hook_(params_, grad_ptrs_);
     // The hook may hand back other tensors: the optimizer reads the table.
@@ -83,6 +95,7 @@ template <typename T>
 bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader,
                                      bool inline_batches, std::vector<std::shared_ptr<Callback<T>>>& callbacks) {
   const std::int64_t n = x.shape()[0], bs = nn_params_.batch_size, nb = loader.num_batches();
+  cursor_batch_size_ = bs;
   std::vector<std::int64_t> order;
   const std::int64_t* rows = nullptr;
   if (inline_batches && nn_params_.shuffle) {
@@ -96,32 +109,44 @@ bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, dat
   BatchLogs logs;
   logs.epoch = epoch_ + 1;
   logs.batches = nb;
+  const bool sharded = shard_.size > 1;
   while (batch_ < nb) {
     const std::int64_t m = std::min(bs, n - batch_ * bs);
+    // This rank's rows of the global batch; an empty slice trains on the
+    // batch's first row with weight 0, so the rank still meets every collective.
+    const data::RowRange mine = sharded ? data::shard_rows(m, shard_.rank, shard_.size) : data::RowRange{0, m};
+    const std::int64_t first = mine.count > 0 ? mine.begin : 0, fed = std::max<std::int64_t>(mine.count, 1);
+    grad_scale_ = sharded ? static_cast<double>(shard_.size * mine.count) / static_cast<double>(m) : 1.0;
     if (inline_batches) {
       std::optional<op::Profiler::Scope> scope;
       if (op::Profiler::enabled()) scope.emplace("step", "feed batch", "", op::detail::device_sync_of(x));
-      feed(x, y, rows, batch_ * bs, m);
+      feed(x, y, rows, batch_ * bs + first, fed);
     } else {
       MAGMADNN_CHECK(loader.next(batch) && batch.index == batch_ && batch.size == m, ValueError,
                      "NeuralNetwork::fit: the data loader did not deliver batch " << batch_ << " of " << nb);
-      x_ph_->set_value(batch.x);
-      y_ph_->set_value(batch.y);
+      if (sharded) {
+        feed(batch.x, batch.y, nullptr, first, fed);
+      } else {
+        x_ph_->set_value(batch.x);
+        y_ph_->set_value(batch.y);
+      }
     }
     double l = 0.0;
     std::int64_t c = 0;
     train_step(l, c);
-    partial_.loss += l * static_cast<double>(m);
+    if (mine.count == 0) c = 0;
+    partial_.loss += l * static_cast<double>(mine.count);
     partial_.correct += c;
-    partial_.samples += m;
+    partial_.samples += mine.count;
     partial_.seconds = seconds_before + seconds_since(t0);
     ++batch_;
     logs.batch = batch_ - 1;
-    logs.size = m;
+    logs.size = mine.count;
     logs.loss = l;
     logs.samples_done = partial_.samples;
-    logs.epoch_loss = partial_.loss / static_cast<double>(partial_.samples);
-    logs.epoch_accuracy = static_cast<double>(partial_.correct) / static_cast<double>(partial_.samples);
+    const double done = partial_.samples > 0 ? static_cast<double>(partial_.samples) : 1.0;
+    logs.epoch_loss = partial_.loss / done;
+    logs.epoch_accuracy = static_cast<double>(partial_.correct) / done;
     logs.seconds = partial_.seconds;
     for (auto& cb : callbacks) cb->on_batch_end(*this, logs);
     if (stop_) return batch_ == nb;
@@ -132,6 +157,36 @@ bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, dat
 // The finished epoch's record (validation included); moves the cursor on.
 template <typename T>
 EpochRecord NeuralNetwork<T>::close_epoch(const FitOptions<T>& options) {
+  std::optional<Evaluation> v;
+  if (options.validation_x != nullptr) {
+    const op::Profiler::Pause not_training;  // a profile of fit is a profile of training steps
+    if (shard_.size > 1 && shard_.before_validation) shard_.before_validation();
+    if (shard_.size == 1) {
+      v = evaluate_batches(*options.validation_x, *options.validation_y);
+    } else {
+      const data::RowRange mine = data::shard_rows(options.validation_x->shape()[0], shard_.rank, shard_.size);
+      v = mine.count > 0 ? evaluate_batches(options.validation_x->slice(mine.begin, mine.begin + mine.count),
+                                            options.validation_y->slice(mine.begin, mine.begin + mine.count))
+                         : Evaluation{};
+    }
+  }
+  if (shard_.size > 1) {
+    // One collective per epoch: the training sums and the validation's.
+    const double vn = v ? static_cast<double>(v->samples) : 0.0;
+    std::vector<double> sums = {partial_.loss, static_cast<double>(partial_.correct),
+                                static_cast<double>(partial_.samples), v ? v->loss * vn : 0.0,
+                                v ? v->accuracy * vn : 0.0, vn};
+    shard_.sum(sums);
+    MAGMADNN_CHECK(sums.size() == 6, ValueError, "DataShard::sum changed the length of its values");
+    partial_.loss = sums[0];
+    partial_.correct = std::llround(sums[1]);
+    partial_.samples = std::llround(sums[2]);
+    if (v) {
+      v->samples = std::llround(sums[5]);
+      v->loss = v->samples > 0 ? sums[3] / sums[5] : 0.0;
+      v->accuracy = v->samples > 0 ? std::round(sums[4]) / sums[5] : 0.0;
+    }
+  }
   EpochRecord r;
   r.epoch = epoch_ + 1;
   r.train_loss = partial_.loss / static_cast<double>(partial_.samples);
@@ -139,11 +194,9 @@ EpochRecord NeuralNetwork<T>::close_epoch(const FitOptions<T>& options) {
   r.seconds = partial_.seconds;
   r.samples_per_second = r.seconds > 0.0 ? static_cast<double>(partial_.samples) / r.seconds : 0.0;
   r.learning_rate = opt_->learning_rate();
-  if (options.validation_x != nullptr) {
-    const op::Profiler::Pause not_training;  // a profile of fit is a profile of training steps
-    const Evaluation v = evaluate_batches(*options.validation_x, *options.validation_y);
-    r.val_loss = v.loss;
-    r.val_accuracy = v.accuracy;
+  if (v) {
+    r.val_loss = v->loss;
+    r.val_accuracy = v->accuracy;
   }
   ++epoch_;
   batch_ = 0;
@@ -160,6 +213,12 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
   if (options.validation_x != nullptr) check_data(*options.validation_x, options.validation_y, "fit (validation)");
   MAGMADNN_CHECK(options.loader_workers >= 0, ValueError,
                  "NeuralNetwork::fit: loader_workers = " << options.loader_workers << " must be >= 0");
+  const DataShard& shard = options.shard;
+  MAGMADNN_CHECK(shard.size >= 1 && shard.rank >= 0 && shard.rank < shard.size, ValueError,
+                 "NeuralNetwork::fit: shard rank " << shard.rank << " of " << shard.size << " ranks");
+  MAGMADNN_CHECK(shard.size == 1 || (shard.sum && options.checkpoint_every_batches == 0), ValueError,
+                 "NeuralNetwork::fit: a shard of " << shard.size
+                     << " ranks needs a sum function and checkpoints per epoch only (checkpoint_every_batches 0)");
   MAGMADNN_CHECK(options.checkpoint_path.empty() == false ||
                      (options.checkpoint_every_epochs == 0 && options.checkpoint_every_batches == 0 && !options.resume),
                  ValueError, "NeuralNetwork::fit: checkpoint options need a checkpoint_path");
@@ -173,21 +232,52 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
   const std::int64_t n = x.shape()[0];
 
   if (options.resume && std::filesystem::exists(options.checkpoint_path)) load(options.checkpoint_path);
+  shard_ = shard;
+  grad_scale_ = 1.0;
+  // An epoch in progress (a mid-epoch checkpoint loaded on every rank) has
+  // its sums so far counted once, by rank 0.
+  if (shard.rank != 0) partial_ = {};
   MAGMADNN_CHECK(batch_ == 0 || data_size_ == n, ValueError,
                  "NeuralNetwork::fit: the model stands in the middle of an epoch over " << data_size_
                                                                                        << " samples, but x has " << n);
 
   const unsigned int epochs = options.epochs != 0 ? options.epochs : nn_params_.n_epochs;
   const unsigned int end_epoch = options.resume ? epochs : epoch_ + epochs;
-  data::LoaderOptions lo;
-  lo.batch_size = nn_params_.batch_size;
-  lo.shuffle = nn_params_.shuffle;
-  lo.workers = options.loader_workers;
-  lo.seed = data_seed_;  // never 0: a 0 would make the loader draw a seed of its own
-  data::DataLoader<T> loader(x, y, lo, options.augment);
-  MAGMADNN_CHECK(batch_ == 0 || batch_ < loader.num_batches(), ValueError,
-                 "NeuralNetwork::fit: the model stands at batch " << batch_ << " of epoch " << epoch_ + 1
-                     << ", but an epoch over these " << n << " samples has " << loader.num_batches() << " batches");
+  // The loader serves batches of nn_params_.batch_size. A callback may change
+  // that size between epochs (BatchGrowth): the loader is then rebuilt at the
+  // start of the epoch. The epoch order depends on (seed, epoch) alone, so an
+  // epoch's samples and their order stay the same; only the grouping changes.
+  std::optional<data::DataLoader<T>> loader;
+  auto build_loader = [&](std::int64_t batch_size) {
+    data::LoaderOptions lo;
+    lo.batch_size = batch_size;
+    lo.shuffle = nn_params_.shuffle;
+    lo.workers = options.loader_workers;
+    lo.seed = data_seed_;  // never 0: a 0 would make the loader draw a seed of its own
+    loader.reset();        // its worker threads end before the next loader's start
+    loader.emplace(x, y, lo, options.augment);
+  };
+  auto check_cursor = [&] {
+    MAGMADNN_CHECK(batch_ == 0 || batch_ < loader->num_batches(), ValueError,
+                   "NeuralNetwork::fit: the model stands at batch " << batch_ << " of epoch " << epoch_ + 1
+                       << ", but an epoch over these " << n << " samples has " << loader->num_batches()
+                       << " batches");
+  };
+  // A cursor inside an epoch counts batches of the size they were trained
+  // with (after a resume, the checkpoint's), whatever the size is now.
+  const bool mid_epoch_size = batch_ > 0 && cursor_batch_size_ > 0;
+  build_loader(mid_epoch_size ? cursor_batch_size_ : static_cast<std::int64_t>(nn_params_.batch_size));
+  check_cursor();
+  // Called once an epoch's on_epoch_begin callbacks have set its batch size.
+  auto prepare_epoch = [&] {
+    const auto bs = static_cast<std::int64_t>(nn_params_.batch_size);
+    MAGMADNN_CHECK(bs > 0, ValueError, "NeuralNetwork::fit: batch_size is 0");
+    MAGMADNN_CHECK(batch_ == 0 || cursor_batch_size_ == 0 || cursor_batch_size_ == bs, ValueError,
+                   "NeuralNetwork::fit: the model stands at batch " << batch_ << " of epoch " << epoch_ + 1
+                       << " in batches of " << cursor_batch_size_ << ", but the batch size is now " << bs);
+    if (loader->options().batch_size != bs) build_loader(bs);
+    check_cursor();
+  };
   // Inline gathering straight into the placeholders (no per-step allocation)
   // unless background workers or augmentation are asked for.
   const bool inline_batches = options.loader_workers == 0 && options.augment.empty();
@@ -204,7 +294,7 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
   info.first_epoch = epoch_ + 1;
   info.last_epoch = std::max(end_epoch, epoch_);
   info.samples = n;
-  info.batches_per_epoch = loader.num_batches();
+  info.batches_per_epoch = loader->num_batches();
   info.batch_size = nn_params_.batch_size;
   info.has_validation = options.validation_x != nullptr;
 
@@ -216,7 +306,8 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
     if (batch_ == 0) partial_ = {};
     for (auto& cb : callbacks) cb->on_epoch_begin(*this, epoch_ + 1);
     if (!training_mode_) set_mode(true);
-    if (!train_batches(x, y, loader, inline_batches, callbacks)) break;
+    prepare_epoch();
+    if (!train_batches(x, y, *loader, inline_batches, callbacks)) break;
     const EpochRecord r = close_epoch(options);
     for (auto& cb : callbacks) cb->on_epoch_end(*this, r);
   }

@@ -75,12 +75,14 @@ struct nn_params_t {
   unsigned int batch_size = 32;
   unsigned int n_epochs = 1;
   double learning_rate = 0.05;
-  double momentum = 0.0;        ///< SGD momentum (0: plain SGD)
-  double weight_decay = 0.0;    ///< L2 (SGD, Adam, ...) or decoupled (ADAMW)
+  double momentum = 0.0;        ///< SGD and LARS momentum (0: plain SGD)
+  double weight_decay = 0.0;    ///< L2 (SGD, Adam, ...), decoupled (ADAMW, LAMB) or LARS's beta
   double beta1 = 0.9;           ///< Adam
   double beta2 = 0.999;         ///< Adam
   double epsilon = 1e-8;        ///< Adam, AdaGrad, RMSProp
   double decaying_factor = 0.99;  ///< RMSProp's rho (v1 name)
+  double trust_coefficient = 0.001;  ///< LARS's eta
+  bool exclude_vectors = false;  ///< LARS, LAMB: biases and BatchNorm parameters take the plain step
   bool nesterov = false;
   bool shuffle = true;          ///< reshuffle the training set every epoch (from the global seed)
   /// The loss of a Model (paper form). A NeuralNetwork takes its loss as a
@@ -116,6 +118,8 @@ struct nn_params_t {
     s.beta2 = beta2;
     s.epsilon = epsilon;
     s.rho = decaying_factor;
+    s.trust_coefficient = trust_coefficient;
+    s.exclude_vectors = exclude_vectors;
     return s;
   }
   /// Sets the optimizer fields from `s` (the inverse of optimizer_settings()).
@@ -129,6 +133,8 @@ struct nn_params_t {
     beta2 = s.beta2;
     epsilon = s.epsilon;
     decaying_factor = s.rho;
+    trust_coefficient = s.trust_coefficient;
+    exclude_vectors = s.exclude_vectors;
   }
 };
 

@@ -5,11 +5,14 @@
 #include "magmadnn/core/errors.h"
 #include "magmadnn/optimizer/adaptive.h"
 #include "magmadnn/optimizer/gradient_descent.h"
+#include "magmadnn/optimizer/lamb.h"
+#include "magmadnn/optimizer/lars.h"
 
 namespace magmadnn::optimizer {
 
 const std::vector<std::string>& kind_names() {
-  static const std::vector<std::string> names = {"sgd", "adam", "adagrad", "rmsprop", "adamw"};  // enum order
+  // In enum order.
+  static const std::vector<std::string> names = {"sgd", "adam", "adagrad", "rmsprop", "adamw", "lars", "lamb"};
   return names;
 }
 
@@ -40,6 +43,12 @@ std::shared_ptr<Optimizer<T>> make(const OptimizerSettings& s) {
     case RMSPROP: opt = std::make_shared<RMSProp<T>>(s.learning_rate, s.rho, s.epsilon); break;
     case ADAMW:
       return std::make_shared<AdamW<T>>(s.learning_rate, s.weight_decay, s.beta1, s.beta2, s.epsilon);
+    case LARS:
+      return std::make_shared<Lars<T>>(
+          s.learning_rate, LarsOptions{s.momentum, s.weight_decay, s.trust_coefficient, s.exclude_vectors});
+    case LAMB:
+      return std::make_shared<Lamb<T>>(
+          s.learning_rate, LambOptions{s.beta1, s.beta2, s.epsilon, s.weight_decay, s.exclude_vectors});
     default: name_of(s.kind);  // throws the ValueError
   }
   if (s.weight_decay > 0.0) opt->set_weight_decay(s.weight_decay);

@@ -29,7 +29,8 @@ op::Expr<float> push_activation(std::vector<LayerPtr>& chain, op::Expr<float> x,
   return push(chain, layer::activation(x, layer::activation_from_name(name)));
 }
 
-std::shared_ptr<const optimizer::LRSchedule> make_schedule(const TrainSpec& spec, std::int64_t spe) {
+std::shared_ptr<const optimizer::LRSchedule> make_schedule(const TrainSpec& spec, std::int64_t spe,
+                                                           std::int64_t world_size) {
   const auto& c = spec.schedule;
   const auto steps = [spe](double epochs) { return std::max<std::int64_t>(1, std::llround(epochs * spe)); };
   std::shared_ptr<const optimizer::LRSchedule> s;
@@ -39,6 +40,13 @@ std::shared_ptr<const optimizer::LRSchedule> make_schedule(const TrainSpec& spec
     s = std::make_shared<optimizer::ExponentialLR>(std::pow(c.gamma, 1.0 / static_cast<double>(spe)));
   } else if (c.type == "cosine") {
     s = std::make_shared<optimizer::CosineLR>(steps(static_cast<double>(spec.epochs) - c.warmup_epochs), c.min_lr);
+  }
+  const auto rule = optimizer::lr_scaling_from_name(c.lr_scaling);
+  if (rule != optimizer::LRScaling::None) {
+    // Goyal et al.: the warm-up climbs from the unscaled rate to the scaled one.
+    const std::int64_t warmup = c.warmup_epochs > 0 ? steps(c.warmup_epochs) : 0;
+    const std::int64_t base = c.base_batch > 0 ? c.base_batch : spec.batch_size;  // 0: a spec built in code
+    return std::make_shared<optimizer::LargeBatchLR>(rule, spec.batch_size, base, world_size, warmup, s);
   }
   if (c.warmup_epochs > 0) s = std::make_shared<optimizer::WarmupLR>(steps(c.warmup_epochs), s);
   return s;
@@ -55,13 +63,15 @@ optimizer::OptimizerSettings optimizer_settings(const OptimizerSpec& p) {
   s.beta2 = p.beta2;
   s.epsilon = p.epsilon;
   s.rho = p.rho;
+  s.trust_coefficient = p.trust_coefficient;
+  s.exclude_vectors = p.exclude_vectors;
   return s;
 }
 
 }  // namespace
 
 NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
-                           std::int64_t steps_per_epoch, std::int64_t classes) {
+                           std::int64_t steps_per_epoch, std::int64_t classes, std::int64_t world_size) {
   set_seed(spec.seed);
   // Default layer names count per process; restarting them makes the names
   // (and so the checkpoint's tensor names) depend on the config alone, so a
@@ -124,7 +134,8 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
   params.shuffle = true;
   params.loss = spec.loss == "mse" ? optimizer::MSE : optimizer::CROSS_ENTROPY;
   b.model = std::make_unique<model::NeuralNetwork<float>>(chain, params.loss, params.optimizer, params);
-  if (auto sched = make_schedule(spec, std::max<std::int64_t>(1, steps_per_epoch))) {
+  MAGMADNN_CHECK(world_size >= 1, ValueError, "build_network: world_size must be >= 1, got " << world_size);
+  if (auto sched = make_schedule(spec, std::max<std::int64_t>(1, steps_per_epoch), world_size)) {
     b.model->optimizer().set_schedule(std::move(sched));
   }
   return b;

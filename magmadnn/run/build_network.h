@@ -28,9 +28,13 @@ struct NetworkBuild {
 };
 
 /// Builds the network of `spec` for samples of `sample_shape`.
-/// `steps_per_epoch` converts the schedule's epochs into optimizer steps.
-/// `classes` (> 0) is checked against the output size.
+/// `steps_per_epoch` converts the schedule's epochs into optimizer steps
+/// (those of the first epoch when the batch grows). `classes` (> 0) is
+/// checked against the output size. schedule.lr_scaling scales the rate
+/// with the global batch, batch_size x `world_size`: for a program whose
+/// batch_size is per rank, `world_size` is the number of ranks; a training
+/// run (run_training.h), whose batch_size is already global, passes 1.
 NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
-                           std::int64_t steps_per_epoch, std::int64_t classes);
+                           std::int64_t steps_per_epoch, std::int64_t classes, std::int64_t world_size = 1);
 
 }  // namespace magmadnn::run

@@ -7,6 +7,9 @@
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/data/holdout.h"
+#include "magmadnn/run/across_ranks.h"
+#include "magmadnn/run/data_parallel.h"
+#include "magmadnn/model/batch_growth.h"
 #include "magmadnn/run/process_memory.h"
 
 namespace magmadnn::run {
@@ -75,10 +78,32 @@ RunResult TrainingRun::run(const RunOptions& options) {
     fo.callbacks.push_back(std::make_shared<model::EarlyStopping<float>>(
         e.monitor, static_cast<unsigned>(e.patience), e.min_delta, e.restore_best));
   }
+  if (spec_.batch_growth.enabled) {
+    const auto& g = spec_.batch_growth;
+    fo.callbacks.push_back(
+        std::make_shared<model::BatchGrowth<float>>(spec_.batch_size, g.factor, g.every_epochs, g.max));
+  }
   fo.callbacks.insert(fo.callbacks.end(), options.callbacks.begin(), options.callbacks.end());
   fo.checkpoint_path = options.checkpoint_path;
   fo.checkpoint_every_epochs = options.checkpoint_path.empty() ? 0 : 1;
   fo.resume = options.resume;
+
+  const std::shared_ptr<distributed::Communicator>& comm = options.communicator;
+  const int ranks = comm ? comm->size() : 1;
+  std::unique_ptr<DataParallel> parallel;
+  if (ranks > 1) {
+    MAGMADNN_CHECK(spec_.batch_size >= ranks, ValueError,
+                   "TrainingRun: batch_size " << spec_.batch_size << " is the global batch and must give each of the "
+                                              << ranks << " ranks at least one row");
+    comm->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(spec_.distributed.watchdog_s * 1000.0)));
+    // The slices are cut from each rank's own copy of the data: a rank whose
+    // files differ would train on other rows without a word.
+    check_same_on_every_rank(*comm, fingerprint(train_.x) ^ (fingerprint(train_.y) * 31), "the training data");
+    parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net);  // rank 0's initial weights
+    fo.shard = {comm->rank(), ranks, sum_across(comm), [&comm, &net] { broadcast_layer_state(*comm, net); }};
+    // Every rank reads the checkpoint to resume; only rank 0 writes it.
+    if (comm->rank() != 0) fo.checkpoint_every_epochs = 0;
+  }
 
   const bool peak_is_training = reset_peak_rss();  // else the peak is the whole process's
   if (options.profile) {
@@ -90,14 +115,16 @@ RunResult TrainingRun::run(const RunOptions& options) {
   r.history = net.fit(train_.x, train_.y, fo);
   r.fit_seconds = seconds_since(fit0);
   if (options.profile) op::Profiler::enable(false);
+  if (parallel) parallel->finish();  // every rank ends with the same weights
   const std::uint64_t peak = peak_rss_bytes();
-  r.test = net.evaluate(test_.x, test_.y);
-  r.summary = summary(r, load_seconds_ + seconds_since(t0));
+  r.test = ranks > 1 ? evaluate_across(*comm, net, test_.x, test_.y) : net.evaluate(test_.x, test_.y);
+  r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
   r.summary["memory"] = memory(peak, peak_is_training);
+  if (parallel) r.summary["timing"] = parallel->timing();
   return r;
 }
 
-Json TrainingRun::summary(const RunResult& r, double wall_seconds) const {
+Json TrainingRun::summary(const RunResult& r, double wall_seconds, int ranks) const {
   const model::History& h = r.history;
   const double train_seconds = training_seconds(h);
   const std::int64_t n = train_.x.shape()[0];
@@ -118,6 +145,8 @@ Json TrainingRun::summary(const RunResult& r, double wall_seconds) const {
   s["test_samples"] = r.test.samples;
   s["parameters"] = build_.model->num_params();
   s["batch_size"] = spec_.batch_size;
+  s["ranks"] = ranks;
+  if (ranks > 1) s["strategy"] = spec_.distributed.strategy;
   s["seed"] = spec_.seed;
   s["threads"] = omp_get_max_threads();
   s["device"] = has_cuda_device() ? "cuda" : "cpu";

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "magmadnn/distributed/communicator.h"
 #include "magmadnn/model/callbacks.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/run/build_network.h"
@@ -47,6 +48,16 @@ struct RunOptions {
   std::vector<std::shared_ptr<model::Callback<float>>> callbacks;
   /// Time every op of the training steps (op::Profiler); the caller prints it.
   bool profile = false;
+  /// The ranks to train on (null or one rank: this process alone, as
+  /// before). With N > 1 ranks every rank calls run() with the same spec
+  /// (share_config, across_ranks.h) and the strategy of spec.distributed
+  /// averages them: batch_size is the global batch, each rank trains on its
+  /// slice of it (data::shard_rows), the epoch metrics, validation and test
+  /// scores are summed across ranks (every rank returns the same RunResult),
+  /// and only rank 0 writes checkpoints (every rank reads checkpoint_path
+  /// when resuming, so it must be on a file system all ranks see). Only
+  /// rank 0 should be given callbacks that write or print.
+  std::shared_ptr<distributed::Communicator> communicator;
 };
 
 struct RunResult {
@@ -77,7 +88,7 @@ class TrainingRun {
   std::int64_t classes() const noexcept { return build_.classes; }
 
  private:
-  Json summary(const RunResult& r, double wall_seconds) const;
+  Json summary(const RunResult& r, double wall_seconds, int ranks) const;
   Json memory(std::uint64_t peak_rss, bool peak_is_training) const;
 
   TrainSpec spec_;

@@ -10,6 +10,7 @@
 
 #include "magmadnn/layer/activation_layer.h"
 #include "magmadnn/optimizer/factory.h"
+#include "magmadnn/optimizer/large_batch_lr.h"
 
 namespace magmadnn::run {
 namespace {
@@ -194,10 +195,15 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
 
 }  // namespace
 
+const std::vector<std::string>& strategy_names() {
+  static const std::vector<std::string> names = {"allreduce", "weight-avg", "ps", "asgd", "ring"};
+  return names;
+}
+
 TrainSpec parse_config(const Json& j) {
   const Obj root(j, "",
-                 {"name", "layers", "loss", "optimizer", "schedule", "data", "early_stopping", "epochs", "batch_size",
-                  "seed"},
+                 {"name", "layers", "loss", "optimizer", "schedule", "data", "early_stopping", "distributed", "batch_growth", "epochs",
+                  "batch_size", "seed"},
                  "the config");
   TrainSpec s;
   s.name = root.string("name", s.name);
@@ -226,7 +232,8 @@ TrainSpec parse_config(const Json& j) {
 
   if (root.has("optimizer")) {
     const Obj o(root.get("optimizer"), "optimizer",
-                {"type", "learning_rate", "momentum", "nesterov", "weight_decay", "beta1", "beta2", "epsilon", "rho"},
+                {"type", "learning_rate", "momentum", "nesterov", "weight_decay", "beta1", "beta2", "epsilon", "rho",
+                 "trust_coefficient", "exclude_vectors"},
                 "the optimizer");
     auto& p = s.optimizer;
     p.type = o.choice("type", p.type, optimizer::kind_names());
@@ -238,12 +245,15 @@ TrainSpec parse_config(const Json& j) {
     p.beta2 = o.number("beta2", p.beta2, 0.0, 1.0, true);
     p.epsilon = o.positive("epsilon", p.epsilon);
     p.rho = o.number("rho", p.rho, 0.0, 1.0, true);
+    p.trust_coefficient = o.positive("trust_coefficient", p.trust_coefficient);
+    p.exclude_vectors = o.boolean("exclude_vectors", p.exclude_vectors);
     if (p.nesterov && p.momentum == 0.0) {
       throw ConfigError("optimizer.nesterov", "true needs a positive optimizer.momentum");
     }
   }
   if (root.has("schedule")) {
-    const Obj o(root.get("schedule"), "schedule", {"type", "step_epochs", "gamma", "min_lr", "warmup_epochs"},
+    const Obj o(root.get("schedule"), "schedule",
+                {"type", "step_epochs", "gamma", "min_lr", "warmup_epochs", "lr_scaling", "base_batch"},
                 "the schedule");
     auto& p = s.schedule;
     p.type = o.choice("type", p.type, {"constant", "step", "exponential", "cosine"});
@@ -251,6 +261,22 @@ TrainSpec parse_config(const Json& j) {
     p.gamma = o.positive("gamma", p.gamma);
     p.min_lr = o.number("min_lr", p.min_lr, 0.0, INFINITY);
     p.warmup_epochs = o.number("warmup_epochs", p.warmup_epochs, 0.0, INFINITY);
+    p.lr_scaling = o.choice("lr_scaling", p.lr_scaling, optimizer::lr_scaling_names());
+    p.base_batch = o.integer("base_batch", p.base_batch, limits::batch_size);
+  }
+  if (s.schedule.base_batch == 0) s.schedule.base_batch = s.batch_size;
+  if (root.has("batch_growth")) {
+    const Obj o(root.get("batch_growth"), "batch_growth", {"factor", "every_epochs", "max"}, "batch growth");
+    auto& g = s.batch_growth;
+    g.enabled = true;
+    g.factor = o.integer("factor", g.factor, limits::growth_factor);
+    g.every_epochs = o.integer("every_epochs", g.every_epochs, limits::epochs);
+    if (!o.has("max")) throw ConfigError(o.at("max"), "missing (the largest batch the growth may reach)");
+    g.max = o.integer("max", g.max, limits::growth_max);
+    if (g.max < s.batch_size) {
+      throw ConfigError(o.at("max"), "expected at least batch_size (" + std::to_string(s.batch_size) + "), got " +
+                                         std::to_string(g.max));
+    }
   }
   if (root.has("data")) {
     const Json& data = root.get("data");
@@ -278,6 +304,22 @@ TrainSpec parse_config(const Json& j) {
     e.restore_best = o.boolean("restore_best", e.restore_best);
     if (s.data.val_split == 0.0) {
       throw ConfigError("early_stopping", "monitors " + e.monitor + ", which needs data.val_split > 0");
+    }
+  }
+  if (root.has("distributed")) {
+    const Obj o(root.get("distributed"), "distributed",
+                {"strategy", "bucket_mb", "average_every", "staleness", "watchdog_s"}, "the distributed settings");
+    auto& d = s.distributed;
+    d.strategy = o.choice("strategy", d.strategy, strategy_names());
+    d.bucket_mb = o.number("bucket_mb", d.bucket_mb, 0.0, 4096.0);
+    if (d.bucket_mb == 0.0) {
+      throw ConfigError("distributed.bucket_mb", "expected a number in (0, 4096], got " + o.get("bucket_mb").dump());
+    }
+    d.average_every = o.integer("average_every", d.average_every, limits::average_every);
+    d.staleness = o.integer("staleness", d.staleness, limits::staleness);
+    d.watchdog_s = o.number("watchdog_s", d.watchdog_s, 0.0, 86400.0);
+    if (d.watchdog_s == 0.0) {
+      throw ConfigError("distributed.watchdog_s", "expected a number in (0, 86400], got " + o.get("watchdog_s").dump());
     }
   }
   return s;
@@ -461,13 +503,16 @@ Json to_json(const TrainSpec& s) {
   j["optimizer"] = {{"type", p.type},       {"learning_rate", p.learning_rate}, {"momentum", p.momentum},
                     {"nesterov", p.nesterov}, {"weight_decay", p.weight_decay},   {"beta1", p.beta1},
                     {"beta2", p.beta2},       {"epsilon", p.epsilon},
-                    {"rho", p.rho}};
+                    {"rho", p.rho},           {"trust_coefficient", p.trust_coefficient},
+                    {"exclude_vectors", p.exclude_vectors}};
   const auto& c = s.schedule;
   j["schedule"] = {{"type", c.type},
                    {"step_epochs", c.step_epochs},
                    {"gamma", c.gamma},
                    {"min_lr", c.min_lr},
-                   {"warmup_epochs", c.warmup_epochs}};
+                   {"warmup_epochs", c.warmup_epochs},
+                   {"lr_scaling", c.lr_scaling},
+                   {"base_batch", c.base_batch}};
   const auto& d = s.data;
   j["data"] = {{"dataset", d.dataset},
                {"dir", d.dir},
@@ -478,6 +523,16 @@ Json to_json(const TrainSpec& s) {
     const auto& e = s.early_stopping;
     j["early_stopping"] = {
         {"patience", e.patience}, {"monitor", e.monitor}, {"min_delta", e.min_delta}, {"restore_best", e.restore_best}};
+  }
+  const auto& dist = s.distributed;
+  j["distributed"] = {{"strategy", dist.strategy},
+                      {"bucket_mb", dist.bucket_mb},
+                      {"average_every", dist.average_every},
+                      {"staleness", dist.staleness},
+                      {"watchdog_s", dist.watchdog_s}};
+  if (s.batch_growth.enabled) {
+    const auto& g = s.batch_growth;
+    j["batch_growth"] = {{"factor", g.factor}, {"every_epochs", g.every_epochs}, {"max", g.max}};
   }
   j["epochs"] = s.epochs;
   j["batch_size"] = s.batch_size;

@@ -14,15 +14,20 @@
 ///                 {"type": "dropout", "rate": 0.5}, {"type": "batchnorm"},
 ///                 {"type": "activation", "function": "relu"} ],
 ///     "loss": "cross_entropy" | "mse",
-///     "optimizer": {"type": "sgd"|"adam"|"adamw"|"adagrad"|"rmsprop",
+///     "optimizer": {"type": "sgd"|"adam"|"adamw"|"adagrad"|"rmsprop"|"lars"|"lamb",
 ///                   "learning_rate": 0.05, "momentum": 0, "nesterov": false,
-///                   "weight_decay": 0, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "rho": 0.99},
+///                   "weight_decay": 0, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "rho": 0.99,
+///                   "trust_coefficient": 0.001, "exclude_vectors": false},
 ///     "schedule": {"type": "constant"|"step"|"exponential"|"cosine",
-///                  "step_epochs": 1, "gamma": 0.1, "min_lr": 0, "warmup_epochs": 0},
+///                  "step_epochs": 1, "gamma": 0.1, "min_lr": 0, "warmup_epochs": 0,
+///                  "lr_scaling": "none"|"linear"|"sqrt", "base_batch": batch_size},
+///     "batch_growth": {"factor": 2, "every_epochs": 1, "max": 1024},   (absent: a fixed batch)
 ///     "data": {"dataset": "fashion-mnist", "dir": "/usr/share/datasets/fashion-mnist",
 ///              "limit_train": 0, "limit_test": 0, "val_split": 0.1},
 ///     "early_stopping": {"patience": 3, "monitor": "val_loss", "min_delta": 0,
 ///                        "restore_best": true},          (absent: train every epoch)
+///     "distributed": {"strategy": "allreduce", "bucket_mb": 25, "average_every": 4,
+///                     "staleness": 2, "watchdog_s": 60},   (read only under mpirun)
 ///     "epochs": 5, "batch_size": 100, "seed": 42 }
 ///
 /// Guarantees: parse_config() either returns a spec whose every value is in
@@ -74,6 +79,10 @@ inline constexpr IntRange filters{1, 1 << 16};        ///< conv2d output channel
 inline constexpr IntRange window{1, 1 << 16};         ///< kernel, stride, dilation (each of h, w)
 inline constexpr IntRange padding{0, 1 << 16};
 inline constexpr IntRange patience{0, 1'000'000};     ///< early_stopping.patience
+inline constexpr IntRange average_every{1, 1'000'000};  ///< distributed.average_every (steps)
+inline constexpr IntRange staleness{0, 1'000'000};      ///< distributed.staleness (steps)
+inline constexpr IntRange growth_factor{1, 1024};      ///< batch_growth.factor
+inline constexpr IntRange growth_max{1, 4'294'967'295};  ///< batch_growth.max (nn_params_t holds an unsigned int)
 }  // namespace limits
 
 /// One layer of the network, in the order it is applied.
@@ -102,6 +111,8 @@ struct OptimizerSpec {
   double beta2 = 0.999;
   double epsilon = 1e-8;
   double rho = 0.99;  ///< RMSProp's decay of the squared-gradient average
+  double trust_coefficient = 0.001;  ///< LARS's eta
+  bool exclude_vectors = false;      ///< LARS, LAMB: biases and BatchNorm parameters take the plain step
   bool operator==(const OptimizerSpec&) const = default;
 };
 
@@ -112,7 +123,11 @@ struct ScheduleSpec {
   double step_epochs = 1.0;    ///< step: decay every this many epochs
   double gamma = 0.1;          ///< step, exponential (per epoch)
   double min_lr = 0.0;         ///< cosine
-  double warmup_epochs = 0.0;  ///< any: linear warm-up first
+  double warmup_epochs = 0.0;  ///< any: linear warm-up first (from the unscaled rate under lr_scaling)
+  /// The learning rate is set for `base_batch` and scaled with the global
+  /// batch, batch_size x ranks (optimizer::LargeBatchLR): none, linear, sqrt.
+  std::string lr_scaling = "none";
+  std::int64_t base_batch = 0;  ///< parse_config sets it to batch_size when the config leaves it out
   bool operator==(const ScheduleSpec&) const = default;
 };
 
@@ -141,6 +156,32 @@ struct EarlyStoppingSpec {
   bool operator==(const EarlyStoppingSpec&) const = default;
 };
 
+/// How a run across ranks (mpirun -np N) trains; a single process ignores
+/// it. batch_size stays the global batch, split among the ranks
+/// (docs/distributed.md, "Training across ranks").
+struct DistributedSpec {
+  /// allreduce, weight-avg, ps, asgd or ring (distributed/strategy.h).
+  std::string strategy = "allreduce";
+  double bucket_mb = 25.0;          ///< allreduce: gradient bucket size, MiB (0, 4096]
+  std::int64_t average_every = 4;   ///< weight-avg: local steps between averages
+  std::int64_t staleness = 2;       ///< asgd: most steps a gradient may lag the weights
+  double watchdog_s = 60.0;         ///< a collective missing ranks this long fails, seconds (0, 86400]
+  bool operator==(const DistributedSpec&) const = default;
+};
+
+/// The strategy names DistributedSpec::strategy accepts.
+const std::vector<std::string>& strategy_names();
+
+/// The batch grows by `factor` every `every_epochs` epochs, up to `max`
+/// (model::BatchGrowth; Smith et al. 2017).
+struct BatchGrowthSpec {
+  bool enabled = false;  ///< the config has a "batch_growth" object
+  std::int64_t factor = 2;
+  std::int64_t every_epochs = 1;
+  std::int64_t max = 0;  ///< parse_config: required, >= batch_size
+  bool operator==(const BatchGrowthSpec&) const = default;
+};
+
 struct TrainSpec {
   std::string name = "custom";
   std::vector<LayerSpec> layers;
@@ -149,6 +190,8 @@ struct TrainSpec {
   ScheduleSpec schedule;
   DataSpec data;
   EarlyStoppingSpec early_stopping;
+  DistributedSpec distributed;
+  BatchGrowthSpec batch_growth;
   std::int64_t epochs = 5;
   std::int64_t batch_size = 100;
   std::uint64_t seed = 42;

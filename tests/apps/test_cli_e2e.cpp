@@ -307,6 +307,39 @@ TEST_F(CliEndToEnd, EveryOptimizerResumesExactlyAndIsRecordedInTheCheckpoint) {
   }
 }
 
+// The large-batch keys through the command: LARS, the rate scaled and
+// warmed up, the batch growing every epoch; a run stopped after epoch 1 and
+// resumed continues in the grown batches exactly as the uninterrupted run,
+// and the config written to the run folder keeps every key.
+TEST_F(CliEndToEnd, LargeBatchRecipesResumeExactly) {
+  Json cfg = read(path("tiny.json"));
+  cfg["optimizer"] = {{"type", "lars"}, {"learning_rate", 1.0}, {"momentum", 0.9}, {"exclude_vectors", true}};
+  cfg["schedule"] = {{"lr_scaling", "linear"}, {"base_batch", 10}, {"warmup_epochs", 1}};
+  cfg["batch_growth"] = {{"factor", 2}, {"every_epochs", 1}, {"max", 80}};
+  cfg["epochs"] = 3;
+  std::ofstream(path("large-batch.json")) << cfg.dump();
+  ASSERT_EQ(run_cmd({"train", "--config", path("large-batch.json"), "--out", path("lb-full"), "--overwrite",
+                     "--quiet"}).rc, 0);
+  ASSERT_EQ(run_cmd({"train", "--config", path("large-batch.json"), "--epochs", "1", "--out", path("lb-part"),
+                     "--overwrite", "--quiet"}).rc, 0);
+  const Result resumed = run_cmd({"train", "--out", path("lb-part"), "--resume", "--epochs", "3", "--quiet"});
+  ASSERT_EQ(resumed.rc, 0) << resumed.err;
+  const model::History a = RunFolder(path("lb-full")).read_metrics(), b = RunFolder(path("lb-part")).read_metrics();
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), 3u);
+  for (std::size_t e = 0; e < 3; ++e) {
+    EXPECT_EQ(a[e].train_loss, b[e].train_loss) << "epoch " << e + 1;
+    EXPECT_EQ(a[e].learning_rate, b[e].learning_rate) << "epoch " << e + 1;
+  }
+  const io::Checkpoint ck = io::read_checkpoint(path("lb-full/checkpoint.bin"));
+  EXPECT_EQ(ck.get("optimizer.kind"), "lars");
+  EXPECT_EQ(ck.get_uint("train.batch_size"), 80u);  // epoch 3 trained in batches of 20 x 2 x 2
+  const Json stored = read(path("lb-full/config.json"));
+  EXPECT_EQ(stored["batch_growth"]["max"], 80);
+  EXPECT_EQ(stored["schedule"]["lr_scaling"], "linear");
+  EXPECT_EQ(stored["optimizer"]["exclude_vectors"], true);
+}
+
 TEST_F(CliEndToEnd, ConvolutionConfigTrains) {
   Json cfg = read(path("tiny.json"));
   cfg["layers"] = Json::array({{{"type", "conv2d"}, {"filters", 4}, {"kernel", 3}, {"padding", 1}, {"activation", "relu"}},
@@ -633,6 +666,20 @@ TEST_F(CliEndToEnd, RefusesToMixTwoRunsInOneFolder) {
   EXPECT_NE(r.err.find("already holds a run"), std::string::npos) << r.err;
 }
 
+TEST_F(CliEndToEnd, StrategyAndWatchdogFlagsSetTheDistributedSection) {
+  Result r = run_cmd({"train", "--strategy", "ring", "--watchdog", "7.5", "--print-config"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const TrainSpec s = parse_config(Json::parse(r.out));
+  EXPECT_EQ(s.distributed.strategy, "ring");
+  EXPECT_DOUBLE_EQ(s.distributed.watchdog_s, 7.5);
+  r = run_cmd({"train", "--strategy", "horovod", "--print-config"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("distributed.strategy: expected one of"), std::string::npos) << r.err;
+  r = run_cmd({"train", "--watchdog", "0", "--print-config"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--watchdog"), std::string::npos) << r.err;
+}
+
 TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   Result r = run_cmd({"train", "--preset", "mlp", "--layers", "2", "--lr", "0.1", "--print-config"});
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -646,7 +693,8 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   }
   r = run_cmd({"train", "--help"});
   for (const char* opt : {"--config", "--preset", "--layers", "--epochs", "--batch-size", "--lr", "--seed", "--out",
-                          "--data", "--resume", "--threads", "--limit-train", "--limit-test", "--quiet", "--profile"}) {
+                          "--data", "--resume", "--threads", "--limit-train", "--limit-test", "--quiet", "--profile",
+                          "--strategy", "--watchdog"}) {
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
   }
   r = run_cmd({"bench", "--help"});
@@ -657,7 +705,7 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   EXPECT_NE(r.out.find("lenet_conv1"), std::string::npos) << r.out;
   r = run_cmd({"bench", "fft"});
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("unknown benchmark \"fft\" (available: conv, --profile)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown benchmark \"fft\" (available: conv, allreduce, --profile)"), std::string::npos) << r.err;
 }
 
 TEST_F(CliEndToEnd, BenchConvPrintsATableAndWritesJson) {

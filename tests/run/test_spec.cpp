@@ -109,7 +109,7 @@ TEST(CliConfig, ErrorsNameThePathAndTheValue) {
   EXPECT_EQ(error_of(with("/optimizer/learning_rate", -0.1)),
             "optimizer.learning_rate: expected a positive number, got -0.1");
   EXPECT_EQ(error_of(with("/optimizer/type", "sdg")),
-            R"(optimizer.type: expected one of "sgd", "adam", "adagrad", "rmsprop", "adamw", got "sdg")");
+            R"(optimizer.type: expected one of "sgd", "adam", "adagrad", "rmsprop", "adamw", "lars", "lamb", got "sdg")");
   EXPECT_EQ(error_of(with("/optimizer/momentum", 1.5)),
             "optimizer.momentum: expected a number in [0, 1), got 1.5");
   EXPECT_EQ(error_of(with("/optimizer/nesterov", "yes")), R"(optimizer.nesterov: expected true or false, got "yes")");
@@ -336,4 +336,78 @@ TEST(CliPresets, UnknownNameListsTheAvailableOnes) {
   } catch (const ConfigError& e) {
     EXPECT_STREQ(e.what(), R"(--preset: unknown preset "resnet" (available: mlp, lenet5))");
   }
+}
+
+TEST(CliConfig, TheDistributedSectionIsRangeChecked) {
+  Json j = valid();
+  j["distributed"] = {{"strategy", "ring"}, {"bucket_mb", 0.5}, {"average_every", 8}, {"staleness", 0},
+                      {"watchdog_s", 5}};
+  const TrainSpec s = parse_config(j);
+  EXPECT_EQ(s.distributed.strategy, "ring");
+  EXPECT_DOUBLE_EQ(s.distributed.bucket_mb, 0.5);
+  EXPECT_EQ(s.distributed.average_every, 8);
+  EXPECT_EQ(s.distributed.staleness, 0);
+  EXPECT_DOUBLE_EQ(s.distributed.watchdog_s, 5.0);
+  EXPECT_EQ(parse_config(to_json(s)), s);
+  EXPECT_EQ(parse_config(valid()).distributed, DistributedSpec{});  // absent: the defaults
+  EXPECT_EQ(error_of(with("/distributed/strategy", "horovod")),
+            R"(distributed.strategy: expected one of "allreduce", "weight-avg", "ps", "asgd", "ring", got "horovod")");
+  EXPECT_EQ(error_of(with("/distributed/bucket_mb", 0)), "distributed.bucket_mb: expected a number in (0, 4096], got 0");
+  EXPECT_EQ(error_of(with("/distributed/watchdog_s", 0.0)),
+            "distributed.watchdog_s: expected a number in (0, 86400], got 0.0");
+  EXPECT_EQ(error_of(with("/distributed/watchdog_s", 1e6)),
+            "distributed.watchdog_s: expected a number in [0, 86400], got 1000000.0");
+  EXPECT_EQ(error_of(with("/distributed/average_every", 0)),
+            "distributed.average_every: expected an integer in [1, 1000000], got 0");
+  EXPECT_EQ(error_of(with("/distributed/staleness", -1)),
+            "distributed.staleness: expected an integer in [0, 1000000], got -1");
+  EXPECT_NE(error_of(with("/distributed/ranks", 4)).find("distributed.ranks: unknown key in the distributed settings"),
+            std::string::npos);
+}
+
+// The large-batch keys: LARS/LAMB settings, the rate scaled with the global
+// batch, batch growth; each range-checked with its JSON path.
+TEST(CliConfig, LargeBatchKeys) {
+  Json j = valid();
+  j["optimizer"] = {{"type", "lars"}, {"learning_rate", 2.0}, {"momentum", 0.9}, {"trust_coefficient", 0.002},
+                    {"exclude_vectors", true}};
+  j["schedule"] = {{"warmup_epochs", 1}, {"lr_scaling", "sqrt"}, {"base_batch", 4}};
+  j["batch_growth"] = {{"factor", 2}, {"every_epochs", 2}, {"max", 64}};
+  const TrainSpec s = parse_config(j);
+  EXPECT_EQ(s.optimizer.type, "lars");
+  EXPECT_EQ(s.optimizer.trust_coefficient, 0.002);
+  EXPECT_TRUE(s.optimizer.exclude_vectors);
+  EXPECT_EQ(s.schedule.lr_scaling, "sqrt");
+  EXPECT_EQ(s.schedule.base_batch, 4);
+  EXPECT_TRUE(s.batch_growth.enabled);
+  EXPECT_EQ(s.batch_growth.factor, 2);
+  EXPECT_EQ(s.batch_growth.every_epochs, 2);
+  EXPECT_EQ(s.batch_growth.max, 64);
+  EXPECT_EQ(parse_config(to_json(s)), s);  // the round trip keeps them
+  // base_batch defaults to batch_size: then only a per-rank batch_size (world_size > 1) scales the rate.
+  EXPECT_EQ(parse_config(valid()).schedule.base_batch, 16);
+  EXPECT_FALSE(parse_config(valid()).batch_growth.enabled);
+  EXPECT_FALSE(to_json(parse_config(valid())).contains("batch_growth"));
+
+  EXPECT_EQ(error_of(with("/schedule/lr_scaling", "cubic")),
+            R"(schedule.lr_scaling: expected one of "none", "linear", "sqrt", got "cubic")");
+  EXPECT_EQ(error_of(with("/schedule/base_batch", 0)),
+            "schedule.base_batch: expected an integer in [1, 2147483647], got 0");
+  EXPECT_EQ(error_of(with("/optimizer/trust_coefficient", 0)),
+            "optimizer.trust_coefficient: expected a positive number, got 0");
+  EXPECT_EQ(error_of(with("/optimizer/exclude_vectors", 1)),
+            "optimizer.exclude_vectors: expected true or false, got 1");
+  EXPECT_EQ(error_of(with("/batch_growth", Json{{"factor", 2}})),
+            "batch_growth.max: missing (the largest batch the growth may reach)");
+  EXPECT_EQ(error_of(with("/batch_growth", Json{{"factor", 0}, {"max", 64}})),
+            "batch_growth.factor: expected an integer in [1, 1024], got 0");
+  EXPECT_EQ(error_of(with("/batch_growth", Json{{"every_epochs", 0}, {"max", 64}})),
+            "batch_growth.every_epochs: expected an integer in [1, 1000000], got 0");
+  EXPECT_EQ(error_of(with("/batch_growth", Json{{"max", 8}})),
+            "batch_growth.max: expected at least batch_size (16), got 8");
+  EXPECT_EQ(error_of(with("/batch_growth", Json{{"max", 4294967296LL}})),
+            "batch_growth.max: expected an integer in [1, 4294967295], got 4294967296");
+  EXPECT_EQ(error_of(with("/batch_growth", Json{{"max", 64}, {"start", 1}})).rfind(
+                "batch_growth.start: unknown key in batch growth (allowed: ", 0),
+            0u);
 }

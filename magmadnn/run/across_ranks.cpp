@@ -1,0 +1,150 @@
+#include "magmadnn/run/across_ranks.h"
+
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "magmadnn/data/shard.h"
+
+namespace magmadnn::run {
+namespace {
+
+using distributed::Buffer;
+using distributed::host_buffer;
+
+// A byte string as whole i64 words (the communicator carries no byte type).
+std::vector<std::int64_t> to_words(const std::string& s) {
+  std::vector<std::int64_t> w((s.size() + 7) / 8, 0);
+  if (!s.empty()) std::memcpy(w.data(), s.data(), s.size());
+  return w;
+}
+
+// The network's layer state, in one fixed order on every rank.
+std::vector<Tensor<float>*> layer_state(model::NeuralNetwork<float>& net) {
+  std::vector<Tensor<float>*> t;
+  for (const auto& l : net.layers()) {
+    for (auto& [name, s] : l->get_state()) t.push_back(s);
+  }
+  return t;
+}
+
+void broadcast_tensors(distributed::Communicator& comm, const std::vector<Tensor<float>*>& tensors) {
+  if (comm.size() == 1) return;
+  std::vector<distributed::RequestPtr> pending;
+  std::vector<Tensor<float>> staged;  // tensors outside host memory travel through a host copy
+  staged.reserve(tensors.size());
+  for (Tensor<float>* t : tensors) {
+    if (t->get_memory_type() != DEVICE) {  // host-readable: HOST or managed
+      pending.push_back(comm.ibroadcast(host_buffer(t->mutable_host_data(), static_cast<std::size_t>(t->size())), 0));
+    } else {
+      staged.push_back(t->to(HOST));
+      pending.push_back(comm.ibroadcast(
+          host_buffer(staged.back().mutable_host_data(), static_cast<std::size_t>(staged.back().size())), 0));
+    }
+  }
+  distributed::wait_all(pending);
+  std::size_t k = 0;
+  for (Tensor<float>* t : tensors) {
+    if (t->get_memory_type() == DEVICE) t->copy_from(staged[k++]);
+  }
+}
+
+}  // namespace
+
+Json share_config(distributed::Communicator& comm, const std::function<Json()>& make_config) {
+  // Rank 0 sends {status, length} then the text: status 0 is a config, 1 an
+  // error message, so the others stop instead of waiting for a config that
+  // never comes.
+  std::string text;
+  std::exception_ptr failure;
+  std::int64_t head[2] = {0, 0};
+  if (comm.rank() == 0) {
+    try {
+      text = make_config().dump();
+    } catch (const std::exception& e) {
+      failure = std::current_exception();
+      text = e.what();
+      head[0] = 1;
+    }
+    head[1] = static_cast<std::int64_t>(text.size());
+  }
+  if (comm.size() > 1) {
+    comm.broadcast(host_buffer(head, 2), 0);
+    std::vector<std::int64_t> words = to_words(comm.rank() == 0 ? text : std::string(head[1], '\0'));
+    comm.broadcast(host_buffer(words.data(), words.size()), 0);
+    if (comm.rank() != 0) text.assign(reinterpret_cast<const char*>(words.data()), static_cast<std::size_t>(head[1]));
+  }
+  if (failure) std::rethrow_exception(failure);
+  if (head[0] != 0) {
+    MAGMADNN_THROW(CommError, "rank " << comm.rank() << ": rank 0 could not prepare the run: " << text);
+  }
+  return Json::parse(text);
+}
+
+std::function<void(std::vector<double>&)> sum_across(std::shared_ptr<distributed::Communicator> comm) {
+  MAGMADNN_CHECK(comm != nullptr, ValueError, "sum_across: no communicator");
+  return [comm](std::vector<double>& v) {
+    comm->allreduce(host_buffer(v.data(), v.size()), distributed::ReduceOp::sum);
+  };
+}
+
+std::uint64_t fingerprint(const Tensor<float>& t) {
+  // FNV-1a over the shape, then over the values as 32-bit words.
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (std::int64_t d : t.shape().dims()) mix(static_cast<std::uint64_t>(d));
+  const Tensor<float> host = t.get_memory_type() == DEVICE ? t.to(HOST) : t;
+  const float* p = host.host_data();
+  for (std::int64_t i = 0; i < host.size(); ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, p + i, sizeof bits);
+    mix(bits);
+  }
+  return h;
+}
+
+void check_same_on_every_rank(distributed::Communicator& comm, std::uint64_t value, const std::string& what) {
+  if (comm.size() == 1) return;
+  std::int64_t root = static_cast<std::int64_t>(value);
+  comm.broadcast(host_buffer(&root, 1), 0);
+  const bool same = static_cast<std::uint64_t>(root) == value;
+  std::int64_t differing = same ? 0 : 1;
+  comm.allreduce(host_buffer(&differing, 1), distributed::ReduceOp::sum);
+  if (differing == 0) return;
+  if (!same) {
+    MAGMADNN_THROW(ValueError, "rank " << comm.rank() << ": " << what << " differs from rank 0's (fingerprint "
+                                       << std::hex << value << " against " << static_cast<std::uint64_t>(root)
+                                       << "): every rank must load the same data");
+  }
+  MAGMADNN_THROW(ValueError, "rank " << comm.rank() << ": " << what << " of " << differing
+                                     << " rank(s) differs from rank 0's: every rank must load the same data");
+}
+
+void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net) {
+  broadcast_tensors(comm, layer_state(net));
+}
+
+model::Evaluation evaluate_across(distributed::Communicator& comm, model::NeuralNetwork<float>& net,
+                                  const Tensor<float>& x, const Tensor<float>& y) {
+  if (comm.size() == 1) return net.evaluate(x, y);
+  broadcast_layer_state(comm, net);
+  const data::RowRange mine = data::shard_rows(x.shape()[0], comm.rank(), comm.size());
+  double sums[3] = {0, 0, 0};  // loss x rows, correct, rows
+  if (mine.count > 0) {
+    const model::Evaluation e =
+        net.evaluate(x.slice(mine.begin, mine.begin + mine.count), y.slice(mine.begin, mine.begin + mine.count));
+    const double n = static_cast<double>(e.samples);
+    sums[0] = e.loss * n;
+    sums[1] = std::round(e.accuracy * n);
+    sums[2] = n;
+  }
+  comm.allreduce(host_buffer(sums, 3), distributed::ReduceOp::sum);
+  model::Evaluation all;
+  all.samples = static_cast<std::int64_t>(std::llround(sums[2]));
+  all.loss = sums[2] > 0 ? sums[0] / sums[2] : 0.0;
+  all.accuracy = sums[2] > 0 ? sums[1] / sums[2] : 0.0;
+  return all;
+}
+
+}  // namespace magmadnn::run

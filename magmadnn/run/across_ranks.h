@@ -1,0 +1,59 @@
+/// @file across_ranks.h
+/// The pieces of a training run across ranks that are not a strategy: rank
+/// 0's config reaching every rank, sums for the distributed sampler's
+/// metrics (model::DataShard::sum), rank 0's layer state reaching every
+/// rank, a check that every rank loaded the same data, and an evaluation
+/// split among the ranks. (Rank 0's initial weights reach every rank
+/// through the strategy's attach, distributed/strategy.h.) run_training and `magmadnn train`
+/// use them; with a single rank each is a copy or the plain call.
+///
+/// Requires: every rank of `comm` makes the same calls in the same order
+/// (they are collectives). Guarantees: each call either completes on every
+/// rank or throws (CommError from the communicator, within its timeout);
+/// share_config never leaves the other ranks waiting on a rank 0 that failed
+/// to produce the config: they throw CommError quoting rank 0's error.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <memory>
+#include <vector>
+
+#include "magmadnn/distributed/communicator.h"
+#include "magmadnn/model/neural_network.h"
+#include "magmadnn/model/params.h"
+#include "magmadnn/run/spec.h"
+
+namespace magmadnn::run {
+
+/// On rank 0 calls `make_config` and sends its result to every rank; every
+/// rank returns rank 0's config (the others never call `make_config`). An
+/// exception from `make_config` is rethrown on rank 0; the other ranks throw
+/// CommError("rank 0 could not ...: <its message>").
+Json share_config(distributed::Communicator& comm, const std::function<Json()>& make_config);
+
+/// A model::DataShard::sum that sums over `comm`'s ranks (in double).
+std::function<void(std::vector<double>&)> sum_across(std::shared_ptr<distributed::Communicator> comm);
+
+/// Rank 0's layer state (BatchNorm running statistics) on every rank:
+/// each rank's own drift apart during training, since each sees its slice.
+void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net);
+
+/// A 64-bit fingerprint of `t`'s shape and values (not cryptographic: it
+/// tells data sets apart, it does not authenticate them).
+std::uint64_t fingerprint(const Tensor<float>& t);
+
+/// Checks that every rank passes rank 0's `value` (e.g. the fingerprint of
+/// its training data): otherwise every rank throws ValueError, each naming
+/// `what`, its own value and rank 0's, or how many ranks differ.
+void check_same_on_every_rank(distributed::Communicator& comm, std::uint64_t value, const std::string& what);
+
+/// Loss and accuracy over (x, y), each rank scoring its slice (the
+/// distributed sampler's rule, data::shard_rows) and the sums reduced, so
+/// every rank returns the whole set's result (equal to a single process's
+/// within float rounding). Uses rank 0's layer state.
+model::Evaluation evaluate_across(distributed::Communicator& comm, model::NeuralNetwork<float>& net,
+                                  const Tensor<float>& x, const Tensor<float>& y);
+
+}  // namespace magmadnn::run

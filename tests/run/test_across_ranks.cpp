@@ -1,0 +1,231 @@
+// Training across ranks without MPI: the distributed sampler's rule, and
+// whole training runs on N ranks as N threads (thread_communicator.h)
+// against one process on the same global batch, including a checkpoint
+// resumed on another rank count.
+#include <gtest/gtest.h>
+
+#include <exception>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include <unistd.h>
+
+#include "magmadnn/data/shard.h"
+#include "magmadnn/io/idx.h"
+#include "magmadnn/run/run_training.h"
+#include "thread_communicator.h"
+
+using namespace magmadnn;
+using namespace magmadnn::run;
+namespace fs = std::filesystem;
+
+TEST(DistributedSampler, SlicesAreDisjointCoveringInRankOrderAndBalanced) {
+  for (std::int64_t rows = 0; rows <= 40; ++rows) {
+    for (int size = 1; size <= 7; ++size) {
+      std::int64_t next = 0, lo = rows, hi = 0;
+      for (int r = 0; r < size; ++r) {
+        const data::RowRange s = data::shard_rows(rows, r, size);
+        EXPECT_EQ(s.begin, next) << rows << " rows, rank " << r << " of " << size;  // disjoint, in order
+        next = s.begin + s.count;
+        lo = std::min(lo, s.count);
+        hi = std::max(hi, s.count);
+        EXPECT_EQ(s.count == 0, rows < size && r >= rows);
+      }
+      EXPECT_EQ(next, rows) << "the slices cover the batch";
+      EXPECT_LE(hi - lo, 1) << rows << " rows on " << size << " ranks";
+    }
+  }
+  EXPECT_EQ(data::shard_rows(100, 1, 3), (data::RowRange{34, 33}));
+  EXPECT_THROW(data::shard_rows(10, 3, 3), ValueError);
+  EXPECT_THROW(data::shard_rows(-1, 0, 1), ValueError);
+}
+
+namespace {
+
+void write_split(const std::string& dir, const std::string& prefix, int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  // Class c brightens rows [2c+1, 2c+3) a little over strong noise: the
+  // classes overlap, so training is not done after a step or two.
+  std::uniform_int_distribution<int> noise(0, 149), label(0, 2);
+  std::vector<double> pixels, labels;
+  for (int i = 0; i < n; ++i) {
+    const int c = label(rng);
+    for (int r = 0; r < 8; ++r) {
+      for (int col = 0; col < 8; ++col) pixels.push_back(noise(rng) + (r >= 2 * c + 1 && r < 2 * c + 3 ? 30 : 0));
+    }
+    labels.push_back(c);
+  }
+  io::write_idx(dir + "/" + prefix + "-images-idx3-ubyte", io::IdxType::u8, {n, 8, 8}, pixels, false);
+  io::write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", io::IdxType::u8, {n}, labels, false);
+}
+
+std::vector<float> weights(model::NeuralNetwork<float>& net) {
+  std::vector<float> w;
+  for (const auto& p : net.parameters()) {
+    const Tensor<float> h = p->value().to(HOST);
+    w.insert(w.end(), h.host_data(), h.host_data() + h.size());
+  }
+  return w;
+}
+
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  float d = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) d = std::max(d, std::abs(a[i] - b[i]));
+  return d;
+}
+
+struct RankOutcome {
+  RunResult result;
+  std::vector<float> weights;
+  std::int64_t steps = 0;  // on_batch_end calls
+  std::string error;       // what the run threw, if it did
+};
+
+class TrainingAcrossRanks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/magmadnn_ranks_" + std::to_string(::getpid());
+    fs::create_directories(dir_);
+    write_split(dir_, "train", 200, 1);
+    write_split(dir_, "t10k", 50, 2);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // 160 training rows in global batches of 53: 53, 53, 53 and a last batch of
+  // 1, so on 3 ranks the slices are 18/18/17 and then 1/0/0 (an empty slice).
+  TrainSpec spec(std::int64_t epochs) const {
+    return parse_config({{"name", "tiny"},
+                         {"layers", Json::array({{{"type", "dense"}, {"units", 16}, {"activation", "relu"}},
+                                                 {{"type", "dense"}, {"units", 3}, {"activation", "softmax"}}})},
+                         {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}}},
+                         {"epochs", epochs},
+                         {"batch_size", 53},
+                         {"seed", 11},
+                         {"data", {{"dataset", "idx"}, {"dir", dir_}, {"val_split", 0.2}}}});
+  }
+
+  // Runs `spec` on `ranks` threads; each rank's outcome, in rank order.
+  // `last_spec`, when given, is the last rank's instead.
+  static std::vector<RankOutcome> run_on(int ranks, const TrainSpec& spec, const std::string& checkpoint = "",
+                                         bool resume = false, const TrainSpec* last_spec = nullptr) {
+    auto group = std::make_shared<dtest::ThreadGroup>(ranks);
+    std::vector<std::unique_ptr<TrainingRun>> runs;
+    for (int r = 0; r < ranks; ++r) {  // seeding is global: one at a time
+      runs.push_back(std::make_unique<TrainingRun>(r == ranks - 1 && last_spec ? *last_spec : spec));
+    }
+    std::vector<RankOutcome> out(static_cast<std::size_t>(ranks));
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          RunOptions o;
+          o.communicator = std::make_shared<dtest::ThreadCommunicator>(group, r);
+          o.checkpoint_path = checkpoint;
+          o.resume = resume;
+          auto count = std::make_shared<model::LambdaCallback<float>>();
+          count->batch_end = [&out, r](model::NeuralNetwork<float>&, const model::BatchLogs&) { ++out[r].steps; };
+          o.callbacks.push_back(count);
+          out[r].result = runs[r]->run(o);
+          out[r].weights = weights(runs[r]->network());
+        } catch (...) {
+          errors[r] = std::current_exception();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (std::size_t r = 0; r < errors.size(); ++r) {
+      if (errors[r]) {
+        try {
+          std::rethrow_exception(errors[r]);
+        } catch (const Error& e) {
+          out[r].error = e.what();
+        }
+      }
+    }
+    return out;
+  }
+
+  std::string dir_;
+};
+
+}  // namespace
+
+TEST_F(TrainingAcrossRanks, ThreeRanksEqualOneProcessOnTheSameGlobalBatch) {
+  TrainingRun alone(spec(3));
+  const RunResult one = alone.run();
+  const std::vector<float> w1 = weights(alone.network());
+  EXPECT_LT(one.history.front().train_accuracy, 0.95) << "the data must leave something to learn";
+  const std::vector<RankOutcome> three = run_on(3, spec(3));
+  for (int r = 0; r < 3; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const RankOutcome& o = three[r];
+    ASSERT_EQ(o.error, "");
+    EXPECT_EQ(o.steps, 3 * 4) << "every rank takes one step per global batch";
+    EXPECT_EQ(o.weights, three[0].weights) << "the ranks hold the same weights";
+    EXPECT_LT(max_abs_diff(o.weights, w1), 2e-5f);
+    ASSERT_EQ(o.result.history.size(), 3u);
+    for (std::size_t e = 0; e < 3; ++e) {
+      EXPECT_NEAR(o.result.history[e].train_loss, one.history[e].train_loss, 1e-5) << "epoch " << e + 1;
+      EXPECT_NEAR(o.result.history[e].train_accuracy, one.history[e].train_accuracy, 1e-12) << "epoch " << e + 1;
+      EXPECT_NEAR(o.result.history[e].val_loss, one.history[e].val_loss, 1e-5) << "epoch " << e + 1;
+      EXPECT_NEAR(o.result.history[e].val_accuracy, one.history[e].val_accuracy, 1e-12) << "epoch " << e + 1;
+    }
+    EXPECT_EQ(o.result.test.samples, 50);
+    EXPECT_NEAR(o.result.test.accuracy, one.test.accuracy, 1e-12);
+    EXPECT_NEAR(o.result.test.loss, one.test.loss, 1e-5);
+    EXPECT_EQ(o.result.summary["ranks"], 3);
+    EXPECT_EQ(o.result.summary["strategy"], "allreduce");
+    EXPECT_TRUE(o.result.summary["timing"].contains("communication_seconds"));
+  }
+  EXPECT_EQ(one.summary["ranks"], 1);
+  EXPECT_FALSE(one.summary.contains("strategy"));
+}
+
+TEST_F(TrainingAcrossRanks, ACheckpointResumesOnAnotherRankCount) {
+  TrainingRun alone(spec(4));
+  alone.run();
+  const std::vector<float> uninterrupted = weights(alone.network());
+
+  const std::string ckpt = dir_ + "/two.ckpt";
+  ASSERT_EQ(run_on(2, spec(2), ckpt)[0].error, "");
+  ASSERT_TRUE(fs::exists(ckpt));
+  for (int ranks : {1, 4}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const std::string mine = dir_ + "/resume" + std::to_string(ranks) + ".ckpt";
+    fs::copy_file(ckpt, mine, fs::copy_options::overwrite_existing);
+    const std::vector<RankOutcome> rest = run_on(ranks, spec(4), mine, /*resume=*/true);
+    for (const RankOutcome& o : rest) ASSERT_EQ(o.error, "");
+    ASSERT_EQ(rest[0].result.history.size(), 4u) << "the two epochs before the checkpoint are in the history";
+    EXPECT_EQ(rest[0].steps, 2 * 4) << "two epochs of four global batches after the resume";
+    EXPECT_LT(max_abs_diff(rest[0].weights, uninterrupted), 5e-5f);
+    EXPECT_EQ(rest.back().weights, rest[0].weights);
+  }
+}
+
+TEST_F(TrainingAcrossRanks, ARankWithOtherDataIsNamedBeforeTraining) {
+  TrainSpec other = spec(1);
+  other.data.limit_train = 150;
+  const std::vector<RankOutcome> r = run_on(3, spec(1), "", false, &other);
+  EXPECT_NE(r[2].error.find("rank 2: the training data differs from rank 0's"), std::string::npos) << r[2].error;
+  EXPECT_NE(r[0].error.find("rank 0: the training data of 1 rank(s) differs from rank 0's"), std::string::npos)
+      << r[0].error;
+  EXPECT_EQ(r[0].steps, 0);
+}
+
+// Batch growth grows the global batch; the slices follow it epoch by epoch.
+TEST_F(TrainingAcrossRanks, AGrowingGlobalBatchIsSplitAsItGrows) {
+  TrainSpec s = spec(3);
+  s.batch_growth = {true, 2, 1, 106};  // 53, 106, 106
+  TrainingRun alone(s);
+  alone.run();
+  const std::vector<float> w1 = weights(alone.network());
+  const std::vector<RankOutcome> three = run_on(3, s);
+  for (const RankOutcome& o : three) {
+    ASSERT_EQ(o.error, "");
+    EXPECT_EQ(o.steps, 4 + 2 + 2);
+    EXPECT_LT(max_abs_diff(o.weights, w1), 2e-5f);
+  }
+}

@@ -1,0 +1,227 @@
+// `magmadnn train` under mpirun (label mpi; the paths of mpiexec and of the
+// binary come from CMake): on 2 and 4 ranks it writes one run folder whose
+// test score equals the single process's (with ring and ps too), only rank 0
+// writes or prints, a checkpoint of a 2-rank run resumes on 1 and on 4 ranks
+// to the weights of an uninterrupted run, as does a 2-rank run whose rank 0
+// was killed in the middle, and a rank's error ends the whole job non-zero.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "magmadnn/io/checkpoint.h"
+#include "magmadnn/io/idx.h"
+
+namespace fs = std::filesystem;
+using namespace magmadnn;
+
+namespace {
+
+void write_split(const std::string& dir, const std::string& prefix, int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  // Class c brightens rows [2c+1, 2c+3) a little over strong noise: the
+  // classes overlap, so training is not done after a step or two.
+  std::uniform_int_distribution<int> noise(0, 149), label(0, 2);
+  std::vector<double> pixels, labels;
+  for (int i = 0; i < n; ++i) {
+    const int c = label(rng);
+    for (int r = 0; r < 8; ++r) {
+      for (int col = 0; col < 8; ++col) pixels.push_back(noise(rng) + (r >= 2 * c + 1 && r < 2 * c + 3 ? 30 : 0));
+    }
+    labels.push_back(c);
+  }
+  io::write_idx(dir + "/" + prefix + "-images-idx3-ubyte", io::IdxType::u8, {n, 8, 8}, pixels, false);
+  io::write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", io::IdxType::u8, {n}, labels, false);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+struct CmdResult {
+  int rc;
+  std::string out, err;
+};
+
+class TrainUnderMpirun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = ::testing::TempDir() + "/magmadnn_train_mpi_" + std::to_string(::getpid());
+    fs::remove_all(root_);
+    fs::create_directories(root_ + "/data");
+    fs::create_directories(root_ + "/work");
+    write_split(root_ + "/data", "train", 150, 1);
+    write_split(root_ + "/data", "t10k", 60, 2);
+    // 120 training rows in global batches of 18: on 4 ranks the slices are
+    // 5/5/4/4 and, for the last batch of 12, 3 each.
+    std::ofstream(root_ + "/tiny.json") << R"({"name": "tiny", "layers": [{"type": "flatten"},
+      {"type": "dense", "units": 12, "activation": "relu"}, {"type": "dense", "units": 3, "activation": "softmax"}],
+      "optimizer": {"type": "sgd", "learning_rate": 0.1, "momentum": 0.9}, "epochs": 4, "batch_size": 18,
+      "seed": 5, "data": {"dataset": "idx", "dir": ")" + root_ + R"(/data", "val_split": 0.2}})";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // `magmadnn ARGS` on `ranks` ranks under mpiexec (0: a plain process, no
+  // launcher), run in root_/work so any stray file would show there.
+  // Open MPI refuses root (build containers) without both variables.
+  CmdResult train(int ranks, const std::string& args, bool with_config = true, const std::string& env = "") const {
+    std::string launch = env + " ";
+    if (ranks > 0) {
+      launch += "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(MAGMADNN_MPIEXEC) + " -np " +
+               std::to_string(ranks) + " --oversubscribe ";
+    }
+    const std::string scratch = root_ + "/cmd";
+    const std::string config = with_config ? " --config " + root_ + "/tiny.json " : " ";
+    const std::string cmd = "cd " + root_ + "/work && OMP_NUM_THREADS=1 " + launch + MAGMADNN_APP + " train" + config +
+                            args + " >" + scratch + ".out 2>" + scratch + ".err";
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(scratch + ".out"), read_text(scratch + ".err")};
+  }
+  nlohmann::json summary(const std::string& run) const {
+    return nlohmann::json::parse(read_text(root_ + "/work/" + run + "/summary.json"));
+  }
+  std::set<std::string> files(const std::string& dir) const {
+    std::set<std::string> names;
+    for (const auto& e : fs::recursive_directory_iterator(root_ + "/work/" + dir)) {
+      names.insert(fs::relative(e.path(), root_ + "/work").string());
+    }
+    return names;
+  }
+  // Largest difference between the float tensors (weights, optimizer state) of two checkpoints.
+  double checkpoint_diff(const std::string& a, const std::string& b) const {
+    const io::Checkpoint x = io::read_checkpoint(root_ + "/work/" + a + "/checkpoint.bin");
+    const io::Checkpoint y = io::read_checkpoint(root_ + "/work/" + b + "/checkpoint.bin");
+    double d = 0;
+    int compared = 0;
+    for (const auto& rec : x.tensors()) {
+      if (rec.type != dtype::f32) continue;
+      const io::TensorRecord* other = y.find(rec.name);
+      EXPECT_NE(other, nullptr) << rec.name;
+      if (other == nullptr || other->data.size() != rec.data.size()) return INFINITY;
+      const auto* p = reinterpret_cast<const float*>(rec.data.data());
+      const auto* q = reinterpret_cast<const float*>(other->data.data());
+      for (std::size_t i = 0; i < rec.data.size() / sizeof(float); ++i) d = std::max(d, double(std::abs(p[i] - q[i])));
+      ++compared;
+    }
+    EXPECT_GT(compared, 0);
+    return d;
+  }
+
+  std::string root_;
+};
+
+}  // namespace
+
+TEST_F(TrainUnderMpirun, TwoAndFourRanksWriteOneRunFolderAndScoreAsOneProcess) {
+  const CmdResult one = train(0, "--out one --quiet");
+  ASSERT_EQ(one.rc, 0) << one.err;
+  const nlohmann::json s1 = summary("one");
+  EXPECT_EQ(s1["ranks"], 1);
+  for (int ranks : {2, 4}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const std::string run = "n" + std::to_string(ranks);
+    const CmdResult r = train(ranks, "--out " + run);
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    // Only rank 0 prints: one header line, one result line.
+    std::size_t results = 0;
+    for (std::size_t at = r.out.find("test accuracy:"); at != std::string::npos; at = r.out.find("test accuracy:", at + 1)) ++results;
+    EXPECT_EQ(results, 1u) << r.out;
+    EXPECT_NE(r.out.find(std::to_string(ranks) + " ranks (mpi), strategy allreduce, global batch 18"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.err, "");
+    const nlohmann::json s = summary(run);
+    EXPECT_EQ(s["ranks"], ranks);
+    EXPECT_EQ(s["strategy"], "allreduce");
+    EXPECT_EQ(s["batch_size"], 18);
+    EXPECT_TRUE(s["timing"].contains("communication_seconds")) << s.dump();
+    EXPECT_NEAR(s["test_accuracy"].get<double>(), s1["test_accuracy"].get<double>(), 1e-9);
+    EXPECT_NEAR(s["test_loss"].get<double>(), s1["test_loss"].get<double>(), 1e-4);
+    EXPECT_NEAR(s["final_train_loss"].get<double>(), s1["final_train_loss"].get<double>(), 1e-4);
+    EXPECT_LT(checkpoint_diff("one", run), 1e-4);
+  }
+  // Nothing but the run folders, and the same files in each.
+  std::set<std::string> top;
+  for (const auto& e : fs::directory_iterator(root_ + "/work")) top.insert(e.path().filename().string());
+  EXPECT_EQ(top, (std::set<std::string>{"one", "n2", "n4"}));
+  std::set<std::string> f1, f4;
+  for (const auto& f : files("one")) f1.insert(f.substr(4));
+  for (const auto& f : files("n4")) f4.insert(f.substr(3));
+  EXPECT_EQ(f1, f4);
+}
+
+TEST_F(TrainUnderMpirun, ACheckpointOfTwoRanksResumesOnOneAndOnFourRanks) {
+  ASSERT_EQ(train(0, "--out whole --quiet").rc, 0);
+  const CmdResult half = train(2, "--out half --epochs 2 --quiet");
+  ASSERT_EQ(half.rc, 0) << half.err;
+  EXPECT_EQ(summary("half")["epochs"], 2);
+  for (int ranks : {0, 4}) {
+    SCOPED_TRACE(ranks == 0 ? "1 process" : std::to_string(ranks) + " ranks");
+    const std::string run = "resumed" + std::to_string(ranks);
+    fs::copy(root_ + "/work/half", root_ + "/work/" + run, fs::copy_options::recursive);
+    // --resume continues the saved config (--config would be refused).
+    const CmdResult r = train(ranks, "--out " + run + " --resume --epochs 4 --quiet", /*with_config=*/false);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(summary(run)["epochs"], 4);
+    EXPECT_LT(checkpoint_diff("whole", run), 1e-4);
+  }
+}
+
+// Every strategy a run can use trains under the launcher; the ones that
+// average gradients equal one process on the same global batch.
+TEST_F(TrainUnderMpirun, EveryStrategyTrainsAndTheGradientAveragingOnesEqualOneProcess) {
+  ASSERT_EQ(train(0, "--out one --quiet").rc, 0);
+  const nlohmann::json s1 = summary("one");
+  for (const char* strategy : {"ring", "ps", "weight-avg"}) {
+    SCOPED_TRACE(strategy);
+    const std::string run = std::string("s-") + strategy;
+    const CmdResult r = train(2, "--out " + run + " --quiet --strategy " + strategy);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const nlohmann::json s = summary(run);
+    EXPECT_EQ(s["strategy"], strategy);
+    EXPECT_GT(s["timing"]["steps"].get<int>(), 0) << s.dump();
+    if (std::string(strategy) == "weight-avg") {
+      EXPECT_GT(s["test_accuracy"].get<double>(), 0.5);  // local steps: another run, still learning
+    } else {
+      EXPECT_NEAR(s["test_loss"].get<double>(), s1["test_loss"].get<double>(), 1e-4);
+      EXPECT_LT(checkpoint_diff("one", run), 1e-4);
+    }
+  }
+  const CmdResult asgd = train(2, "--out s-asgd --quiet --strategy asgd");
+  EXPECT_NE(asgd.rc, 0);
+  EXPECT_NE(asgd.err.find("strategy \"asgd\" is not available to a training run"), std::string::npos) << asgd.err;
+  EXPECT_FALSE(fs::exists(root_ + "/work/s-asgd")) << "refused before the run folder is made";
+}
+
+// Rank 0 dies as after kill -9 while writing epoch 3 (the fault switch of
+// io/atomic_file.h; only rank 0 writes): the launcher ends the job non-zero,
+// and the run resumes on 4 ranks to the weights of an uninterrupted run.
+TEST_F(TrainUnderMpirun, ARankKilledMidRunEndsTheJobAndTheRunResumesOnFourRanks) {
+  ASSERT_EQ(train(0, "--out whole --quiet").rc, 0);
+  const CmdResult cut = train(2, "--out cut --quiet", true, "MAGMADNN_FAULT_AFTER_WRITES=16 MAGMADNN_FAULT_KILL=1");
+  EXPECT_NE(cut.rc, 0) << cut.out << cut.err;
+  ASSERT_TRUE(fs::exists(root_ + "/work/cut/checkpoint.bin"));
+  EXPECT_FALSE(fs::exists(root_ + "/work/cut/summary.json")) << "the run was cut before its end";
+  const CmdResult r = train(4, "--out cut --resume --quiet", /*with_config=*/false);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(summary("cut")["epochs"], 4);
+  EXPECT_LT(checkpoint_diff("whole", "cut"), 1e-4);
+}
+
+TEST_F(TrainUnderMpirun, AnErrorOnOneRankEndsTheJobNonZeroAndNamesTheRank) {
+  ASSERT_EQ(train(0, "--out taken --quiet").rc, 0);
+  const CmdResult r = train(2, "--out taken --quiet");  // rank 0 refuses to mix runs
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find("rank 0 of 2: error:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("already holds a run"), std::string::npos) << r.err;
+}
