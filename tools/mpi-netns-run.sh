@@ -43,7 +43,7 @@ ranks=2
 min_rx=0
 timeout_s=100
 shm=0
-usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
+usage() { sed -n '6,7p' "$0" | sed 's/^# *//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -n) ranks="${2:?}"; shift 2 ;;

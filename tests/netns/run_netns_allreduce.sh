@@ -13,10 +13,13 @@ count=$((1 << 20)) rounds=4
 # Each rank must receive the other ranks' contribution to every element, at
 # least 8 bytes per double per round, whatever the allreduce algorithm.
 min_rx=$((count * 8 * rounds))
+# Three jobs, each bounded well inside ctest's 120 s, so that the runner's
+# trap (not ctest's kill) ends a hung job and removes its namespaces.
+limit=(--timeout 35)
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
-"$runner" -n "$ranks" --min-rx-bytes "$min_rx" -- "$program" 1 1 >"$out/tiny" 2>&1
+"$runner" "${limit[@]}" -n "$ranks" --min-rx-bytes "$min_rx" -- "$program" 1 1 >"$out/tiny" 2>&1
 status=$?
 [[ $status == 77 ]] && { cat "$out/tiny"; exit 77; }
 if [[ $status != 1 ]]; then
@@ -26,12 +29,12 @@ if [[ $status != 1 ]]; then
 fi
 echo "the byte check fails a job that exchanges one double: $(grep -c 'FAIL: rank' "$out/tiny") of $ranks ranks short"
 
-"$runner" -n "$ranks" --min-rx-bytes "$min_rx" -- "$program" "$count" "$rounds" | tee "$out/tcp"
+"$runner" "${limit[@]}" -n "$ranks" --min-rx-bytes "$min_rx" -- "$program" "$count" "$rounds" | tee "$out/tcp"
 status=${PIPESTATUS[0]}
 [[ $status == 77 ]] && exit 77
 [[ $status == 0 ]] || { echo "FAIL: the network run exited $status"; exit 1; }
 
-"$runner" --shm -n "$ranks" -- "$program" "$count" "$rounds" | tee "$out/shm"
+"$runner" "${limit[@]}" --shm -n "$ranks" -- "$program" "$count" "$rounds" | tee "$out/shm"
 status=${PIPESTATUS[0]}
 [[ $status == 77 ]] && exit 77
 [[ $status == 0 ]] || { echo "FAIL: the shared-memory run exited $status"; exit 1; }

@@ -22,16 +22,19 @@ if [[ ${#flags[@]} == 0 ]]; then
   [[ -f $data/train-images-idx3-ubyte.gz ]] || { echo "SKIP: $data is not installed"; exit 77; }
 fi
 command -v python3 >/dev/null || { echo "SKIP: python3 (to compare the summaries) is not installed"; exit 77; }
+# Two jobs, each bounded inside ctest's 120 s, so that the runner's trap (not
+# ctest's kill) ends a hung job and removes its namespaces.
+limit=(--timeout 50)
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
-"$runner" --shm -n "$ranks" -- "$magmadnn" train "${flags[@]}" --quiet --out "$out/shm"
+"$runner" "${limit[@]}" --shm -n "$ranks" -- "$magmadnn" train "${flags[@]}" --quiet --out "$out/shm"
 status=$?
 [[ $status == 77 ]] && exit 77
 [[ $status == 0 ]] || { echo "FAIL: the shared-memory run exited $status"; exit 1; }
 min_rx="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["memory"]["parameter_bytes"])' "$out/shm/summary.json")"
 
-"$runner" -n "$ranks" --min-rx-bytes "$min_rx" -- "$magmadnn" train "${flags[@]}" --quiet --out "$out/tcp"
+"$runner" "${limit[@]}" -n "$ranks" --min-rx-bytes "$min_rx" -- "$magmadnn" train "${flags[@]}" --quiet --out "$out/tcp"
 status=$?
 [[ $status == 77 ]] && exit 77
 [[ $status == 0 ]] || { echo "FAIL: the network run exited $status"; exit 1; }
