@@ -15,8 +15,8 @@ PKGS=(build-essential cmake ninja-build ccache pkg-config git libdnnl-dev ocl-ic
 if [[ "${1:-}" == "--tests" ]]; then
   # python3: the v1 example checker. clang: the API forms are compiled by
   # both compilers. chromium, poppler-utils, fonts: the report is rendered
-  # and read back.
-  PKGS+=(python3 clang chromium poppler-utils fonts-dejavu-core)
+  # and read back. iproute2: tests/netns puts ranks in network namespaces.
+  PKGS+=(python3 clang chromium poppler-utils fonts-dejavu-core iproute2)
 elif [[ $# -gt 0 ]]; then
   echo "usage: $0 [--tests]" >&2
   exit 2
