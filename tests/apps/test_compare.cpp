@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "support/run_fixtures.h"
 #include "magmadnn/io/idx.h"
 #include "run_folder.h"
 #include "test_curve.h"
@@ -241,18 +242,7 @@ constexpr int kSide = 8, kClasses = 3;
 
 // Class c lights rows [2c+1, 2c+3) of an 8x8 image over noise.
 void write_split(const std::string& dir, const std::string& prefix, int n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> noise(0, 60), label(0, kClasses - 1);
-  std::vector<double> pixels, labels;
-  for (int i = 0; i < n; ++i) {
-    const int c = label(rng);
-    for (int r = 0; r < kSide; ++r) {
-      for (int col = 0; col < kSide; ++col) pixels.push_back(r >= 2 * c + 1 && r < 2 * c + 3 ? 220 : noise(rng));
-    }
-    labels.push_back(c);
-  }
-  io::write_idx(dir + "/" + prefix + "-images-idx3-ubyte", io::IdxType::u8, {n, kSide, kSide}, pixels, false);
-  io::write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", io::IdxType::u8, {n}, labels, false);
+  test::write_stripes(dir, prefix, n, seed, {60, 220, false});
 }
 
 struct Result {

@@ -21,6 +21,7 @@
 
 #include "magmadnn/io/atomic_file.h"
 #include "magmadnn/io/idx.h"
+#include "support/run_fixtures.h"
 
 namespace fs = std::filesystem;
 using namespace magmadnn;
@@ -30,35 +31,16 @@ namespace {
 constexpr int kSide = 8, kClasses = 3;
 
 void write_split(const std::string& dir, const std::string& prefix, int n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> noise(0, 60), label(0, kClasses - 1);
-  std::vector<double> pixels, labels;
-  for (int i = 0; i < n; ++i) {
-    const int c = label(rng);
-    for (int r = 0; r < kSide; ++r) {
-      for (int col = 0; col < kSide; ++col) pixels.push_back(r >= 2 * c + 1 && r < 2 * c + 3 ? 200 : noise(rng));
-    }
-    labels.push_back(c);
-  }
-  io::write_idx(dir + "/" + prefix + "-images-idx3-ubyte", io::IdxType::u8, {n, kSide, kSide}, pixels, false);
-  io::write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", io::IdxType::u8, {n}, labels, false);
+  test::write_stripes(dir, prefix, n, seed, {60, 200, false});
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
-struct CmdResult {
-  int rc;
-  std::string out, err;
-};
+using CmdResult = test::CommandResult;
+using test::read_text;
 
 // Runs `magmadnn ARGS` with the environment prefix `env`; rc is the exit status.
 CmdResult magmadnn_cmd(const std::string& env, const std::string& args, const std::string& scratch) {
-  const std::string cmd = env + " " + MAGMADNN_APP + " " + args + " >" + scratch + ".out 2>" + scratch + ".err";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(scratch + ".out"), read_text(scratch + ".err")};
+  return test::run_shell(env + " " + MAGMADNN_APP + " " + args, scratch);
 }
 
 bool has_temp_file(const std::string& dir) {

@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "support/run_fixtures.h"
 #include "magmadnn/data/shard.h"
 #include "magmadnn/io/idx.h"
 #include "magmadnn/run/run_training.h"
@@ -43,21 +44,10 @@ TEST(DistributedSampler, SlicesAreDisjointCoveringInRankOrderAndBalanced) {
 
 namespace {
 
+// Class c brightens rows [2c+1, 2c+3) a little over strong noise: the
+// classes overlap, so training is not done after a step or two.
 void write_split(const std::string& dir, const std::string& prefix, int n, unsigned seed) {
-  std::mt19937 rng(seed);
-  // Class c brightens rows [2c+1, 2c+3) a little over strong noise: the
-  // classes overlap, so training is not done after a step or two.
-  std::uniform_int_distribution<int> noise(0, 149), label(0, 2);
-  std::vector<double> pixels, labels;
-  for (int i = 0; i < n; ++i) {
-    const int c = label(rng);
-    for (int r = 0; r < 8; ++r) {
-      for (int col = 0; col < 8; ++col) pixels.push_back(noise(rng) + (r >= 2 * c + 1 && r < 2 * c + 3 ? 30 : 0));
-    }
-    labels.push_back(c);
-  }
-  io::write_idx(dir + "/" + prefix + "-images-idx3-ubyte", io::IdxType::u8, {n, 8, 8}, pixels, false);
-  io::write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", io::IdxType::u8, {n}, labels, false);
+  test::write_stripes(dir, prefix, n, seed, {149, 30, true});
 }
 
 std::vector<float> weights(model::NeuralNetwork<float>& net) {

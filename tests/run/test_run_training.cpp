@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "support/run_fixtures.h"
 #include "magmadnn/io/idx.h"
 #include "magmadnn/run/run_training.h"
 
@@ -18,18 +19,7 @@ namespace {
 
 // Class c lights up rows [2c+1, 2c+3) of an 8x8 image; the rest is noise.
 void write_split(const std::string& dir, const std::string& prefix, int n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> noise(0, 60), label(0, 2);
-  std::vector<double> pixels, labels;
-  for (int i = 0; i < n; ++i) {
-    const int c = label(rng);
-    for (int r = 0; r < 8; ++r) {
-      for (int col = 0; col < 8; ++col) pixels.push_back(r >= 2 * c + 1 && r < 2 * c + 3 ? 220 : noise(rng));
-    }
-    labels.push_back(c);
-  }
-  io::write_idx(dir + "/" + prefix + "-images-idx3-ubyte", io::IdxType::u8, {n, 8, 8}, pixels, false);
-  io::write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", io::IdxType::u8, {n}, labels, false);
+  test::write_stripes(dir, prefix, n, seed, {60, 220, false});
 }
 
 class RunTraining : public ::testing::Test {

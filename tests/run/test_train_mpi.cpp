@@ -21,38 +21,22 @@
 
 #include "magmadnn/io/checkpoint.h"
 #include "magmadnn/io/idx.h"
+#include "support/run_fixtures.h"
 
 namespace fs = std::filesystem;
 using namespace magmadnn;
 
 namespace {
 
+// Class c brightens rows [2c+1, 2c+3) a little over strong noise: the
+// classes overlap, so training is not done after a step or two.
 void write_split(const std::string& dir, const std::string& prefix, int n, unsigned seed) {
-  std::mt19937 rng(seed);
-  // Class c brightens rows [2c+1, 2c+3) a little over strong noise: the
-  // classes overlap, so training is not done after a step or two.
-  std::uniform_int_distribution<int> noise(0, 149), label(0, 2);
-  std::vector<double> pixels, labels;
-  for (int i = 0; i < n; ++i) {
-    const int c = label(rng);
-    for (int r = 0; r < 8; ++r) {
-      for (int col = 0; col < 8; ++col) pixels.push_back(noise(rng) + (r >= 2 * c + 1 && r < 2 * c + 3 ? 30 : 0));
-    }
-    labels.push_back(c);
-  }
-  io::write_idx(dir + "/" + prefix + "-images-idx3-ubyte", io::IdxType::u8, {n, 8, 8}, pixels, false);
-  io::write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", io::IdxType::u8, {n}, labels, false);
+  test::write_stripes(dir, prefix, n, seed, {149, 30, true});
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
-struct CmdResult {
-  int rc;
-  std::string out, err;
-};
+using CmdResult = test::CommandResult;
+using test::read_text;
 
 class TrainUnderMpirun : public ::testing::Test {
  protected:
@@ -83,10 +67,8 @@ class TrainUnderMpirun : public ::testing::Test {
     }
     const std::string scratch = root_ + "/cmd";
     const std::string config = with_config ? " --config " + root_ + "/tiny.json " : " ";
-    const std::string cmd = "cd " + root_ + "/work && OMP_NUM_THREADS=1 " + launch + MAGMADNN_APP + " train" + config +
-                            args + " >" + scratch + ".out 2>" + scratch + ".err";
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(scratch + ".out"), read_text(scratch + ".err")};
+    return test::run_shell("cd " + root_ + "/work && OMP_NUM_THREADS=1 " + launch + MAGMADNN_APP + " train" + config + args,
+                           scratch);
   }
   nlohmann::json summary(const std::string& run) const {
     return nlohmann::json::parse(read_text(root_ + "/work/" + run + "/summary.json"));
