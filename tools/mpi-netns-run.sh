@@ -91,6 +91,9 @@ trap 'exit 143' TERM
 add_ns() {
   ip netns add "$1" 2>"$work/err" || skip "cannot create network namespace $1: $(cat "$work/err")"
   namespaces+=("$1")
+  # `ip netns add` can succeed where entering the namespace cannot: in a
+  # chroot, / is no mount point and `ip netns exec` fails making it a slave.
+  ip netns exec "$1" true 2>"$work/err" || skip "cannot enter network namespace $1: $(cat "$work/err")"
   ip -n "$1" link set lo up
 }
 
