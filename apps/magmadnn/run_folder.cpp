@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "csv_rows.h"
 #include "magmadnn/io/atomic_file.h"
 
 namespace magmadnn::cli {
@@ -162,35 +163,12 @@ std::string metrics_csv(const model::History& history) {
 }
 
 model::History parse_metrics_csv(const std::string& text, const std::string& source) {
-  std::istringstream in(text);
-  std::string line;
-  std::getline(in, line);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  MAGMADNN_CHECK(line == kMetricsHeader, IOError,
-                 source << ":1: unexpected header \"" << line << "\" (expected \"" << kMetricsHeader << "\")");
   model::History h;
-  for (int lineno = 2; std::getline(in, line); ++lineno) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
-    if (!line.empty() && line.back() == ',') f.emplace_back();
-    MAGMADNN_CHECK(f.size() == 8, IOError,
-                   source << ":" << lineno << ": expected 8 fields, got " << f.size() << " in \"" << line << "\"");
-    auto value = [&](std::size_t i) {
-      if (f[i].empty()) return std::numeric_limits<double>::quiet_NaN();
-      std::size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(f[i], &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      MAGMADNN_CHECK(used == f[i].size(), IOError,
-                     source << ":" << lineno << ": field " << i + 1 << " is not a number: \"" << f[i] << "\"");
-      return v;
-    };
+  for (const CsvRow& row : csv_rows(text, source, kMetricsHeader)) {
+    MAGMADNN_CHECK(row.cells.size() == 8, IOError,
+                   source << ":" << row.lineno << ": expected 8 fields, got " << row.cells.size() << " in \""
+                          << row.line << "\"");
+    auto value = [&](std::size_t i) { return csv_number(row, i, source, /*empty_is_nan=*/true); };
     model::EpochRecord r;
     r.epoch = static_cast<unsigned>(value(0));
     r.train_loss = value(1);
