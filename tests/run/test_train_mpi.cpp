@@ -1,6 +1,7 @@
 // `magmadnn train` under mpirun (label mpi; the paths of mpiexec and of the
 // binary come from CMake): on 2 and 4 ranks it writes one run folder whose
-// test score equals the single process's (with ring and ps too), only rank 0
+// test score equals the single process's (with ring and ps too), asgd
+// trains with rank 0 serving within its staleness bound, only rank 0
 // writes or prints, a checkpoint of a 2-rank run resumes on 1 and on 4 ranks
 // to the weights of an uninterrupted run, as does a 2-rank run whose rank 0
 // was killed in the middle, and a rank's error ends the whole job non-zero.
@@ -9,11 +10,13 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -179,10 +182,77 @@ TEST_F(TrainUnderMpirun, EveryStrategyTrainsAndTheGradientAveragingOnesEqualOneP
       EXPECT_LT(checkpoint_diff("one", run), 1e-4);
     }
   }
-  const CmdResult asgd = train(2, "--out s-asgd --quiet --strategy asgd");
-  EXPECT_NE(asgd.rc, 0);
-  EXPECT_NE(asgd.err.find("strategy \"asgd\" is not available to a training run"), std::string::npos) << asgd.err;
-  EXPECT_FALSE(fs::exists(root_ + "/work/s-asgd")) << "refused before the run folder is made";
+}
+
+// asgd: rank 0 serves, the other ranks share each global batch. The run
+// learns, no gradient is applied staler than the bound, rank 0 alone writes
+// the one run folder, and its checkpoint (the server's weights) resumes on
+// another rank count and in one process.
+TEST_F(TrainUnderMpirun, AsgdTrainsWithRankZeroServingAndResumes) {
+  std::string config = read_text(root_ + "/tiny.json");
+  // Plain SGD: the server applies each gradient as it arrives, and momentum
+  // on top of that asynchrony makes so short a run erratic.
+  config.replace(config.find("\"seed\""), 0,
+                 R"("distributed": {"strategy": "asgd", "staleness": 1}, "optimizer": {"type": "sgd", "learning_rate": 0.3}, )");
+  std::ofstream(root_ + "/asgd.json") << config;
+  const auto asgd = [this](int ranks, const std::string& args) {
+    return train(ranks, "--config " + root_ + "/asgd.json " + args, /*with_config=*/false);
+  };
+  ASSERT_EQ(asgd(0, "--out one --quiet").rc, 0);  // one process trains alone, synchronously
+  const double one = summary("one")["test_accuracy"].get<double>();
+  for (int ranks : {2, 4}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const std::string run = "asgd" + std::to_string(ranks);
+    const CmdResult r = asgd(ranks, "--out " + run);
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_EQ(r.err, "");
+    std::size_t results = 0;
+    for (std::size_t at = r.out.find("test accuracy:"); at != std::string::npos; at = r.out.find("test accuracy:", at + 1)) ++results;
+    EXPECT_EQ(results, 1u) << "only rank 0 prints: " << r.out;
+    EXPECT_NE(r.out.find("asgd staleness: max"), std::string::npos) << r.out;
+    const nlohmann::json s = summary(run);
+    EXPECT_EQ(s["ranks"], ranks);
+    EXPECT_EQ(s["strategy"], "asgd");
+    EXPECT_EQ(s["epochs"], 4);
+    // 120 rows in global batches of 18: 7 steps per epoch, one gradient per worker and step.
+    EXPECT_EQ(s["staleness"]["bound"], 1);
+    EXPECT_EQ(s["staleness"]["gradients"], 4 * 7 * (ranks - 1)) << s.dump();
+    EXPECT_LE(s["staleness"]["max"].get<int>(), 1) << s.dump();
+    EXPECT_GE(s["staleness"]["mean"].get<double>(), 0.0);
+    EXPECT_EQ(s["train_samples"], 120);
+    // It learns: the workers' summed loss falls, and the test score beats chance (3 classes).
+    const std::string metrics = read_text(root_ + "/work/" + run + "/metrics.csv");
+    std::vector<double> losses;
+    std::istringstream lines(metrics);
+    std::string line;
+    std::getline(lines, line);  // header
+    while (std::getline(lines, line)) losses.push_back(std::stod(line.substr(line.find(',') + 1)));
+    ASSERT_EQ(losses.size(), 4u) << metrics;
+    EXPECT_LT(losses.back(), 0.8 * losses.front()) << metrics;
+    std::printf("asgd on %d ranks: test accuracy %.4f (one process %.4f), staleness max %d, mean %.3f\n", ranks,
+                s["test_accuracy"].get<double>(), one, s["staleness"]["max"].get<int>(),
+                s["staleness"]["mean"].get<double>());
+    EXPECT_GT(s["test_accuracy"].get<double>(), one - 0.2);
+  }
+  std::set<std::string> top;
+  for (const auto& e : fs::directory_iterator(root_ + "/work")) top.insert(e.path().filename().string());
+  EXPECT_EQ(top, (std::set<std::string>{"one", "asgd2", "asgd4"})) << "rank 0 alone writes, in its run folder";
+
+  // Half the run on 2 ranks, the rest on 4 ranks and in one process.
+  const CmdResult half = asgd(2, "--out half --epochs 2 --quiet");
+  ASSERT_EQ(half.rc, 0) << half.err;
+  const double half_loss = summary("half")["final_train_loss"].get<double>();
+  for (int ranks : {4, 0}) {
+    SCOPED_TRACE(ranks == 0 ? "1 process" : std::to_string(ranks) + " ranks");
+    const std::string run = "asgd-resumed" + std::to_string(ranks);
+    fs::copy(root_ + "/work/half", root_ + "/work/" + run, fs::copy_options::recursive);
+    const CmdResult r = train(ranks, "--out " + run + " --resume --epochs 4 --quiet", /*with_config=*/false);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const nlohmann::json s = summary(run);
+    EXPECT_EQ(s["epochs"], 4);
+    EXPECT_LT(s["final_train_loss"].get<double>(), half_loss) << "it continues from the server's weights";
+    EXPECT_GT(s["test_accuracy"].get<double>(), one - 0.2);
+  }
 }
 
 // Rank 0 dies as after kill -9 while writing epoch 3 (the fault switch of
