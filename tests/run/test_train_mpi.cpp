@@ -63,15 +63,18 @@ class TrainUnderMpirun : public ::testing::Test {
   // launcher), run in root_/work so any stray file would show there.
   // Open MPI refuses root (build containers) without both variables.
   CmdResult train(int ranks, const std::string& args, bool with_config = true, const std::string& env = "") const {
+    const std::string config = with_config ? " --config " + root_ + "/tiny.json " : " ";
+    return app(ranks, "train" + config + args, env);
+  }
+  // `magmadnn ARGS`, as train() runs it.
+  CmdResult app(int ranks, const std::string& args, const std::string& env = "") const {
     std::string launch = env + " ";
     if (ranks > 0) {
       launch += "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(MAGMADNN_MPIEXEC) + " -np " +
                std::to_string(ranks) + " --oversubscribe ";
     }
     const std::string scratch = root_ + "/cmd";
-    const std::string config = with_config ? " --config " + root_ + "/tiny.json " : " ";
-    return test::run_shell("cd " + root_ + "/work && OMP_NUM_THREADS=1 " + launch + MAGMADNN_APP + " train" + config + args,
-                           scratch);
+    return test::run_shell("cd " + root_ + "/work && OMP_NUM_THREADS=1 " + launch + MAGMADNN_APP + " " + args, scratch);
   }
   nlohmann::json summary(const std::string& run) const {
     return nlohmann::json::parse(read_text(root_ + "/work/" + run + "/summary.json"));
@@ -276,4 +279,37 @@ TEST_F(TrainUnderMpirun, AnErrorOnOneRankEndsTheJobNonZeroAndNamesTheRank) {
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.err.find("rank 0 of 2: error:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("already holds a run"), std::string::npos) << r.err;
+}
+
+// evaluate and predict do their work once: under the launcher rank 0 alone
+// prints (and writes), and the result equals a plain process's.
+TEST_F(TrainUnderMpirun, EvaluateAndPredictPrintOnRankZeroOnly) {
+  ASSERT_EQ(train(0, "--out run --quiet").rc, 0);
+  const std::string ckpt = root_ + "/work/run/checkpoint.bin";
+  const CmdResult plain = app(0, "evaluate --checkpoint " + ckpt);
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  const CmdResult plain_predict = app(0, "predict --checkpoint " + ckpt + " --input " + root_ + "/data/t10k-images-idx3-ubyte");
+  ASSERT_EQ(plain_predict.rc, 0) << plain_predict.err;
+  for (int ranks : {2, 4}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const CmdResult e = app(ranks, "evaluate --checkpoint " + ckpt);
+    ASSERT_EQ(e.rc, 0) << e.err;
+    EXPECT_EQ(e.out, plain.out) << "one result line, as one process prints it";
+    EXPECT_EQ(e.err, "");
+    const CmdResult p = app(ranks, "predict --checkpoint " + ckpt + " --input " + root_ + "/data/t10k-images-idx3-ubyte");
+    ASSERT_EQ(p.rc, 0) << p.err;
+    EXPECT_EQ(p.out, plain_predict.out) << "one header and one line per sample";
+    const std::string csv = root_ + "/pred" + std::to_string(ranks) + ".csv";
+    const CmdResult w = app(ranks, "predict --checkpoint " + ckpt + " --input " + root_ +
+                                       "/data/t10k-images-idx3-ubyte --output " + csv);
+    ASSERT_EQ(w.rc, 0) << w.err;
+    EXPECT_EQ(w.out, "");
+    EXPECT_EQ(read_text(csv), plain_predict.out);
+    // An error is reported once, by rank 0, and fails the job.
+    const CmdResult bad = app(ranks, "evaluate --checkpoint " + root_ + "/missing.bin");
+    EXPECT_NE(bad.rc, 0);
+    std::size_t errors = 0;
+    for (std::size_t at = bad.err.find("magmadnn: error:"); at != std::string::npos; at = bad.err.find("magmadnn: error:", at + 1)) ++errors;
+    EXPECT_EQ(errors, 1u) << bad.err;
+  }
 }
