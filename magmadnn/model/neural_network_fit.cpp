@@ -269,8 +269,8 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
                  "NeuralNetwork::fit: shard rank " << shard.rank << " of " << shard.size << " ranks");
   MAGMADNN_CHECK(shard.size == 1 || shard.sum, ValueError,
                  "NeuralNetwork::fit: a shard of " << shard.size << " ranks needs a sum function");
-  MAGMADNN_CHECK(shard.server_rank >= -1 && shard.server_rank < shard.size, ValueError, "NeuralNetwork::fit: shard server rank " << shard.server_rank << " of " << shard.size
-                                                                      << " ranks");
+  MAGMADNN_CHECK(shard.server_rank >= -1 && shard.server_rank < shard.size, ValueError,
+                 "NeuralNetwork::fit: shard server rank " << shard.server_rank << " of " << shard.size << " ranks");
   MAGMADNN_CHECK(options.checkpoint_every_batches >= 0, ValueError,
                  "NeuralNetwork::fit: checkpoint_every_batches " << options.checkpoint_every_batches << " is negative");
   MAGMADNN_CHECK(options.checkpoint_path.empty() == false ||

@@ -14,7 +14,7 @@ DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, cons
   o.staleness_bound = static_cast<int>(spec.staleness);
   o.server_rank = 0;  // ps and asgd: rank 0 holds the weights, as it writes the checkpoints
   strategy_ = distributed::make_strategy<float>(spec.strategy, comm_, o);
-  if (spec.strategy == "asgd" && comm_->size() > 1) server_rank_ = o.server_rank;
+  server_rank_ = server_rank_for(spec, comm_->size());
   staleness_bound_ = spec.staleness;
   strategy_->attach(net_);  // rank 0's initial weights to every rank
 }

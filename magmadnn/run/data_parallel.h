@@ -34,7 +34,10 @@ class DataParallel {
   ~DataParallel();
 
   /// The rank that trains on no data (model::DataShard::server_rank): 0
-  /// under asgd, else -1.
+  /// under asgd on more than one rank, else -1.
+  static int server_rank_for(const DistributedSpec& spec, int ranks) noexcept {
+    return spec.strategy == "asgd" && ranks > 1 ? 0 : -1;
+  }
   int server_rank() const noexcept { return server_rank_; }
 
   /// Collective, at an epoch's end (model::DataShard::at_epoch_end): every

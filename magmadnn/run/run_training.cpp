@@ -108,6 +108,10 @@ RunResult TrainingRun::run(const RunOptions& options) {
   const int ranks = comm ? comm->size() : 1;
   std::unique_ptr<DataParallel> parallel;
   if (ranks > 1) {
+    const int trainers = ranks - (DataParallel::server_rank_for(spec_.distributed, ranks) >= 0 ? 1 : 0);
+    MAGMADNN_CHECK(spec_.batch_size >= trainers, ValueError,
+                   "TrainingRun: batch_size " << spec_.batch_size << " is the global batch and must give each of the "
+                                              << trainers << " ranks that train at least one row");
     comm->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(spec_.distributed.watchdog_s * 1000.0)));
     // The slices are cut from each rank's own copy of the data: a rank whose
     // files differ would train on other rows without a word.
@@ -115,10 +119,6 @@ RunResult TrainingRun::run(const RunOptions& options) {
     parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net);  // rank 0's initial weights
     DataParallel* dp = parallel.get();
     fo.shard = {comm->rank(), ranks, dp->server_rank(), sum_across(comm), [dp] { dp->epoch_end(); }};
-    const int trainers = fo.shard.trainers();
-    MAGMADNN_CHECK(spec_.batch_size >= trainers, ValueError,
-                   "TrainingRun: batch_size " << spec_.batch_size << " is the global batch and must give each of the "
-                                              << trainers << " ranks that train at least one row");
   }
 
   const bool peak_is_training = reset_peak_rss();  // else the peak is the whole process's
