@@ -42,6 +42,13 @@ void write_split(const std::string& dir, const std::string& prefix, int n, unsig
 using CmdResult = test::CommandResult;
 using test::read_text;
 
+// How often `needle` occurs in `text`.
+std::size_t occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 class TrainUnderMpirun : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -123,9 +130,7 @@ TEST_F(TrainUnderMpirun, TwoAndFourRanksWriteOneRunFolderAndScoreAsOneProcess) {
     const CmdResult r = train(ranks, "--out " + run);
     ASSERT_EQ(r.rc, 0) << r.out << r.err;
     // Only rank 0 prints: one header line, one result line.
-    std::size_t results = 0;
-    for (std::size_t at = r.out.find("test accuracy:"); at != std::string::npos; at = r.out.find("test accuracy:", at + 1)) ++results;
-    EXPECT_EQ(results, 1u) << r.out;
+    EXPECT_EQ(occurrences(r.out, "test accuracy:"), 1u) << r.out;
     EXPECT_NE(r.out.find(std::to_string(ranks) + " ranks (mpi), strategy allreduce, global batch 18"), std::string::npos)
         << r.out;
     EXPECT_EQ(r.err, "");
@@ -210,9 +215,7 @@ TEST_F(TrainUnderMpirun, AsgdTrainsWithRankZeroServingAndResumes) {
     const CmdResult r = asgd(ranks, "--out " + run);
     ASSERT_EQ(r.rc, 0) << r.out << r.err;
     EXPECT_EQ(r.err, "");
-    std::size_t results = 0;
-    for (std::size_t at = r.out.find("test accuracy:"); at != std::string::npos; at = r.out.find("test accuracy:", at + 1)) ++results;
-    EXPECT_EQ(results, 1u) << "only rank 0 prints: " << r.out;
+    EXPECT_EQ(occurrences(r.out, "test accuracy:"), 1u) << "only rank 0 prints: " << r.out;
     EXPECT_NE(r.out.find("asgd staleness: max"), std::string::npos) << r.out;
     const nlohmann::json s = summary(run);
     EXPECT_EQ(s["ranks"], ranks);
@@ -309,9 +312,7 @@ TEST_F(TrainUnderMpirun, EvaluateAndPredictPrintOnRankZeroOnly) {
     // An error is reported once, by rank 0, and fails the job.
     const CmdResult bad = app(ranks, "evaluate --checkpoint " + root_ + "/missing.bin");
     EXPECT_NE(bad.rc, 0);
-    std::size_t errors = 0;
-    for (std::size_t at = bad.err.find("magmadnn: error:"); at != std::string::npos; at = bad.err.find("magmadnn: error:", at + 1)) ++errors;
-    EXPECT_EQ(errors, 1u) << bad.err;
+    EXPECT_EQ(occurrences(bad.err, "magmadnn: error:"), 1u) << bad.err;
   }
 }
 
