@@ -84,6 +84,24 @@ class TrainUnderMpirun : public ::testing::Test {
     const std::string scratch = root_ + "/cmd";
     return test::run_shell("cd " + root_ + "/work && OMP_NUM_THREADS=1 " + launch + MAGMADNN_APP + " " + args, scratch);
   }
+  // A learnable problem (one process: 93% test accuracy): 600 training and
+  // 300 test images of the stripes, a 16-unit network, plain SGD, global
+  // batch 20 (30 steps an epoch), 4 epochs; `distributed` is merged in.
+  // Returns "--config FILE".
+  std::string easy_config(const std::string& name, const std::string& distributed = "{}") const {
+    const std::string data = root_ + "/easy";
+    if (!fs::exists(data)) {
+      fs::create_directories(data);
+      test::write_stripes(data, "train", 600, 3, {120, 30, true});
+      test::write_stripes(data, "t10k", 300, 4, {120, 30, true});
+    }
+    const std::string file = root_ + "/" + name + ".json";
+    std::ofstream(file) << R"({"name": "easy", "layers": [{"type": "flatten"},
+      {"type": "dense", "units": 16, "activation": "relu"}, {"type": "dense", "units": 3, "activation": "softmax"}],
+      "optimizer": {"type": "sgd", "learning_rate": 0.1}, "epochs": 4, "batch_size": 20, "seed": 9,
+      "distributed": )" + distributed + R"(, "data": {"dataset": "idx", "dir": ")" + data + R"(", "val_split": 0}})";
+    return "--config " + file + " ";
+  }
   nlohmann::json summary(const std::string& run) const {
     return nlohmann::json::parse(read_text(root_ + "/work/" + run + "/summary.json"));
   }
@@ -194,21 +212,16 @@ TEST_F(TrainUnderMpirun, EveryStrategyTrainsAndTheGradientAveragingOnesEqualOneP
 }
 
 // asgd: rank 0 serves, the other ranks share each global batch. The run
-// learns, no gradient is applied staler than the bound, rank 0 alone writes
-// the one run folder, and its checkpoint (the server's weights) resumes on
-// another rank count and in one process.
+// learns (to one process's test accuracy within 5 points), no gradient is
+// applied staler than the bound, rank 0 alone writes the one run folder, and
+// its checkpoint (the server's weights) resumes on another rank count and in
+// one process.
 TEST_F(TrainUnderMpirun, AsgdTrainsWithRankZeroServingAndResumes) {
-  std::string config = read_text(root_ + "/tiny.json");
-  // Plain SGD: the server applies each gradient as it arrives, and momentum
-  // on top of that asynchrony makes so short a run erratic.
-  config.replace(config.find("\"seed\""), 0,
-                 R"("distributed": {"strategy": "asgd", "staleness": 1}, "optimizer": {"type": "sgd", "learning_rate": 0.3}, )");
-  std::ofstream(root_ + "/asgd.json") << config;
-  const auto asgd = [this](int ranks, const std::string& args) {
-    return train(ranks, "--config " + root_ + "/asgd.json " + args, /*with_config=*/false);
-  };
+  const std::string config = easy_config("asgd", R"({"strategy": "asgd", "staleness": 1})");
+  const auto asgd = [&](int ranks, const std::string& args) { return train(ranks, config + args, false); };
   ASSERT_EQ(asgd(0, "--out one --quiet").rc, 0);  // one process trains alone, synchronously
   const double one = summary("one")["test_accuracy"].get<double>();
+  ASSERT_GT(one, 0.8);
   for (int ranks : {2, 4}) {
     SCOPED_TRACE(std::to_string(ranks) + " ranks");
     const std::string run = "asgd" + std::to_string(ranks);
@@ -221,13 +234,13 @@ TEST_F(TrainUnderMpirun, AsgdTrainsWithRankZeroServingAndResumes) {
     EXPECT_EQ(s["ranks"], ranks);
     EXPECT_EQ(s["strategy"], "asgd");
     EXPECT_EQ(s["epochs"], 4);
-    // 120 rows in global batches of 18: 7 steps per epoch, one gradient per worker and step.
+    // 4 epochs of 30 steps, one gradient per worker and step.
     EXPECT_EQ(s["staleness"]["bound"], 1);
-    EXPECT_EQ(s["staleness"]["gradients"], 4 * 7 * (ranks - 1)) << s.dump();
+    EXPECT_EQ(s["staleness"]["gradients"], 4 * 30 * (ranks - 1)) << s.dump();
     EXPECT_LE(s["staleness"]["max"].get<int>(), 1) << s.dump();
     EXPECT_GE(s["staleness"]["mean"].get<double>(), 0.0);
-    EXPECT_EQ(s["train_samples"], 120);
-    // It learns: the workers' summed loss falls, and the test score beats chance (3 classes).
+    EXPECT_EQ(s["train_samples"], 600);
+    // It learns: the workers' summed loss falls, and the test score is one process's within 5 points.
     const std::string metrics = read_text(root_ + "/work/" + run + "/metrics.csv");
     std::vector<double> losses;
     std::istringstream lines(metrics);
@@ -239,7 +252,7 @@ TEST_F(TrainUnderMpirun, AsgdTrainsWithRankZeroServingAndResumes) {
     std::printf("asgd on %d ranks: test accuracy %.4f (one process %.4f), staleness max %d, mean %.3f\n", ranks,
                 s["test_accuracy"].get<double>(), one, s["staleness"]["max"].get<int>(),
                 s["staleness"]["mean"].get<double>());
-    EXPECT_GT(s["test_accuracy"].get<double>(), one - 0.2);
+    EXPECT_GT(s["test_accuracy"].get<double>(), one - 0.05);
   }
   std::set<std::string> top;
   for (const auto& e : fs::directory_iterator(root_ + "/work")) top.insert(e.path().filename().string());
@@ -258,7 +271,7 @@ TEST_F(TrainUnderMpirun, AsgdTrainsWithRankZeroServingAndResumes) {
     const nlohmann::json s = summary(run);
     EXPECT_EQ(s["epochs"], 4);
     EXPECT_LT(s["final_train_loss"].get<double>(), half_loss) << "it continues from the server's weights";
-    EXPECT_GT(s["test_accuracy"].get<double>(), one - 0.2);
+    EXPECT_GT(s["test_accuracy"].get<double>(), one - 0.05);
   }
 }
 
@@ -318,20 +331,11 @@ TEST_F(TrainUnderMpirun, EvaluateAndPredictPrintOnRankZeroOnly) {
 
 // The accuracy claim of every strategy (docs/distributed.md, "Accuracy per
 // strategy"), cheaply: a small network on 600 synthetic images reaches on 2
-// and 4 ranks, with each strategy, the test accuracy of one process that saw the
-// same samples (same global batch, epochs and seed), within 3 points (9 of
-// the 300 test images). Plain SGD: asgd applies each worker's gradient as it
-// arrives, and momentum on top of that asynchrony would be another recipe.
+// and 4 ranks, with each strategy, the test accuracy of one process that saw
+// the same samples (same global batch, epochs and seed), within 3 points (9
+// of the 300 test images).
 TEST_F(TrainUnderMpirun, EveryStrategyReachesTheSingleProcessAccuracy) {
-  const std::string data = root_ + "/easy";
-  fs::create_directories(data);
-  test::write_stripes(data, "train", 600, 3, {120, 30, true});
-  test::write_stripes(data, "t10k", 300, 4, {120, 30, true});
-  std::ofstream(root_ + "/easy.json") << R"({"name": "easy", "layers": [{"type": "flatten"},
-    {"type": "dense", "units": 16, "activation": "relu"}, {"type": "dense", "units": 3, "activation": "softmax"}],
-    "optimizer": {"type": "sgd", "learning_rate": 0.1}, "epochs": 4, "batch_size": 20, "seed": 9,
-    "data": {"dataset": "idx", "dir": ")" + data + R"(", "val_split": 0}})";
-  const std::string config = "--config " + root_ + "/easy.json ";
+  const std::string config = easy_config("easy");
   ASSERT_EQ(train(0, config + "--out one --quiet", false).rc, 0);
   const double one = summary("one")["test_accuracy"].get<double>();
   EXPECT_GT(one, 0.8) << "the problem is learnable in this budget";
