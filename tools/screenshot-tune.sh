@@ -32,27 +32,7 @@ fail() { echo "screenshot-tune: FAILED: $*" >&2; exit 1; }
 [[ -f "$PAGE" ]] || fail "no report.html in $DIR"
 [[ -f "$RESULTS" ]] || fail "no results.json in $DIR"
 
-install_package() {  # install_package DEBIAN_PACKAGE COMMAND
-  command -v "$2" >/dev/null && return 0
-  [[ $(id -u) -eq 0 ]] || fail "$2 is missing; install the Debian package $1 (needs root)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$1" >/dev/null ||
-    { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$1" >/dev/null; } ||
-    fail "could not install $1"
-}
-if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
-  install_package chromium chromium
-fi
-CHROMIUM="$(command -v chromium || command -v chromium-browser)"
-install_package poppler-utils pdftotext
-
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-chrome() {
-  local profile
-  profile="$(mktemp -d -p "$WORK")"
-  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
-    --user-data-dir="$profile" --window-size=$WIDTH,$HEIGHT "$@" 2>"$WORK/chromium.log"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/headless-chromium.sh"
 
 # 1. The screenshot.
 rm -f "$OUT"
@@ -154,7 +134,7 @@ if not m:
 p = json.loads(html.unescape(m[1]))
 
 check(not p["errors"], f"no script error ({p['errors']})")
-indices = [str(t["index"]) for t in trials]
+indices = [str(i) for i in sorted(t["index"] for t in trials)]
 check(p.get("rows") == indices, f"the table has one row per trial, in index order ({len(p.get('rows', []))} rows)")
 
 def numbers(vs):

@@ -36,6 +36,7 @@ const char* const kTunePageStyle =
     ".trials thead th{position:sticky;top:0;cursor:pointer;user-select:none}\n"
     ".trials thead th[aria-sort=ascending]::after{content:\" \\25B2\"}"
     ".trials thead th[aria-sort=descending]::after{content:\" \\25BC\"}\n"
+    ".trials th:last-child{text-align:left}\n"
     ".trials td.error{text-align:left;white-space:normal;min-width:160px;max-width:360px;overflow-wrap:anywhere;"
     "color:#b71c1c}\n"
     ".trials tr.failed td{background:#fdecec}.trials tr.pruned td{color:#777;font-style:italic;background:#f6f6f6}\n"

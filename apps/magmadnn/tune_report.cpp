@@ -1,5 +1,6 @@
 #include "tune_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -213,7 +214,12 @@ std::string trial_table(const TuneResults& r) {
        "accuracy</th><th data-type=\"num\">test accuracy</th><th data-type=\"num\">epochs</th><th "
        "data-type=\"num\">seconds</th><th data-type=\"num\">attempts</th><th data-type=\"num\">worker</th><th "
        "data-type=\"text\">error</th></tr></thead>\n<tbody>\n";
-  for (const auto& t : r.trials) {
+  // In index order, whatever order the engine wrote them in (e.g. as they finished).
+  std::vector<const TuneTrial*> rows;
+  for (const auto& t : r.trials) rows.push_back(&t);
+  std::sort(rows.begin(), rows.end(), [](const TuneTrial* a, const TuneTrial* b) { return a->index < b->index; });
+  for (const TuneTrial* row : rows) {
+    const TuneTrial& t = *row;
     const bool best = r.best && t.index == *r.best;
     o << "<tr class=\"" << status_name(t.status) << (best ? " best" : "") << "\" id=\"trial-" << t.index
       << "\" data-trial=\"" << t.index << "\">"

@@ -3,7 +3,8 @@
 search (6 x 9 = 54 trials, 5 epochs each) for the tune report page's
 rendering check: loss curves that fall faster for larger learning rates and
 smaller batches, two failed trials (one with an error message full of HTML),
-three pruned after two epochs, and the best trial by least loss-curve area.
+three pruned after two epochs, and the best trial by least loss-curve area;
+the trials are written in a shuffled order, as several workers finish them.
   make_tune_results.py OUT_DIR"""
 import json, math, os, random, sys
 
@@ -44,6 +45,7 @@ for i, (b, lr) in enumerate((b, lr) for b in batches for lr in rates):
     trials.append(trial)
 ok = [t for t in trials if t["status"] == "ok"]
 best = min(ok, key=lambda t: t["objective"])["index"]
+rng.shuffle(trials)  # as an engine with several workers writes them: in the order they finished
 doc = {"objective": {"kind": "loss_area", "loss_threshold": 0.5}, "searcher": "grid", "seed": 42, "best": best,
        "dimensions": [{"path": "batch_size", "kind": "list", "values": batches},
                       {"path": "optimizer.learning_rate", "kind": "range", "start": 0.1, "stop": 0.9, "step": 0.1}],

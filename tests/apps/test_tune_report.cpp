@@ -6,6 +6,7 @@
 // naming the file and the JSON path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -333,6 +334,19 @@ TEST_F(TuneReport, BadFilesAreRefusedNamingTheFileAndTheField) {
         }
       },
       IOError);
+}
+
+TEST_F(TuneReport, TheTableListsTrialsByIndexWhateverTheirOrderInTheFile) {
+  Json r = grid({16, 32}, {0.1, 0.2, 0.3}, -1, -1, false);
+  std::reverse(r["trials"].begin(), r["trials"].end());
+  const std::string html = page(r);
+  std::size_t last = 0;
+  for (int i = 0; i < 6; ++i) {
+    const std::size_t at = html.find("id=\"trial-" + std::to_string(i) + "\"");
+    ASSERT_NE(at, std::string::npos) << i;
+    EXPECT_GT(at, last) << "trial " << i << " is listed before trial " << i - 1;
+    last = at;
+  }
 }
 
 TEST_F(TuneReport, TableCellsCarryTheValuesTheyAreSortedBy) {
