@@ -28,27 +28,7 @@ fail() { echo "screenshot-compare: FAILED: $*" >&2; exit 1; }
 [[ -f "$PAGE" ]] || fail "no page $PAGE"
 for r in "${RUNS[@]}"; do [[ -f "$r/summary.json" ]] || fail "no summary.json in $r"; done
 
-install_package() {  # install_package DEBIAN_PACKAGE COMMAND
-  command -v "$2" >/dev/null && return 0
-  [[ $(id -u) -eq 0 ]] || fail "$2 is missing; install the Debian package $1 (needs root)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$1" >/dev/null ||
-    { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$1" >/dev/null; } ||
-    fail "could not install $1"
-}
-if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
-  install_package chromium chromium
-fi
-CHROMIUM="$(command -v chromium || command -v chromium-browser)"
-install_package poppler-utils pdftotext
-
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-chrome() {
-  local profile
-  profile="$(mktemp -d -p "$WORK")"
-  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
-    --user-data-dir="$profile" --window-size=$WIDTH,$HEIGHT "$@" 2>"$WORK/chromium.log"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/headless-chromium.sh"
 
 # The screenshot, the printed text, and the page's own measurements (series
 # and legend boxes, the widest element) written into its DOM and dumped.

@@ -31,29 +31,7 @@ FAILED=()  # checks 2 and 3 both run, so one report names everything wrong
 [[ -f "$REPORT" ]] || fail "no report.html in $RUN_DIR"
 [[ -f "$SUMMARY" ]] || fail "no summary.json in $RUN_DIR (the run has not finished)"
 
-install_package() {  # install_package DEBIAN_PACKAGE COMMAND
-  command -v "$2" >/dev/null && return 0
-  [[ $(id -u) -eq 0 ]] || fail "$2 is missing; install the Debian package $1 (needs root)"
-  echo "screenshot-report: installing $1 (Debian package)" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$1" >/dev/null ||
-    { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$1" >/dev/null; } ||
-    fail "could not install $1"
-}
-if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
-  install_package chromium chromium
-fi
-CHROMIUM="$(command -v chromium || command -v chromium-browser)"
-install_package poppler-utils pdftotext
-
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-# A private profile per call so parallel runs do not share (or lock) one; no network is needed.
-chrome() {
-  local profile
-  profile="$(mktemp -d -p "$WORK")"
-  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$profile" \
-    --window-size=$WIDTH,$HEIGHT "$@" 2>"$WORK/chromium.log"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/headless-chromium.sh"
 
 # 1. The screenshot.
 rm -f "$OUT"

@@ -84,7 +84,7 @@ struct Sink {
 };
 
 template <typename T>
-void visit(Plan<T>& p, Sink<T>& sink) {
+void visit(Plan<T>& p, Sink<T>& sink, T seed = T(1)) {
   std::unordered_map<const Operation<T>*, Tensor<T>> grads;
   std::unordered_set<const Operation<T>*> finished;
   auto finish = [&](const Operation<T>* node, Tensor<T>* grad) {
@@ -93,7 +93,7 @@ void visit(Plan<T>& p, Sink<T>& sink) {
   };
   if (p.on_path.count(p.root)) {
     const Tensor<T>& out = p.root->output();
-    grads.emplace(p.root, detail::full_like(out.shape(), T(1), out));
+    grads.emplace(p.root, detail::full_like(out.shape(), seed, out));
   }
   using Target = typename Operation<T>::UpdateTarget;
   for (auto it = p.order.rbegin(); it != p.order.rend(); ++it) {
@@ -206,10 +206,11 @@ struct UpdateSink : Sink<T> {
 }  // namespace
 
 template <typename T>
-GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars, const GradientReady<T>& ready) {
+GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars, const GradientReady<T>& ready,
+                               T seed) {
   Plan<T> p = plan(loss, vars);
   TableSink<T> sink(vars, &ready);
-  visit(p, sink);
+  visit(p, sink, seed);
   return std::move(sink.table);
 }
 
@@ -237,7 +238,7 @@ magmadnn_error_t get_grad_table(const std::vector<std::type_identity_t<Expr<T>>>
 #define MAGMADNN_INSTANTIATE_GRADIENTS(T)                                                              \
   template class GradTable<T>;                                                                         \
   template GradTable<T> compute_gradients<T>(const Expr<T>&, const std::vector<Expr<T>>&);                      \
-  template GradTable<T> compute_gradients<T>(const Expr<T>&, const std::vector<Expr<T>>&, const GradientReady<T>&); \
+  template GradTable<T> compute_gradients<T>(const Expr<T>&, const std::vector<Expr<T>>&, const GradientReady<T>&, T); \
   template magmadnn_error_t get_grad_table<T>(const std::vector<Expr<T>>&, const Expr<T>&, GradTable<T>&);       \
   template void backward_update<T>(const Expr<T>&, const std::vector<Expr<T>>&, InPlaceUpdate<T>);
 MAGMADNN_INSTANTIATE_GRADIENTS(float)

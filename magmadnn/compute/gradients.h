@@ -71,8 +71,16 @@ using GradientReady = std::function<void(std::size_t index, Tensor<T>& grad)>;
 /// compute_gradients, calling `ready` for each var as its gradient is final
 /// (see GradientReady). A var the loss does not depend on gets its zero
 /// gradient, and its call, after the pass.
+///
+/// `seed` is the value the pass starts from at every element of the loss:
+/// every gradient comes out multiplied by it. The backward pass is linear in
+/// its seed, so this scales all gradients at no cost (one small tensor)
+/// instead of one more pass over each gradient: e.g. 1 / ranks before an
+/// allreduce that sums, or a loss scale. Equal to scaling afterwards up to
+/// rounding, and bit-equal for a power of two.
 template <typename T>
-GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars, const GradientReady<T>& ready);
+GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars, const GradientReady<T>& ready,
+                               T seed = T(1));
 template <OpLike L>
 GradTable<op_value_t<L>> gradients(const L& loss, const std::vector<Expr<op_value_t<L>>>& vars) {
   return compute_gradients<op_value_t<L>>(Expr<op_value_t<L>>(to_node(loss)), vars);

@@ -1,6 +1,7 @@
 #include "magmadnn/distributed/allreduce_strategy.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "magmadnn/distributed/flat_params.h"
 
@@ -43,31 +44,7 @@ void AllreduceStrategy<T>::attach(model::NeuralNetwork<T>& net) {
                  "AllreduceStrategy::attach: this strategy is attached already (one strategy per network)");
   run_on_comm_thread([&] { this->broadcast_initial_state(net); });
 
-  // Buckets in reverse parameter order: the backward pass finishes the last
-  // layer's gradients first, so the first bucket can start early.
-  const auto& params = net.parameters();
-  const std::size_t n = params.size();
-  slot_.assign(n, 0);
-  bucket_of_.assign(n, 0);
-  grads_.assign(n, nullptr);
-  std::size_t total = 0;
-  for (std::size_t k = n; k-- > 0;) {
-    const std::size_t count = static_cast<std::size_t>(params[k]->value().size());
-    const std::size_t cap = buckets_.size() == 1
-                                ? std::min(this->options_.first_bucket_bytes, this->options_.bucket_bytes)
-                                : this->options_.bucket_bytes;
-    if (buckets_.empty() || buckets_.back().count * sizeof(T) >= cap) {
-      buckets_.push_back({});
-      buckets_.back().begin = total;
-    }
-    Bucket& b = buckets_.back();
-    slot_[k] = total;
-    bucket_of_[k] = buckets_.size() - 1;
-    b.count += count;
-    ++b.members;
-    total += count;
-  }
-  flat_.assign(total, T(0));
+  lay_out_buckets(net.parameters());
   {
     std::lock_guard<std::mutex> lock(mutex_);
     full_.assign(buckets_.size(), false);
@@ -77,8 +54,66 @@ void AllreduceStrategy<T>::attach(model::NeuralNetwork<T>& net) {
   hooks.ready = [this](std::size_t i, const op::Var<T>&, Tensor<T>& g) { on_ready(i, g); };
   hooks.finish = [this] { on_finish(); };
   hooks.apply_update = [this] { return step_syncs_; };
+  hooks.gradient_scale = 1.0 / static_cast<double>(this->comm_->size());
   net.set_gradient_ready_hooks(std::move(hooks));
   step_mark_ = Clock::now();
+}
+
+template <typename T>
+void AllreduceStrategy<T>::lay_out_buckets(const std::vector<op::Var<T>>& params) {
+  // Reverse parameter order: the backward pass finishes the last layer's
+  // gradients first, so the first buckets can start early. A packed bucket
+  // takes its place in the launch order when it closes (when its last
+  // member is ready), after the in-place buckets met before that.
+  const std::size_t n = params.size();
+  slot_.assign(n, 0);
+  bucket_of_.assign(n, 0);
+  grads_.assign(n, nullptr);
+  std::size_t total = 0;
+  std::vector<std::size_t> packing;  // the open packed bucket's parameters
+  std::size_t packed_count = 0;
+  const auto close_packed = [&] {
+    if (packing.empty()) return;
+    Bucket b;
+    b.begin = total;
+    for (std::size_t k : packing) {
+      slot_[k] = total;
+      bucket_of_[k] = buckets_.size();
+      total += static_cast<std::size_t>(params[k]->value().size());
+    }
+    b.count = packed_count;
+    b.members = packing.size();
+    buckets_.push_back(std::move(b));
+    packing.clear();
+    packed_count = 0;
+  };
+  for (std::size_t k = n; k-- > 0;) {
+    const std::size_t count = static_cast<std::size_t>(params[k]->value().size());
+    if (count * sizeof(T) >= this->options_.in_place_bytes) {
+      Bucket b;
+      b.begin = total;
+      b.count = count;
+      b.members = 1;
+      b.in_place = true;
+      slot_[k] = total;
+      bucket_of_[k] = buckets_.size();
+      total += count;
+      buckets_.push_back(std::move(b));
+      continue;
+    }
+    packing.push_back(k);
+    packed_count += count;
+    const std::size_t cap = buckets_.empty() ? std::min(this->options_.first_bucket_bytes, this->options_.bucket_bytes)
+                                             : this->options_.bucket_bytes;
+    if (packed_count * sizeof(T) >= cap) close_packed();
+  }
+  close_packed();
+  // Packed buckets read their copies here; in-place ones use their range
+  // only to accumulate no_sync steps.
+  flat_.assign(total, T(0));
+  for (Bucket& b : buckets_) {
+    if (!b.in_place) b.data = flat_.data() + b.begin;
+  }
 }
 
 template <typename T>
@@ -98,24 +133,32 @@ void AllreduceStrategy<T>::on_ready(std::size_t i, Tensor<T>& grad) {
   MAGMADNN_CHECK(i < grads_.size(), ValueError, "AllreduceStrategy: gradient index " << i << " out of range");
   if (readies_++ == 0) step_syncs_ = sync_;
   grads_[i] = &grad;
-  T* dst = flat_.data() + slot_[i];
-  const T* src = grad.host_data();
+  Bucket& bucket = buckets_[bucket_of_[i]];
+  T* acc = flat_.data() + slot_[i];
+  T* g = grad.mutable_host_data();
   const std::size_t n = static_cast<std::size_t>(grad.size());
-  if (accumulated_ == 0) {
-    std::copy(src, src + n, dst);
-  } else {
-    for (std::size_t j = 0; j < n; ++j) dst[j] += src[j];
-    if (step_syncs_) {
-      // The mean over the accumulated steps and this one.
-      const T scale = T(1) / static_cast<T>(accumulated_ + 1);
-      for (std::size_t j = 0; j < n; ++j) dst[j] *= scale;
+  if (!step_syncs_) {
+    // no_sync: this step only adds to the local sum.
+    if (accumulated_ == 0) {
+      std::copy(g, g + n, acc);
+    } else {
+      for (std::size_t j = 0; j < n; ++j) acc[j] += g[j];
     }
+    return;
   }
-  if (!step_syncs_) return;
+  // The bucket's input: the mean over the accumulated steps and this one,
+  // in the gradient itself (in place) or in the packed copy.
+  T* dst = bucket.in_place ? g : acc;
+  if (accumulated_ == 0) {
+    if (dst != g) std::copy(g, g + n, dst);
+  } else {
+    const T scale = T(1) / static_cast<T>(accumulated_ + 1);
+    for (std::size_t j = 0; j < n; ++j) dst[j] = (acc[j] + g[j]) * scale;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   event(TimelineEvent::Kind::ready, static_cast<int>(i), now);
-  Bucket& b = buckets_[bucket_of_[i]];
-  if (++b.filled == b.members) {
+  if (bucket.in_place) bucket.data = g;
+  if (++bucket.filled == bucket.members) {
     full_[bucket_of_[i]] = true;
     wake_comm_.notify_all();
   }
@@ -146,7 +189,9 @@ void AllreduceStrategy<T>::on_finish() {
   if (error_) std::rethrow_exception(error_);
   lock.unlock();
 
-  for (std::size_t i = 0; i < grads_.size(); ++i) detail::write_tensor(*grads_[i], flat_.data() + slot_[i]);
+  for (std::size_t i = 0; i < grads_.size(); ++i) {
+    if (!buckets_[bucket_of_[i]].in_place) detail::write_tensor(*grads_[i], flat_.data() + slot_[i]);
+  }
 
   // Communication time: the union of the buckets' [launch, completion]
   // intervals (they are launched in order); overlapped: its part before the
@@ -215,8 +260,8 @@ void AllreduceStrategy<T>::comm_loop() {
           Bucket& bucket = buckets_[b];
           if (b == 0) this->comm_->set_step(this->timing().steps);
           bucket.launched = Clock::now();
-          bucket.request =
-              this->comm_->iallreduce(host_buffer(flat_.data() + bucket.begin, bucket.count), ReduceOp::avg);
+          // A sum: the backward pass was seeded with 1 / ranks.
+          bucket.request = this->comm_->iallreduce(host_buffer(bucket.data, bucket.count), ReduceOp::sum);
           ++in_flight;
           lock.lock();
           event(TimelineEvent::Kind::launch, static_cast<int>(b), bucket.launched);

@@ -3,16 +3,20 @@
 /// parallelism with gradients averaged over all ranks, overlapped with the
 /// backward pass (PyTorch DDP's buckets, Horovod's background thread).
 ///
-/// How: at attach the parameters are laid into buckets of about
-/// StrategyOptions::bucket_bytes (the first one: first_bucket_bytes) in
-/// reverse parameter order (the order the backward pass finishes
-/// gradients). The ready hook copies each gradient
-/// into its bucket; when a bucket is full it is handed to the one
-/// communication thread, which starts its non-blocking allreduce (average)
-/// and keeps calling test() on every request in flight while backward runs,
+/// How: at attach the parameters are laid into buckets in reverse
+/// parameter order (the order the backward pass finishes gradients). A
+/// parameter of at least StrategyOptions::in_place_bytes is a bucket of its
+/// own, reduced where its gradient lies; smaller ones are packed together,
+/// a packed bucket closing at about bucket_bytes (the first one:
+/// first_bucket_bytes). The backward pass is seeded with 1 / ranks
+/// (GradientReadyHooks::gradient_scale), so the allreduce sums and leaves
+/// the mean with no division pass. The ready hook copies a small gradient
+/// into its packed bucket; when a bucket is complete it is handed to the
+/// one communication thread, which starts its non-blocking allreduce and
+/// keeps calling test() on every request in flight while backward runs,
 /// since Open MPI makes no progress on its own. finish() waits for every
-/// bucket and copies the averages back into the gradients; the optimizer
-/// step then runs on every rank with the same averaged gradients.
+/// bucket and copies the packed means back; the optimizer step then runs on
+/// every rank with the same averaged gradients.
 ///
 /// Requires: a Communicator safe to call from a thread other than the one
 /// that created it, one thread at a time (MPI_THREAD_SERIALIZED or better).
@@ -56,14 +60,17 @@ class AllreduceStrategy final : public Strategy<T> {
  private:
   using Clock = std::chrono::steady_clock;
   struct Bucket {
-    std::size_t begin = 0, count = 0;
+    std::size_t begin = 0, count = 0;  // its range of flat_
     std::size_t members = 0;  // parameters in it
-    std::size_t filled = 0;   // of those, ready this step
+    bool in_place = false;    // one parameter, reduced in its gradient tensor
+    T* data = nullptr;        // what this step's allreduce reduces
+    std::size_t filled = 0;   // of its parameters, ready this step
     RequestPtr request;
     Clock::time_point launched, completed;
     bool done = false;
   };
 
+  void lay_out_buckets(const std::vector<op::Var<T>>& params);
   void on_ready(std::size_t i, Tensor<T>& grad);
   void on_finish();
   void run_on_comm_thread(const std::function<void()>& task);
@@ -71,7 +78,8 @@ class AllreduceStrategy final : public Strategy<T> {
   void event(TimelineEvent::Kind kind, int index, Clock::time_point at);
 
   std::vector<Bucket> buckets_;
-  std::vector<std::size_t> slot_;       // parameter -> first element in flat_
+  std::vector<std::size_t> slot_;       // parameter -> first element in flat_ (packed: its bucket's copy;
+                                        // in place: where no_sync steps accumulate it)
   std::vector<std::size_t> bucket_of_;  // parameter -> bucket
   std::vector<Tensor<T>*> grads_;       // this step's gradient tensors
   std::vector<T> flat_;

@@ -58,6 +58,13 @@ struct StrategyOptions {
   /// a model smaller than bucket_bytes still starts communicating while its
   /// backward pass runs.
   std::size_t first_bucket_bytes = std::size_t{1} << 20;
+  /// allreduce: a parameter of at least this many bytes gets a bucket of
+  /// its own, reduced where the backward pass left its gradient (no copy in
+  /// or out, PyTorch DDP's gradient_as_bucket_view); smaller ones are packed
+  /// into shared buckets, so that a layer's bias costs no collective of its
+  /// own. 256 KiB: above it a collective's fixed cost is under 5% of its
+  /// transfer on shared memory (docs/distributed.md, "Performance").
+  std::size_t in_place_bytes = std::size_t{256} << 10;
   /// weight-avg: average the weights every k steps (k >= 1).
   int average_every = 1;
   /// asgd: the most global steps a gradient may be behind the weights it is

@@ -106,6 +106,11 @@ class NeuralNetwork {
   ///    on_batch_end callbacks: e.g. broadcast the weights a server just
   ///    computed, or average the weights every k steps. Setting only this
   ///    hook keeps plain SGD fused into the backward pass.
+  ///  - `gradient_scale`: every gradient the hooks and the optimizer see
+  ///    comes out of the backward pass multiplied by it, through the pass's
+  ///    seed (free, compute_gradients' `seed`): a strategy that sums
+  ///    gradients across ranks sets 1 / ranks, and the sum is the mean with
+  ///    no division pass.
   /// The optimizer step then reads what the hooks left in the gradients.
   /// With `ready` or `finish` set, plain SGD keeps its gradients and a
   /// separate update (the update waits for `finish`); without them it stays
@@ -116,6 +121,7 @@ class NeuralNetwork {
     std::function<void()> finish;
     std::function<bool()> apply_update;
     std::function<void()> after_update;
+    double gradient_scale = 1.0;
   };
 
   /// Where training stands: the 0-based epoch in progress (equal to the

@@ -57,21 +57,16 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
     return;
   }
   // A data-parallel rank whose slice differs from the others' weighs its
-  // gradient by its rows before any hook sees it (DataShard).
-  const bool rescale = grad_scale_ != 1.0;
-  const T scale = static_cast<T>(grad_scale_);
+  // gradient by its rows (DataShard), and a strategy may ask for a factor
+  // of its own: both scale the backward pass's seed, so no pass over the
+  // gradients is spent on them.
+  const T seed = static_cast<T>(grad_scale_ * ready_hooks_.gradient_scale);
   op::GradientReady<T> ready;
   if (ready_hooks_.ready) {
-    ready = [this, rescale, scale](std::size_t i, Tensor<T>& g) {
-      if (rescale) math::unary(UnaryOp::Scale, g, g, scale);
-      ready_hooks_.ready(i, params_[i], g);
-    };
+    ready = [this](std::size_t i, Tensor<T>& g) { ready_hooks_.ready(i, params_[i], g); };
   }
-  op::GradTable<T> grads = op::compute_gradients(loss_, param_exprs_, ready);  // forward values are cached
+  op::GradTable<T> grads = op::compute_gradients(loss_, param_exprs_, ready, seed);  // forward values are cached
   for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
-  if (rescale && !ready_hooks_.ready) {
-    for (Tensor<T>* g : grad_ptrs_) math::unary(UnaryOp::Scale, *g, *g, scale);
-  }
   if (ready_hooks_.finish) ready_hooks_.finish();
   if (hook_) {
     hook_(params_, grad_ptrs_);

@@ -216,14 +216,46 @@ TEST(Strategies, AsgdStalenessNeverExceedsTheBound) {
   }
 }
 
+// Gradients reduced where they lie (every parameter, or the two large
+// weights beside packed buckets) average exactly as packed copies do.
+TEST(Strategies, AllreduceInPlaceBucketsEqualOneProcess) {
+  for (const std::size_t in_place : {std::size_t{0}, std::size_t{500}}) {
+    for (const Optim& o : {kPlainSgd, kMomentum}) {
+      Plan s;
+      s.strategy = "allreduce";
+      s.optim = o;
+      s.options.in_place_bytes = in_place;
+      const Result got = train(s);
+      EXPECT_TRUE(got.same_every_step) << "in_place_bytes " << in_place << "/" << o.label;
+      EXPECT_LT(max_rel_diff(got.weights, oracle(o)), kTol) << "in_place_bytes " << in_place << "/" << o.label;
+    }
+  }
+}
+
 TEST(Strategies, AllreduceNoSyncAccumulatesLikeOneStepOnTheUnionBatch) {
-  Plan s;
-  s.strategy = "allreduce";
-  s.micro_steps = 2;  // two micro-batches per exchange
-  s.options.bucket_bytes = 256;
-  const Result got = train(s);
-  EXPECT_TRUE(got.same_every_step);
-  EXPECT_LT(max_rel_diff(got.weights, oracle(kPlainSgd)), kTol);
+  for (const std::size_t in_place : {std::size_t{0}, std::size_t{500}, std::size_t{1} << 20}) {
+    Plan s;
+    s.strategy = "allreduce";
+    s.micro_steps = 2;  // two micro-batches per exchange
+    s.options.bucket_bytes = 256;
+    s.options.in_place_bytes = in_place;
+    const Result got = train(s);
+    EXPECT_TRUE(got.same_every_step) << "in_place_bytes " << in_place;
+    EXPECT_LT(max_rel_diff(got.weights, oracle(kPlainSgd)), kTol) << "in_place_bytes " << in_place;
+  }
+}
+
+// 6 -> 12 -> 8 -> 3 in double: W1 (576 bytes) and W2 (768) reach 500 bytes
+// and are buckets of their own, in the order backward finishes them; the
+// four small tensors share one packed bucket, which closes (and launches)
+// last, when W1's bias, its last member, is ready.
+TEST(Strategies, AllreduceGivesLargeParametersBucketsOfTheirOwn) {
+  auto net = make_net(kPlainSgd, kGlobalBatch, 1, 14);
+  StrategyOptions o;
+  o.in_place_bytes = 500;
+  distributed::AllreduceStrategy<double> strategy(strategy_world(), o);
+  strategy.attach(*net);
+  EXPECT_EQ(strategy.num_buckets(), 3u);
 }
 
 // A model smaller than one bucket still gets a first bucket of its own,
