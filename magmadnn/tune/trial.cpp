@@ -1,0 +1,87 @@
+#include "magmadnn/tune/trial.h"
+
+namespace magmadnn::tune {
+namespace {
+
+template <typename T>
+T get_or(const Json& j, const char* key, T def) {
+  return j.contains(key) && !j[key].is_null() ? j[key].get<T>() : def;
+}
+
+}  // namespace
+
+Json Trial::to_json() const {
+  Json j;
+  j["index"] = index;
+  j["config"] = config;
+  j["rung"] = rung;
+  j["attempt"] = attempt;
+  j["params"] = params;
+  j["train"] = config_json;
+  return j;
+}
+
+Trial Trial::from_json(const Json& j) {
+  Trial t;
+  t.index = j.at("index").get<std::int64_t>();
+  t.config = get_or<std::int64_t>(j, "config", t.index);
+  t.rung = get_or<int>(j, "rung", 0);
+  t.attempt = get_or<int>(j, "attempt", 1);
+  t.params = j.contains("params") ? j["params"] : Json::object();
+  if (j.contains("train")) t.config_json = j["train"];
+  return t;
+}
+
+Json TrialOutcome::to_json() const {
+  Json j;
+  j["ok"] = ok;
+  if (!ok) j["error"] = error;
+  j["loss"] = loss;
+  j["accuracy"] = accuracy;
+  j["test_accuracy"] = test_accuracy ? Json(*test_accuracy) : Json(nullptr);
+  j["seconds"] = seconds;
+  Json c = Json::array();
+  for (const CurvePoint& p : curve) c.push_back({{"epoch", p.epoch}, {"loss", p.loss}, {"accuracy", p.accuracy},
+                                                 {"seconds", p.seconds}});
+  j["curve"] = std::move(c);
+  if (!extra.empty()) j["extra"] = extra;
+  return j;
+}
+
+TrialOutcome TrialOutcome::from_json(const Json& j) {
+  TrialOutcome o;
+  o.ok = get_or<bool>(j, "ok", true);
+  o.error = get_or<std::string>(j, "error", "");
+  o.loss = get_or<double>(j, "loss", 0.0);
+  o.accuracy = get_or<double>(j, "accuracy", 0.0);
+  if (j.contains("test_accuracy") && !j["test_accuracy"].is_null()) o.test_accuracy = j["test_accuracy"].get<double>();
+  o.seconds = get_or<double>(j, "seconds", -1.0);
+  if (j.contains("curve"))
+    for (const Json& p : j["curve"])
+      o.curve.push_back({p.at("epoch").get<std::int64_t>(), p.at("loss").get<double>(), p.at("accuracy").get<double>(),
+                         p.at("seconds").get<double>()});
+  if (j.contains("extra")) o.extra = j["extra"];
+  return o;
+}
+
+Json TrialRecord::to_json() const {
+  Json j;
+  j["index"] = trial.index;
+  j["params"] = trial.params;
+  j["status"] = status;
+  j["attempts"] = attempts;
+  j["worker"] = worker;
+  j["seconds"] = outcome.seconds < 0 ? 0.0 : outcome.seconds;
+  j["objective"] = objective ? Json(*objective) : Json(nullptr);
+  j["final"] = {{"loss", outcome.loss}, {"accuracy", outcome.accuracy},
+                {"test_accuracy", outcome.test_accuracy ? Json(*outcome.test_accuracy) : Json(nullptr)}};
+  Json c = TrialOutcome{outcome}.to_json()["curve"];
+  j["curve"] = std::move(c);
+  if (status == "failed") j["error"] = outcome.error;
+  j["config"] = trial.config;
+  j["rung"] = trial.rung;
+  if (trial.config_json.is_object() && trial.config_json.contains("epochs")) j["epochs"] = trial.config_json["epochs"];
+  return j;
+}
+
+}  // namespace magmadnn::tune
