@@ -17,7 +17,8 @@ class Settings {
   /// ConfigError naming `where` unless `j` is an object whose keys are all in `allowed`.
   Settings(const run::Json& j, std::string where, const std::vector<std::string>& allowed);
   bool has(const std::string& key) const { return j_.contains(key); }
-  std::string at(const std::string& key) const { return where_ + "." + key; }
+  /// The JSON path of `key` ("searcher.trials"; at the root, the key alone).
+  std::string at(const std::string& key) const { return where_.empty() ? key : where_ + "." + key; }
   /// An integer in [lo, hi], or `def` when absent.
   std::int64_t integer(const std::string& key, std::int64_t def, std::int64_t lo, std::int64_t hi) const;
   /// A finite number in [lo, hi], or `def` when absent.

@@ -1,7 +1,12 @@
 #include "magmadnn/tune/trial.h"
 
+#include <limits>
+
 namespace magmadnn::tune {
 namespace {
+
+// A number of the wire format: JSON writes NaN and infinities as null.
+double number(const Json& j) { return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>(); }
 
 template <typename T>
 T get_or(const Json& j, const char* key, T def) {
@@ -52,14 +57,14 @@ TrialOutcome TrialOutcome::from_json(const Json& j) {
   TrialOutcome o;
   o.ok = get_or<bool>(j, "ok", true);
   o.error = get_or<std::string>(j, "error", "");
-  o.loss = get_or<double>(j, "loss", 0.0);
-  o.accuracy = get_or<double>(j, "accuracy", 0.0);
+  o.loss = j.contains("loss") ? number(j["loss"]) : 0.0;
+  o.accuracy = j.contains("accuracy") ? number(j["accuracy"]) : 0.0;
   if (j.contains("test_accuracy") && !j["test_accuracy"].is_null()) o.test_accuracy = j["test_accuracy"].get<double>();
   o.seconds = get_or<double>(j, "seconds", -1.0);
   if (j.contains("curve"))
     for (const Json& p : j["curve"])
-      o.curve.push_back({p.at("epoch").get<std::int64_t>(), p.at("loss").get<double>(), p.at("accuracy").get<double>(),
-                         p.at("seconds").get<double>()});
+      o.curve.push_back({p.at("epoch").get<std::int64_t>(), number(p.at("loss")), number(p.at("accuracy")),
+                         number(p.at("seconds"))});
   if (j.contains("extra")) o.extra = j["extra"];
   return o;
 }

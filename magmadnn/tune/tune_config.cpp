@@ -34,7 +34,7 @@ std::unique_ptr<Searcher> TuneConfig::make_searcher() const {
 
 TuneConfig parse_tune_config(const Json& j, const ObjectiveCallbacks& callbacks,
                              std::optional<std::uint64_t> seed_override) {
-  const Settings s(j, "config", {"train", "space", "searcher", "objective", "seed", "retries"});
+  const Settings s(j, "", {"train", "space", "searcher", "objective", "seed", "retries"});
   if (!j.contains("train")) throw ConfigError("train", "missing (the train config every trial starts from)");
   TuneConfig c;
   c.source = j;
