@@ -91,6 +91,13 @@ TEST(TuneMpi, GridRunsEveryPointOnceInGroups) {
   if (r) check_grid(r->result, k, r->dir);
 }
 
+TEST(TuneMpi, GridRunsEveryPointOnceInGroupsOfTwo) {
+  const int workers = g_world->size() - 1;
+  if (workers < 4 || workers % 2 != 0) GTEST_SKIP() << "needs 1 + 2m ranks, m >= 2";
+  const auto r = search(2, "mpi-k2");
+  if (r) check_grid(r->result, 2, r->dir);
+}
+
 TEST(TuneMpi, RefusesGroupsThatDoNotDivideTheRanks) {
   if (g_world->size() < 3) GTEST_SKIP() << "needs 2 or more worker ranks";
   EXPECT_THROW(tune::split_groups(*g_world, g_world->size()), magmadnn::ValueError);  // checked before any split
