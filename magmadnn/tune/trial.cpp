@@ -83,6 +83,7 @@ Json TrialRecord::to_json() const {
   Json c = TrialOutcome{outcome}.to_json()["curve"];
   j["curve"] = std::move(c);
   if (status == "failed") j["error"] = outcome.error;
+  if (!outcome.extra.empty()) j["extra"] = outcome.extra;
   j["config"] = trial.config;
   j["rung"] = trial.rung;
   if (trial.config_json.is_object() && trial.config_json.contains("epochs")) j["epochs"] = trial.config_json["epochs"];

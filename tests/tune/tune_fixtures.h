@@ -105,11 +105,24 @@ inline std::vector<std::string> worker_command() {
   return {tune::self_executable(), "--gtest_filter=TuneChild.Worker", "--gtest_brief=1"};
 }
 
+/// The folders fresh_dir made, removed when the test program ends (kept
+/// with TUNE_TEST_KEEP=1, to look at a failure).
+struct MadeDirs {
+  std::vector<std::string> dirs;
+  ~MadeDirs() {
+    if (std::getenv("TUNE_TEST_KEEP") != nullptr) return;
+    std::error_code ec;
+    for (const auto& d : dirs) std::filesystem::remove_all(d, ec);
+  }
+};
+inline MadeDirs made_dirs;
+
 /// A fresh, empty folder under the temporary directory.
 inline std::string fresh_dir(const std::string& name) {
   const auto d = std::filesystem::temp_directory_path() / ("magmadnn-tune-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
+  made_dirs.dirs.push_back(d.string());
   return d.string();
 }
 
