@@ -6,15 +6,16 @@
 namespace magmadnn::tune {
 
 void InlineChannel::send(int worker, const std::string& message) {
-  MAGMADNN_CHECK(worker == 0 && !queued_, ValueError, "InlineChannel: one trial at a time, on worker 0");
-  queued_ = message;
+  MAGMADNN_CHECK(worker == 0, ValueError, "InlineChannel: one worker, 0; got " << worker);
+  queued_.push_back(message);
 }
 
 std::vector<ChannelEvent> InlineChannel::wait() {
-  MAGMADNN_CHECK(queued_.has_value(), ValueError, "InlineChannel: waiting with no trial sent");
-  const Json message = Json::parse(*queued_);
-  queued_.reset();
-  return {{0, ChannelEvent::Kind::message, answer_trial(message, fn_, nullptr)}};
+  MAGMADNN_CHECK(!queued_.empty(), ValueError, "InlineChannel: waiting with no trial sent");
+  std::vector<ChannelEvent> events;
+  for (const std::string& m : queued_) events.push_back({0, ChannelEvent::Kind::message, answer_trial(Json::parse(m), fn_, nullptr)});
+  queued_.clear();
+  return events;
 }
 
 }  // namespace magmadnn::tune

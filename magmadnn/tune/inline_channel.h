@@ -1,11 +1,11 @@
 /// @file inline_channel.h
-/// InlineChannel: the search in one process. One worker slot; a trial sent
-/// to it runs, in the caller's thread, when the master next waits, through
+/// InlineChannel: the search in one process. One worker slot; the trials
+/// sent to it run in order, in the caller's thread, when the master next waits, through
 /// the same message handling as a worker process (worker.h). A trial that
 /// throws is a failed trial, as elsewhere; nothing is ever lost.
 #pragma once
 
-#include <optional>
+#include <vector>
 #include <string>
 
 #include "magmadnn/tune/channel.h"
@@ -24,7 +24,7 @@ class InlineChannel final : public MasterChannel {
 
  private:
   TrialFunction fn_;
-  std::optional<std::string> queued_;
+  std::vector<std::string> queued_;
 };
 
 }  // namespace magmadnn::tune

@@ -14,6 +14,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+constexpr double kShortTrial = 0.01;  // seconds
+constexpr std::size_t kPrefetch = 8;
+
 class Master {
  public:
   Master(const TuneConfig& config, MasterChannel& channel, const MasterOptions& options)
@@ -97,24 +100,29 @@ class Master {
   // -- the loop -------------------------------------------------------------
   void loop() {
     const int n = channel_.workers();
-    busy_.assign(static_cast<std::size_t>(n), std::nullopt);
+    queue_.assign(static_cast<std::size_t>(n), {});
     alive_.assign(static_cast<std::size_t>(n), true);
     bool searcher_done = false;
     for (;;) {
+      // Fill the workers round-robin up to the depth, so trials spread evenly.
       std::vector<std::pair<int, std::string>> outbox;
-      for (int w = 0; w < n; ++w) {
-        if (!alive_[static_cast<std::size_t>(w)] || busy_[static_cast<std::size_t>(w)]) continue;
-        std::optional<Trial> t;
-        if (!pending_.empty()) {
-          t = std::move(pending_.front());
-          pending_.pop_front();
-        } else if (!searcher_done) {
-          Proposal p = searcher_->next(now());
-          if (p.kind == Proposal::Kind::done) searcher_done = true;
-          if (p.kind == Proposal::Kind::trial) t = std::move(p.trial);
+      bool more = true;
+      for (std::size_t level = 0; more && level < depth(); ++level) {
+        for (int w = 0; more && w < n; ++w) {
+          const auto k = static_cast<std::size_t>(w);
+          if (!alive_[k] || queue_[k].size() > level) continue;
+          std::optional<Trial> t;
+          if (!pending_.empty()) {
+            t = std::move(pending_.front());
+            pending_.pop_front();
+          } else if (!searcher_done) {
+            Proposal p = searcher_->next(now());
+            if (p.kind == Proposal::Kind::done) searcher_done = true;
+            if (p.kind == Proposal::Kind::trial) t = std::move(p.trial);
+          }
+          if (!t) more = false;
+          else start(w, std::move(*t), outbox);
         }
-        if (!t) break;
-        start(w, *t, outbox);
       }
       commit();  // the "started" lines are on disk before their trials leave
       for (auto& [w, m] : outbox) channel_.send(w, m);
@@ -135,6 +143,12 @@ class Master {
     }
   }
 
+  // Trials a worker holds at once: one, or while trials are short (a few
+  // milliseconds, comparable to the journal's fsync) several, so that a
+  // round of outcomes shares one fsync and a worker never idles waiting for
+  // the master. A worker runs its trials in the order sent.
+  std::size_t depth() const { return mean_seconds_ < kShortTrial ? kPrefetch : 1; }
+
   void start(int w, Trial t, std::vector<std::pair<int, std::string>>& outbox) {
     TrialRecord& r = records_[t.index];
     if (r.attempts == 0) r.trial = t;
@@ -143,43 +157,53 @@ class Master {
     journal_->append({{"event", "started"}, {"trial", t.index}, {"attempt", t.attempt}, {"worker", w},
                       {"config", t.config}, {"rung", t.rung}, {"params", t.params}, {"t", now()}});
     outbox.emplace_back(w, trial_message(t));
-    busy_[static_cast<std::size_t>(w)] = std::move(t);
+    queue_[static_cast<std::size_t>(w)].push_back(std::move(t));
   }
 
   void handle(ChannelEvent& ev) {
-    auto& slot = busy_.at(static_cast<std::size_t>(ev.worker));
+    std::deque<Trial>& queue = queue_.at(static_cast<std::size_t>(ev.worker));
     if (ev.kind == ChannelEvent::Kind::lost) {
-      if (slot) {
-        const Trial t = std::move(*slot);
-        slot.reset();
-        std::vector<std::string>& why = losses_[t.index];
-        why.push_back(ev.payload);
-        journal_->append({{"event", "lost"}, {"trial", t.index}, {"attempt", t.attempt}, {"worker", ev.worker},
-                          {"reason", ev.payload}, {"t", now()}});
-        if (static_cast<int>(why.size()) <= config_.retries) {
-          Trial again = t;
-          again.attempt = t.attempt + 1;
-          pending_.push_front(std::move(again));
-        } else {
-          std::string reason = "the worker running it was lost " + std::to_string(why.size()) + " times: ";
-          for (std::size_t k = 0; k < why.size(); ++k) reason += (k ? "; " : "") + why[k];
-          TrialOutcome o;
-          o.ok = false;
-          o.error = reason;
-          finish(records_.at(t.index), "failed", o, reason, true);
-        }
+      if (!queue.empty()) {
+        // The first trial was running: that attempt is lost. The others never
+        // started; they go back to the front of the line as they were.
+        const Trial t = std::move(queue.front());
+        queue.pop_front();
+        for (auto it = queue.rbegin(); it != queue.rend(); ++it) pending_.push_front(std::move(*it));
+        queue.clear();
+        lost(t, ev);
       }
       if (!channel_.replace(ev.worker)) alive_[static_cast<std::size_t>(ev.worker)] = false;
       return;
     }
     const Json m = Json::parse(ev.payload);
     if (m.value("type", "") != "result") return;  // a goodbye, or an answer to nothing asked
-    MAGMADNN_CHECK(slot && slot->index == m.at("trial").get<std::int64_t>(), CommError,
+    MAGMADNN_CHECK(!queue.empty() && queue.front().index == m.at("trial").get<std::int64_t>(), CommError,
                    "tune: " << channel_.describe(ev.worker) << " answered trial " << m.at("trial")
                             << ", which it was not running");
-    slot.reset();
+    queue.pop_front();
     const TrialOutcome o = TrialOutcome::from_json(m.at("outcome"));
+    const double s = std::max(0.0, o.seconds);
+    mean_seconds_ = mean_seconds_ < 0 ? s : 0.8 * mean_seconds_ + 0.2 * s;
     finish(records_.at(m["trial"].get<std::int64_t>()), o.ok ? "ok" : "failed", o, o.error, true);
+  }
+
+  void lost(const Trial& t, const ChannelEvent& ev) {
+    std::vector<std::string>& why = losses_[t.index];
+    why.push_back(ev.payload);
+    journal_->append({{"event", "lost"}, {"trial", t.index}, {"attempt", t.attempt}, {"worker", ev.worker},
+                      {"reason", ev.payload}, {"t", now()}});
+    if (static_cast<int>(why.size()) <= config_.retries) {
+      Trial again = t;
+      again.attempt = t.attempt + 1;
+      pending_.push_front(std::move(again));
+      return;
+    }
+    std::string reason = "the worker running it was lost " + std::to_string(why.size()) + " times: ";
+    for (std::size_t k = 0; k < why.size(); ++k) reason.append(k ? "; " : "").append(why[k]);
+    TrialOutcome o;
+    o.ok = false;
+    o.error = reason;
+    finish(records_.at(t.index), "failed", o, reason, true);
   }
 
   void finish(TrialRecord& r, const std::string& status, const TrialOutcome& o, const std::string& error,
@@ -210,7 +234,7 @@ class Master {
 
   std::size_t running() const {
     std::size_t k = 0;
-    for (const auto& b : busy_) k += b ? 1 : 0;
+    for (const auto& q : queue_) k += q.size();
     return k;
   }
   bool any_alive() const {
@@ -250,7 +274,8 @@ class Master {
   std::map<std::int64_t, TrialRecord> records_;
   std::map<std::int64_t, std::vector<std::string>> losses_;
   std::deque<Trial> pending_;
-  std::vector<std::optional<Trial>> busy_;
+  std::vector<std::deque<Trial>> queue_;  // per worker: sent, not answered, in the order sent
+  double mean_seconds_ = -1;              // moving mean of trial seconds (-1: none yet)
   std::vector<bool> alive_;
   std::vector<std::int64_t> finished_now_;
   Clock::time_point start_ = Clock::now();

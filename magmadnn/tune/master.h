@@ -12,9 +12,13 @@
 /// Guarantees:
 ///  - each trial the searcher proposes ends exactly once in the journal
 ///    (finished or failed), with its parameters as proposed;
+///  - a worker holds one trial at a time, or up to 8 while trials are short
+///    (a moving mean under 10 ms), so that no-op-sized trials share fsyncs;
 ///  - a worker lost during a trial (wait() reports it) costs that attempt: the
 ///    trial is started again, on any worker, up to config.retries more times,
-///    then fails with the reasons; the lost slot is refilled when the channel can;
+///    then fails with the reasons; trials it held but had not begun go back
+///    to the front of the line unchanged; the lost slot is refilled when the
+///    channel can;
 ///  - a "started" line is on disk (fsync) before its trial is sent, and every
 ///    round of outcomes is on disk before the trials it frees are sent;
 ///  - with resume, the journal in out_dir is replayed (its config must be the
