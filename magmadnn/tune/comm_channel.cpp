@@ -96,12 +96,13 @@ std::vector<ChannelEvent> CommMasterChannel::wait() {
   for (;;) {
     std::vector<ChannelEvent> events;
     for (int w = 0; w < workers(); ++w) {
-      auto& head = heads_[static_cast<std::size_t>(w)];
-      if (!head || !head->test()) continue;
-      head->wait();  // completed: runs its finishing steps
-      const std::int64_t size = sizes_[static_cast<std::size_t>(w)];
-      events.push_back({w, ChannelEvent::Kind::message, receive_body(*world_, leader(w), size)});
-      post(w);
+      // Every message already here: a round of outcomes shares one journal commit.
+      for (auto* head = &heads_[static_cast<std::size_t>(w)]; *head && (*head)->test();) {
+        (*head)->wait();  // completed: runs its finishing steps
+        const std::int64_t size = sizes_[static_cast<std::size_t>(w)];
+        events.push_back({w, ChannelEvent::Kind::message, receive_body(*world_, leader(w), size)});
+        post(w);
+      }
     }
     if (!events.empty()) return events;
     std::this_thread::sleep_for(nap);

@@ -150,19 +150,25 @@ std::vector<ChannelEvent> LocalWorkers::wait() {
   for (std::size_t i = 0; i < fds.size(); ++i) {
     if (fds[i].revents == 0) continue;
     const int w = owner[i];
-    std::optional<std::string> frame;
-    std::string error;
-    try {
-      frame = read_frame(fds[i].fd);
-    } catch (const CommError& e) {
-      error = e.what();
-    }
-    if (frame) {
+    // Every frame already here, not only the first: a round of outcomes then
+    // shares one journal commit.
+    for (bool ready = true; ready;) {
+      std::optional<std::string> frame;
+      std::string error;
+      try {
+        frame = read_frame(fds[i].fd);
+      } catch (const CommError& e) {
+        error = e.what();
+      }
+      if (!frame) {
+        std::string why = reap(w);
+        if (!error.empty()) why.append(" (").append(error).append(")");
+        events.push_back({w, ChannelEvent::Kind::lost, std::move(why)});
+        break;
+      }
       events.push_back({w, ChannelEvent::Kind::message, std::move(*frame)});
-    } else {
-      std::string why = reap(w);
-      if (!error.empty()) why.append(" (").append(error).append(")");
-      events.push_back({w, ChannelEvent::Kind::lost, std::move(why)});
+      pollfd again{fds[i].fd, POLLIN, 0};
+      ready = ::poll(&again, 1, 0) > 0 && again.revents != 0;
     }
   }
   return events;
