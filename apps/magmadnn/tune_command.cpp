@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <ostream>
 #include <thread>
 
@@ -108,13 +109,18 @@ int master(const tune::TuneConfig& config, tune::MasterChannel& channel, const s
 int tune_ranks(const std::shared_ptr<distributed::Communicator>& world, const std::string& path, const ParsedArgs& a,
                std::ostream& out) {
   const int k = a.has("ranks-per-trial") ? static_cast<int>(a.integer("ranks-per-trial", 1, 1 << 20)) : 1;
-  // Rank 0 reads and checks the config; a mistake there reaches every rank.
-  const Json source = run::share_config(*world, [&] { return read_config(path, a).source; });
+  // Rank 0 reads and checks the config; a mistake there reaches every rank,
+  // which would otherwise wait for trials that never come. The workers need
+  // nothing of it: each trial carries its train config.
+  std::optional<tune::TuneConfig> config;
+  run::share_config(*world, [&] {
+    config = read_config(path, a);
+    return Json(true);
+  });
   const tune::GroupLayout layout = tune::split_groups(*world, k);
   if (world->rank() == 0) {
-    const tune::TuneConfig config = read_config(path, a);
     tune::CommMasterChannel channel(world, k);
-    return master(config, channel, a.str("out"), a, out);
+    return master(*config, channel, a.str("out"), a, out);
   }
   if (layout.leader) {
     tune::CommWorkerChannel channel(world);
