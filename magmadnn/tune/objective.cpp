@@ -2,19 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "magmadnn/tune/settings.h"
 
 namespace magmadnn::tune {
 namespace {
 
 using run::ConfigError;
-
-double number(const Json& j, const std::string& key, const std::string& where, double def, double lo) {
-  if (!j.contains(key)) return def;
-  const Json& v = j[key];
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo)
-    throw ConfigError(where + "." + key, "expected a number >= " + Json(lo).dump() + ", got " + v.dump());
-  return v.get<double>();
-}
 
 }  // namespace
 
@@ -29,49 +24,41 @@ double loss_area(const std::vector<CurvePoint>& curve, bool by_epochs) {
 }
 
 Objective Objective::parse(const Json& j, const std::string& where, const ObjectiveCallbacks& callbacks) {
-  if (!j.is_object()) throw ConfigError(where, "expected an object {\"kind\": ...}, got " + j.dump());
   const std::map<std::string, std::vector<std::string>> keys = {
-      {"accuracy", {}}, {"loss", {}}, {"time", {}},
-      {"weighted", {"accuracy_weight", "time_weight"}},
-      {"loss_area", {"threshold", "axis"}},
-      {"callback", {"name"}}};
+      {"accuracy", {"kind"}},  {"loss", {"kind"}},
+      {"time", {"kind"}},      {"weighted", {"kind", "accuracy_weight", "time_weight"}},
+      {"loss_area", {"kind", "threshold", "axis"}}, {"callback", {"kind", "name"}}};
+  if (!j.is_object()) throw ConfigError(where, "expected an object {\"kind\": ...}, got " + j.dump());
   if (!j.contains("kind") || !j["kind"].is_string() || keys.count(j["kind"].get<std::string>()) == 0)
     throw ConfigError(where + ".kind", "expected one of \"accuracy\", \"loss\", \"time\", \"weighted\", "
                                        "\"loss_area\", \"callback\", got " + (j.contains("kind") ? j["kind"].dump() : "nothing"));
   Objective o;
   o.kind_ = j["kind"].get<std::string>();
-  const std::vector<std::string>& allowed = keys.at(o.kind_);
-  for (const auto& [key, v] : j.items()) {
-    if (key != "kind" && std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      throw ConfigError(where + "." + key, "unknown key for objective " + Json(o.kind_).dump() + " (allowed: kind" +
-                                               (list.empty() ? "" : ", " + list) + ")");
-    }
-  }
+  const Settings s(j, where, keys.at(o.kind_));
+  const double big = std::numeric_limits<double>::max();
   if (o.kind_ == "accuracy" || o.kind_ == "weighted") o.maximize_ = true;
   if (o.kind_ == "weighted") {
-    o.accuracy_weight_ = number(j, "accuracy_weight", where, 1.0, 0.0);
-    o.time_weight_ = number(j, "time_weight", where, 0.0, 0.0);
+    o.accuracy_weight_ = s.number("accuracy_weight", 1.0, 0.0, big);
+    o.time_weight_ = s.number("time_weight", 0.0, 0.0, big);
   }
   if (o.kind_ == "loss_area") {
-    if (!j.contains("threshold")) throw ConfigError(where + ".threshold", "missing (the loss a curve's minimum must reach)");
-    o.threshold_ = number(j, "threshold", where, 0.0, -1e300);
-    if (j.contains("axis")) {
+    if (!s.has("threshold")) throw ConfigError(s.at("threshold"), "missing (the loss a curve's minimum must reach)");
+    o.threshold_ = s.number("threshold", 0.0, -big, big);
+    if (s.has("axis")) {
       if (j["axis"] != "seconds" && j["axis"] != "epochs")
-        throw ConfigError(where + ".axis", "expected \"seconds\" or \"epochs\", got " + j["axis"].dump());
+        throw ConfigError(s.at("axis"), "expected \"seconds\" or \"epochs\", got " + j["axis"].dump());
       o.axis_ = j["axis"].get<std::string>();
     }
   }
   if (o.kind_ == "callback") {
-    if (!j.contains("name") || !j["name"].is_string())
-      throw ConfigError(where + ".name", "expected the name of a registered callback");
+    if (!s.has("name") || !j["name"].is_string())
+      throw ConfigError(s.at("name"), "expected the name of a registered callback");
     o.name_ = j["name"].get<std::string>();
     const auto it = callbacks.find(o.name_);
     if (it == callbacks.end())
-      throw ConfigError(where + ".name", "no objective callback " + j["name"].dump() +
-                                             " is registered (the magmadnn command registers none; a program "
-                                             "calling the library passes them to parse_tune_config)");
+      throw ConfigError(s.at("name"), "no objective callback " + j["name"].dump() +
+                                          " is registered (the magmadnn command registers none; a program "
+                                          "calling the library passes them to parse_tune_config)");
     o.function_ = it->second.function;
     o.maximize_ = it->second.maximize;
   }

@@ -68,7 +68,7 @@ void write_results(const std::string& dir, const TuneConfig& config, const Searc
   if (result.best) {
     for (const TrialRecord& r : result.trials)
       if (r.trial.index == *result.best)
-        io::write_file_atomic((d / "best.json").string(), r.trial.config_json.dump(2) + "\n");
+        io::write_file_atomic((d / "best.json").string(), r.trial.train_config.dump(2) + "\n");
   }
 }
 

@@ -11,8 +11,8 @@ Trial Searcher::make_trial(std::int64_t index, std::int64_t config, int rung, Js
   t.index = index;
   t.config = config;
   t.rung = rung;
-  t.config_json = apply_params(ctx_.base, params);
-  if (epochs > 0) t.config_json["epochs"] = epochs;
+  t.train_config = apply_params(ctx_.base, params);
+  if (epochs > 0) t.train_config["epochs"] = epochs;
   t.params = std::move(params);
   return t;
 }

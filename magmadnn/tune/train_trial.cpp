@@ -7,7 +7,7 @@
 namespace magmadnn::tune {
 
 TrialOutcome train_trial(const Trial& trial, const std::shared_ptr<distributed::Communicator>& group) {
-  const run::TrainSpec spec = run::parse_config(trial.config_json);
+  const run::TrainSpec spec = run::parse_config(trial.train_config);
   run::TrainingRun training(spec);
   TrialOutcome o;
   double trained = 0;

@@ -22,7 +22,7 @@ Json Trial::to_json() const {
   j["rung"] = rung;
   j["attempt"] = attempt;
   j["params"] = params;
-  j["train"] = config_json;
+  j["train"] = train_config;
   return j;
 }
 
@@ -33,7 +33,7 @@ Trial Trial::from_json(const Json& j) {
   t.rung = get_or<int>(j, "rung", 0);
   t.attempt = get_or<int>(j, "attempt", 1);
   t.params = j.contains("params") ? j["params"] : Json::object();
-  if (j.contains("train")) t.config_json = j["train"];
+  if (j.contains("train")) t.train_config = j["train"];
   return t;
 }
 
@@ -86,7 +86,7 @@ Json TrialRecord::to_json() const {
   if (!outcome.extra.empty()) j["extra"] = outcome.extra;
   j["config"] = trial.config;
   j["rung"] = trial.rung;
-  if (trial.config_json.is_object() && trial.config_json.contains("epochs")) j["epochs"] = trial.config_json["epochs"];
+  if (trial.train_config.is_object() && trial.train_config.contains("epochs")) j["epochs"] = trial.train_config["epochs"];
   return j;
 }
 

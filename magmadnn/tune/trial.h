@@ -26,7 +26,7 @@ struct Trial {
   int rung = 0;             ///< ASHA: the rung (0 otherwise)
   int attempt = 1;          ///< 1, then 2 for the retry after a lost worker
   Json params = Json::object();  ///< {path: value} of the search dimensions
-  Json config_json;              ///< the complete train config the trial runs (params and epochs applied)
+  Json train_config;              ///< the complete train config the trial runs (params and epochs applied)
 
   Json to_json() const;
   static Trial from_json(const Json& j);

@@ -76,7 +76,7 @@ inline tune::TrialOutcome synthetic_trial(const tune::Trial& t,
   if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms / 2));
   if (doomed && point == "during") ::kill(::getpid(), SIGKILL);
   if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms - sleep_ms / 2));
-  const Json& c = t.config_json;
+  const Json& c = t.train_config;
   const double lr = c["optimizer"]["learning_rate"].get<double>();
   const double batch = c["batch_size"].get<double>();
   const auto epochs = c["epochs"].get<std::int64_t>();
