@@ -13,6 +13,7 @@
 
 #include "args.h"
 #include "checkpoint_config.h"
+#include "null_stream.h"
 #include "cli.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/distributed/communicator_factory.h"
@@ -151,14 +152,6 @@ void print_profile(std::ostream& out, model::NeuralNetwork<float>& net, const mo
   out << line;
 }
 
-}  // namespace
-
-namespace {
-// Ranks other than 0 print nothing (their errors go to std::cerr, see below).
-class NullBuffer : public std::streambuf {
- protected:
-  int overflow(int c) override { return traits_type::not_eof(c); }
-};
 }  // namespace
 
 static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config, bool resume,

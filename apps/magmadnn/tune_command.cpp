@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "null_stream.h"
 #include "magmadnn/distributed/communicator_factory.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/tune/comm_channel.h"
@@ -49,11 +50,6 @@ const char* kAbout =
     "the points and the objective ranks the trials. The journal makes a killed search resumable\n"
     "with --resume. Under mpirun, rank 0 is the master and the other ranks are workers, in groups\n"
     "of --ranks-per-trial. See docs/tune.md for the config format.";
-
-class NullBuffer : public std::streambuf {
- protected:
-  int overflow(int c) override { return traits_type::not_eof(c); }
-};
 
 std::string params_text(const Json& params) {
   std::string s;
@@ -134,19 +130,10 @@ int tune_ranks(const std::shared_ptr<distributed::Communicator>& world, const st
 }  // namespace
 
 int tune_command(const std::vector<std::string>& args, std::ostream& out) {
-  // The config file is the one positional argument; the rest are options.
-  std::vector<std::string> configs, options;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& s = args[i];
-    if (s.rfind("-", 0) == 0) {
-      options.push_back(s);
-      const bool takes_value = s == "--out" || s == "--workers" || s == "--ranks-per-trial" || s == "--seed";
-      if (takes_value && i + 1 < args.size()) options.push_back(args[++i]);
-    } else {
-      configs.push_back(s);
-    }
-  }
-  const ParsedArgs a = parse_args("magmadnn tune", options, kOptions);
+  // The config file is the one positional argument.
+  const SplitArgs split = split_positional(args, kOptions);
+  const std::vector<std::string>& configs = split.positional;
+  const ParsedArgs a = parse_args("magmadnn tune", split.options, kOptions);
   if (a.has("help")) {
     out << usage_text("magmadnn tune CONFIG --out DIR [--workers N] [--ranks-per-trial K] [--resume] [--seed S]",
                       kAbout, kOptions);
