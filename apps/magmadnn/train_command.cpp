@@ -13,7 +13,7 @@
 
 #include "args.h"
 #include "checkpoint_config.h"
-#include "null_stream.h"
+#include "rank_output.h"
 #include "cli.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/distributed/communicator_factory.h"
@@ -168,19 +168,7 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   // A single process (no launcher) gets the local communicator: no MPI at all.
   const std::shared_ptr<distributed::Communicator> comm = distributed::make_communicator("auto");
   if (comm->size() == 1) return train_ranks(a, comm, out);
-  NullBuffer discard;
-  std::ostream quiet_stream(&discard);
-  try {
-    return train_ranks(a, comm, comm->rank() == 0 ? out : quiet_stream);
-  } catch (const std::exception& e) {
-    // Every rank that fails says so with its rank, then ends the whole job:
-    // the others may be waiting in a collective this rank will never reach.
-    out.flush();
-    std::cerr << "magmadnn train: rank " << comm->rank() << " of " << comm->size() << ": error: " << e.what()
-              << std::endl;
-    const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr || dynamic_cast<const ConfigError*>(&e) != nullptr;
-    distributed::abort_job(usage ? 2 : 1);
-  }
+  return run_on_ranks("magmadnn train", *comm, out, [&](std::ostream& o) { return train_ranks(a, comm, o); });
 }
 
 static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out) {

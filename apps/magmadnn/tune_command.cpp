@@ -11,7 +11,7 @@
 
 #include "args.h"
 #include "cli.h"
-#include "null_stream.h"
+#include "rank_output.h"
 #include "magmadnn/distributed/communicator_factory.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/tune/comm_channel.h"
@@ -158,22 +158,9 @@ int tune_command(const std::vector<std::string>& args, std::ostream& out) {
       throw UsageError("magmadnn tune: --workers is for a single machine without mpirun; under mpirun the ranks "
                        "are the workers");
     const std::shared_ptr<distributed::Communicator> world = distributed::make_communicator("mpi");
-    if (world->size() > 1) {
-      NullBuffer discard;
-      std::ostream quiet_stream(&discard);
-      try {
-        return tune_ranks(world, configs[0], a, world->rank() == 0 ? out : quiet_stream);
-      } catch (const std::exception& e) {
-        // As in train: say which rank failed, then end the job, since other
-        // ranks may wait for this one in a collective or for a trial.
-        out.flush();
-        std::cerr << "magmadnn tune: rank " << world->rank() << " of " << world->size() << ": error: " << e.what()
-                  << std::endl;
-        const bool usage =
-            dynamic_cast<const UsageError*>(&e) != nullptr || dynamic_cast<const ConfigError*>(&e) != nullptr;
-        distributed::abort_job(usage ? 2 : 1);
-      }
-    }
+    if (world->size() > 1)
+      return run_on_ranks("magmadnn tune", *world, out,
+                          [&](std::ostream& o) { return tune_ranks(world, configs[0], a, o); });
   }
   if (a.has("ranks-per-trial") && a.integer("ranks-per-trial", 1, 1 << 20) != 1)
     throw UsageError("magmadnn tune: --ranks-per-trial needs mpirun (rank 0 is the master, the others train)");
