@@ -1,6 +1,7 @@
 #include "rank_output.h"
 
 #include <iostream>
+#include <sstream>
 #include <streambuf>
 
 #include "args.h"
@@ -25,7 +26,10 @@ int run_on_ranks(const std::string& command, const distributed::Communicator& co
     return body(comm.rank() == 0 ? out : quiet_stream);
   } catch (const std::exception& e) {
     out.flush();
-    std::cerr << command << ": rank " << comm.rank() << " of " << comm.size() << ": error: " << e.what() << std::endl;
+    // One write, so the lines of ranks failing together do not interleave.
+    std::ostringstream line;
+    line << command << ": rank " << comm.rank() << " of " << comm.size() << ": error: " << e.what() << "\n";
+    std::cerr << line.str() << std::flush;
     const bool usage =
         dynamic_cast<const UsageError*>(&e) != nullptr || dynamic_cast<const run::ConfigError*>(&e) != nullptr;
     distributed::abort_job(usage ? 2 : 1);
