@@ -35,12 +35,13 @@ class Master {
                                          "or choose another folder");
     }
     journal_.emplace(journal_path_);
-    if (options_.resume) ++sessions_;
-    if (options_.resume)
+    if (options_.resume) {
+      ++sessions_;
       journal_->append({{"event", "resume"}, {"workers", channel_.workers()}, {"t", now()}});
-    else
+    } else {
       journal_->append({{"event", "begin"}, {"tune", config_.source}, {"seed", config_.context.seed},
                         {"workers", channel_.workers()}, {"t", 0.0}});
+    }
     loop();
     journal_->append({{"event", "end"}, {"t", now()}});
     commit();
@@ -112,32 +113,28 @@ class Master {
           const auto k = static_cast<std::size_t>(w);
           if (!alive_[k] || queue_[k].size() > level) continue;
           std::optional<Trial> t;
+          // The time the searcher sees is the one journaled, so a replay asks it the same question.
+          const double at = now();
           if (!pending_.empty()) {
             t = std::move(pending_.front());
             pending_.pop_front();
           } else if (!searcher_done) {
-            Proposal p = searcher_->next(now());
+            Proposal p = searcher_->next(at);
             if (p.kind == Proposal::Kind::done) searcher_done = true;
             if (p.kind == Proposal::Kind::trial) t = std::move(p.trial);
           }
           if (!t) more = false;
-          else start(w, std::move(*t), outbox);
+          else start(w, std::move(*t), at, outbox);
         }
       }
       commit();  // the "started" lines are on disk before their trials leave
       for (auto& [w, m] : outbox) channel_.send(w, m);
       if (running() == 0) {
         if (searcher_done && pending_.empty()) return;
-        if (!searcher_done) {
-          // Nothing runs, so no report can unblock a searcher that waits.
-          MAGMADNN_CHECK(searcher_->next(now()).kind == Proposal::Kind::done, ValueError,
-                         "tune: the " << searcher_->name() << " searcher waits with no trial running");
-          searcher_done = true;
-          if (pending_.empty()) return;
-        }
         MAGMADNN_CHECK(any_alive(), CommError, "tune: every worker was lost; " << pending_.size()
                                                                                << " trials could not run");
-        continue;
+        // Free workers took nothing: the searcher waits, and no running trial can unblock it.
+        MAGMADNN_THROW(ValueError, "tune: the " << searcher_->name() << " searcher waits with no trial running");
       }
       for (ChannelEvent& ev : channel_.wait()) handle(ev);
     }
@@ -147,15 +144,15 @@ class Master {
   // milliseconds, comparable to the journal's fsync) several, so that a
   // round of outcomes shares one fsync and a worker never idles waiting for
   // the master. A worker runs its trials in the order sent.
-  std::size_t depth() const { return mean_seconds_ < kShortTrial ? kPrefetch : 1; }
+  std::size_t depth() const { return mean_seconds_ >= 0 && mean_seconds_ < kShortTrial ? kPrefetch : 1; }
 
-  void start(int w, Trial t, std::vector<std::pair<int, std::string>>& outbox) {
+  void start(int w, Trial t, double at, std::vector<std::pair<int, std::string>>& outbox) {
     TrialRecord& r = records_[t.index];
     if (r.attempts == 0) r.trial = t;
     r.attempts = t.attempt;
     r.worker = w;
     journal_->append({{"event", "started"}, {"trial", t.index}, {"attempt", t.attempt}, {"worker", w},
-                      {"config", t.config}, {"rung", t.rung}, {"params", t.params}, {"t", now()}});
+                      {"config", t.config}, {"rung", t.rung}, {"params", t.params}, {"t", at}});
     outbox.emplace_back(w, trial_message(t));
     queue_[static_cast<std::size_t>(w)].push_back(std::move(t));
   }
