@@ -12,8 +12,8 @@
 /// Guarantees:
 ///  - each trial the searcher proposes ends exactly once in the journal
 ///    (finished or failed), with its parameters as proposed;
-///  - a worker holds one trial at a time, or up to 8 while trials are short
-///    (a moving mean under 10 ms), so that no-op-sized trials share fsyncs;
+///  - a worker holds one trial at a time, or up to 8 once trials are known
+///    to be short (a moving mean under 10 ms), so that such trials share fsyncs;
 ///  - a worker lost during a trial (wait() reports it) costs that attempt: the
 ///    trial is started again, on any worker, up to config.retries more times,
 ///    then fails with the reasons; trials it held but had not begun go back
