@@ -2,6 +2,9 @@
 // determinism, and mistakes refused with their JSON path.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <set>
+
 #include "magmadnn/tune/counter_rng.h"
 #include "magmadnn/tune/space.h"
 #include "magmadnn/tune/tune_config.h"
@@ -139,6 +142,25 @@ TEST(TuneConfigReader, TakesAPresetAndTheSeedFlag) {
   EXPECT_EQ(c.context.base["epochs"], 2);
   EXPECT_GT(c.context.base["layers"].size(), 5u);
   EXPECT_EQ(c.make_searcher()->name(), "grid");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TuneConfigReader, TheExampleConfigsParse) {
+  std::size_t n = 0;
+  for (const auto& f : std::filesystem::directory_iterator(MAGMADNN_TUNE_EXAMPLES)) {
+    if (f.path().extension() != ".json") continue;
+    SCOPED_TRACE(f.path().string());
+    const tune::TuneConfig c = tune::parse_tune_config(magmadnn::run::read_json_file(f.path().string()));
+    EXPECT_FALSE(c.context.space.dims.empty());
+    ++n;
+  }
+  EXPECT_GE(n, 2u);
+  const tune::TuneConfig lenet =
+      tune::parse_tune_config(magmadnn::run::read_json_file(std::string(MAGMADNN_TUNE_EXAMPLES) + "/lenet5_batch_lr.json"));
+  EXPECT_EQ(lenet.context.space.grid_size(), 54u);  // the search: 6 batch sizes x 9 learning rates
 }
 
 }  // namespace
