@@ -7,6 +7,7 @@
 //
 // The program starts itself again as its workers (MAGMADNN_TUNE_WORKER_FD);
 // BENCH_TUNE_TRIAL tells them which trial to run.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "magmadnn/tune/inline_channel.h"
 #include "magmadnn/tune/local_workers.h"
@@ -78,6 +80,22 @@ double run(const std::string& dir, const std::string& kind, long trials, int wor
   return s;
 }
 
+// Seconds for `trials` spins split among `processes` forked processes.
+double forked_spins(int processes, long trials, long iters) {
+  const auto t0 = Clock::now();
+  std::vector<pid_t> kids;
+  for (int p = 0; p < processes; ++p) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      for (long t = p; t < trials; t += processes) spin(iters);
+      ::_exit(0);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) ::waitpid(k, nullptr, 0);
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 long arg(int argc, char** argv, const std::string& name, long def) {
   for (int i = 1; i + 1 < argc; ++i)
     if (argv[i] == "--" + name) return std::atol(argv[i + 1]);
@@ -137,7 +155,15 @@ int main(int argc, char** argv) {
   const double many = static_cast<double>(trials) / run(dir, "spin", trials, scale);
   std::printf("  1 worker     %7.2f trials/s\n  %d workers    %7.2f trials/s  = %.2f x one worker (%.2f of %d x)\n", one,
               scale, many, many / one, many / one / scale, scale);
-  record["scaling"] = {{"workers", scale}, {"one", one}, {"many", many}, {"ratio", many / one}};
+  // What the machine gives at this moment: the same work in `scale` plain
+  // processes (no search machinery) against one, to tell the search's loss
+  // from cores that are busy with something else.
+  const double raw_one = static_cast<double>(trials) / forked_spins(1, trials, iters);
+  const double raw_many = static_cast<double>(trials) / forked_spins(scale, trials, iters);
+  std::printf("  bare processes, same work: %d give %.2f x one; the workers reach %.2f of that\n", scale,
+              raw_many / raw_one, (many / one) / (raw_many / raw_one));
+  record["scaling"] = {{"workers", scale}, {"one", one}, {"many", many}, {"ratio", many / one},
+                       {"bare_ratio", raw_many / raw_one}};
   if (::getloadavg(load, 3) >= 1) record["load_after"] = load[0];
   std::printf("\n%s\n", record.dump().c_str());
   return 0;
