@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -19,6 +20,25 @@
 namespace {
 
 using namespace tunetest;
+
+// ASHA over one dimension, whose synthetic loss ranks configurations alike at every epoch count.
+Json asha_json() {
+  Json j = tune_json({{"type", "asha"}, {"configs", 9}, {"min_epochs", 1}, {"max_epochs", 9}, {"eta", 3}});
+  j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "uniform": [0.01, 1.0]}])");
+  return j;
+}
+
+// The configuration whose learning rate is closest to 0.37: ASHA's known answer.
+std::int64_t asha_known_best() {
+  const tune::TuneConfig c = tune::parse_tune_config(asha_json());
+  std::int64_t known = 0;
+  double closest = 1e9;
+  for (std::int64_t k = 0; k < 9; ++k) {
+    const double lr = c.context.space.random_point(7, static_cast<std::uint64_t>(k))["optimizer.learning_rate"].get<double>();
+    if (std::fabs(lr - 0.37) < closest) closest = std::fabs(lr - 0.37), known = k;
+  }
+  return known;
+}
 
 // -- the children: this binary started again --------------------------------
 
@@ -47,7 +67,7 @@ TEST(TuneChild, Master) {
   if (dir.empty()) GTEST_SKIP() << "run by the tests below as a master process";
   std::freopen("/dev/null", "w", stdout);
   const std::size_t kill_after = std::stoul(env_or("TUNE_TEST_KILL_AFTER", "0"));
-  const tune::TuneConfig c = tune::parse_tune_config(tune_json({{"type", "grid"}}));
+  const tune::TuneConfig c = tune::parse_tune_config(env_or("TUNE_TEST_ASHA") == "1" ? asha_json() : tune_json({{"type", "grid"}}));
   tune::LocalWorkers workers(2, worker_command());
   tune::MasterOptions o;
   o.out_dir = dir;
@@ -175,9 +195,9 @@ TEST(TuneWorkers, ATrialLostTwiceFailsWithTheReason) {
 
 // Kills the master (a child process) once `lines` journal lines are on disk,
 // then returns the journal it left.
-std::vector<Json> run_master_until(const std::string& dir, std::size_t lines, bool resume) {
+std::vector<Json> run_master_until(const std::string& dir, std::size_t lines, bool resume, bool asha = false) {
   std::ostringstream cmd;
-  cmd << "TUNE_TEST_DIR=" << dir << " TUNE_TEST_KILL_AFTER=" << lines << " TUNE_TEST_RESUME=" << (resume ? 1 : 0)
+  cmd << "TUNE_TEST_ASHA=" << (asha ? 1 : 0) << " TUNE_TEST_DIR=" << dir << " TUNE_TEST_KILL_AFTER=" << lines << " TUNE_TEST_RESUME=" << (resume ? 1 : 0)
       << " TUNE_TEST_SLEEP_MS=5 TUNE_TEST_LOG=" << dir << "/runs.log " << tune::self_executable()
       << " --gtest_filter=TuneChild.Master";
   const auto result = magmadnn::test::run_shell(cmd.str(), dir + "/master");
@@ -218,6 +238,47 @@ TEST(TuneWorkers, AKilledMasterResumesWithNothingLostOrRunTwice) {
     // The full journal: every trial started at most once per session it was pending in.
     for (const auto& [i, c] : count_events(all)) EXPECT_LE(c.started, static_cast<int>(plan.size()) + 1) << i;
   }
+}
+
+TEST(TuneWorkers, AshaFindsTheKnownBestWithWorkersAndAfterAKilledMaster) {
+  const std::int64_t known = asha_known_best();
+  {
+    const std::string dir = fresh_dir("asha-w4");
+    ScopedEnv sleep("TUNE_TEST_SLEEP_MS", "3");
+    const tune::SearchResult r = search_with_workers(asha_json(), 4, dir);
+    ASSERT_EQ(r.trials.size(), 13u);
+    ASSERT_TRUE(r.best.has_value());
+    EXPECT_EQ(r.trials[static_cast<std::size_t>(*r.best)].trial.config, known);
+    expect_each_trial_once(dir, 13);
+  }
+  // Killed twice, then resumed: the replayed rungs and promotions lead to the same answer.
+  const std::string dir = fresh_dir("asha-killed");
+  std::vector<Json> before = run_master_until(dir, 8, false, true);
+  before = run_master_until(dir, 6, true, true);
+  const tune::SearchResult r = search_with_workers(asha_json(), 2, dir, true);
+  ASSERT_EQ(r.trials.size(), 13u);
+  EXPECT_EQ(r.sessions, 3);
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_EQ(r.trials[static_cast<std::size_t>(*r.best)].trial.config, known);
+  expect_each_trial_once(dir, 13);
+  const auto at_kill = count_events(before);
+  const auto after = count_events(tune::read_journal(dir + "/journal.jsonl"), before.size());
+  for (const auto& [i, c] : at_kill)
+    if (c.terminal() == 1) EXPECT_EQ(after.count(i), 0u) << "trial " << i << " ran again";
+}
+
+TEST(TuneWorkers, ARandomSearchOnASecondsBudgetResumesAlike) {
+  const std::string dir = fresh_dir("seconds");
+  const Json j = tune_json({{"type", "random"}, {"seconds", 0.3}});
+  ScopedEnv sleep("TUNE_TEST_SLEEP_MS", "30");
+  const tune::SearchResult r = search_with_workers(j, 2, dir);
+  EXPECT_GE(r.trials.size(), 4u);
+  EXPECT_LE(r.trials.size(), 40u);
+  // The replay asks the searcher at the journaled times and gets the same trials; nothing new starts.
+  const std::size_t lines = tune::read_journal(dir + "/journal.jsonl").size();
+  const tune::SearchResult again = search_with_workers(j, 2, dir, true);
+  EXPECT_EQ(again.trials.size(), r.trials.size());
+  EXPECT_TRUE(count_events(tune::read_journal(dir + "/journal.jsonl"), lines).empty());
 }
 
 TEST(TuneWorkers, ResumingAFinishedSearchRunsNothing) {
