@@ -8,12 +8,10 @@
 #include <filesystem>
 #include <iostream>
 #include <ostream>
-#include <streambuf>
 #include <thread>
 
 #include "args.h"
 #include "checkpoint_config.h"
-#include "rank_output.h"
 #include "cli.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/distributed/communicator_factory.h"
@@ -21,6 +19,7 @@
 #include "magmadnn/run/data_parallel.h"
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/run_training.h"
+#include "rank_output.h"
 #include "run_folder.h"
 #include "test_curve.h"
 #include "test_results.h"
