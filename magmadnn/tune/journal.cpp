@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -26,6 +27,7 @@ std::string read_all(const std::string& path) {
 Journal::Journal(std::string path) : path_(std::move(path)) {
   // A crash in the middle of a write leaves a last line without its newline:
   // cut it off, so the next line starts on a line of its own.
+  const bool created = !std::filesystem::exists(path_);
   const std::string text = read_all(path_);
   const std::size_t whole = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -35,6 +37,15 @@ Journal::Journal(std::string path) : path_(std::move(path)) {
                    "cannot cut the torn last line of " << path_ << ": " << std::strerror(errno));
   }
   MAGMADNN_CHECK(::lseek(fd_, 0, SEEK_END) >= 0, IOError, "cannot seek in " << path_ << ": " << std::strerror(errno));
+  if (created) {
+    // The new file's name must be as durable as the lines fsynced into it.
+    const std::filesystem::path dir = std::filesystem::path(path_).parent_path();
+    const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      ::fsync(dfd);  // some file systems refuse fsync on a directory; the file itself is still fsynced
+      ::close(dfd);
+    }
+  }
 }
 
 Journal::~Journal() {

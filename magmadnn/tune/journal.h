@@ -10,7 +10,8 @@
 ///   {"event": "end",      "t": T}
 /// (t: seconds of search so far, over all sessions.)
 ///
-/// Durability: append() buffers; commit() writes the buffered lines with one
+/// Durability: a journal the constructor creates has its directory fsynced;
+/// append() buffers; commit() writes the buffered lines with one
 /// write and fsyncs the file before returning, so the master commits once
 /// per round of events (group commit) and sends trials only after their
 /// "started" lines are on disk. A line cut short by a crash (no final
