@@ -93,6 +93,21 @@ ParsedArgs parse_args(const std::string& command, const std::vector<std::string>
   return out;
 }
 
+SplitArgs split_positional(const std::vector<std::string>& args, const std::vector<OptionSpec>& spec) {
+  SplitArgs out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("-", 0) != 0) {
+      out.positional.push_back(a);
+      continue;
+    }
+    out.options.push_back(a);
+    const auto it = std::find_if(spec.begin(), spec.end(), [&](const OptionSpec& o) { return a == "--" + o.name; });
+    if (it != spec.end() && !it->value_name.empty() && i + 1 < args.size()) out.options.push_back(args[++i]);
+  }
+  return out;
+}
+
 std::string usage_text(const std::string& synopsis, const std::string& about, const std::vector<OptionSpec>& spec) {
   std::ostringstream o;
   o << "usage: " << synopsis << "\n\n" << about << "\n\noptions:\n";

@@ -50,6 +50,14 @@ class ParsedArgs {
 ParsedArgs parse_args(const std::string& command, const std::vector<std::string>& args,
                       const std::vector<OptionSpec>& spec);
 
+/// `args` split into positional arguments and options (an option's value,
+/// given apart as "--name VALUE", stays with it), for commands that take
+/// operands besides their options: parse_args then reads `options`.
+struct SplitArgs {
+  std::vector<std::string> positional, options;
+};
+SplitArgs split_positional(const std::vector<std::string>& args, const std::vector<OptionSpec>& spec);
+
 /// The --help text: `synopsis`, `about`, then one aligned line per option.
 std::string usage_text(const std::string& synopsis, const std::string& about, const std::vector<OptionSpec>& spec);
 

@@ -19,6 +19,8 @@ const char* kTopHelp =
     "  predict    class predictions of a checkpoint for IDX or CSV inputs\n"
     "  bench      benchmarks (bench conv: convolution algorithms)\n"
     "  compare    loss and accuracy of several run folders against time, on one HTML page\n"
+    "  tune       hyperparameter search (grid, random, asha) in one process, local workers\n"
+    "             or under mpirun; writes a journal, results and the best config\n"
     "\n"
     "`magmadnn <command> --help` lists the options of a command.\n";
 
@@ -41,6 +43,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "predict") return predict_command(rest, out);
     if (args[0] == "bench") return bench_command(rest, out);
     if (args[0] == "compare") return compare_command(rest, out);
+    if (args[0] == "tune") return tune_command(rest, out);
     err << "magmadnn: error: unknown command \"" << args[0] << "\"\n\n" << kTopHelp;
     return 2;
   } catch (const UsageError& e) {

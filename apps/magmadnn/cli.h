@@ -7,6 +7,7 @@
 ///   magmadnn predict   --checkpoint FILE --input IDX-or-CSV [--output CSV]
 ///   magmadnn bench conv [--json FILE]
 ///   magmadnn compare   RUN_DIR... --out FILE
+///   magmadnn tune      CONFIG --out DIR [--workers N] [--ranks-per-trial K] [--resume] [--seed S]
 ///
 /// Guarantees: returns 0 on success, 2 for a usage or config mistake and 1
 /// for a failure while running, after writing "magmadnn: error: ..." to
@@ -30,5 +31,6 @@ int evaluate_command(const std::vector<std::string>& args, std::ostream& out);
 int predict_command(const std::vector<std::string>& args, std::ostream& out);
 int bench_command(const std::vector<std::string>& args, std::ostream& out);
 int compare_command(const std::vector<std::string>& args, std::ostream& out);
+int tune_command(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace magmadnn::cli

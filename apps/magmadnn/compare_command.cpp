@@ -21,18 +21,10 @@ const char* kAbout =
 }  // namespace
 
 int compare_command(const std::vector<std::string>& args, std::ostream& out) {
-  // Run folders are the positional arguments; everything from "--" on is an option.
-  std::vector<std::string> dirs, options;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.rfind("-", 0) == 0) {
-      options.push_back(a);
-      if (a == "--out" && i + 1 < args.size()) options.push_back(args[++i]);
-    } else {
-      dirs.push_back(a);
-    }
-  }
-  const ParsedArgs p = parse_args("magmadnn compare", options, kOptions);
+  // Run folders are the positional arguments.
+  const SplitArgs split = split_positional(args, kOptions);
+  const std::vector<std::string>& dirs = split.positional;
+  const ParsedArgs p = parse_args("magmadnn compare", split.options, kOptions);
   if (p.has("help")) {
     out << usage_text("magmadnn compare RUN_DIR... --out FILE", kAbout, kOptions);
     return 0;

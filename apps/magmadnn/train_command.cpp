@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <iostream>
 #include <ostream>
-#include <streambuf>
 #include <thread>
 
 #include "args.h"
@@ -20,6 +19,7 @@
 #include "magmadnn/run/data_parallel.h"
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/run_training.h"
+#include "rank_output.h"
 #include "run_folder.h"
 #include "test_curve.h"
 #include "test_results.h"
@@ -155,14 +155,6 @@ void print_profile(std::ostream& out, model::NeuralNetwork<float>& net, const mo
 
 }  // namespace
 
-namespace {
-// Ranks other than 0 print nothing (their errors go to std::cerr, see below).
-class NullBuffer : public std::streambuf {
- protected:
-  int overflow(int c) override { return traits_type::not_eof(c); }
-};
-}  // namespace
-
 static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config, bool resume,
                            bool quiet, bool profile, std::int64_t checkpoint_every,
                            const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out);
@@ -177,19 +169,7 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   // A single process (no launcher) gets the local communicator: no MPI at all.
   const std::shared_ptr<distributed::Communicator> comm = distributed::make_communicator("auto");
   if (comm->size() == 1) return train_ranks(a, comm, out);
-  NullBuffer discard;
-  std::ostream quiet_stream(&discard);
-  try {
-    return train_ranks(a, comm, comm->rank() == 0 ? out : quiet_stream);
-  } catch (const std::exception& e) {
-    // Every rank that fails says so with its rank, then ends the whole job:
-    // the others may be waiting in a collective this rank will never reach.
-    out.flush();
-    std::cerr << "magmadnn train: rank " << comm->rank() << " of " << comm->size() << ": error: " << e.what()
-              << std::endl;
-    const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr || dynamic_cast<const ConfigError*>(&e) != nullptr;
-    distributed::abort_job(usage ? 2 : 1);
-  }
+  return run_on_ranks("magmadnn train", *comm, out, [&](std::ostream& o) { return train_ranks(a, comm, o); });
 }
 
 static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out) {

@@ -102,12 +102,11 @@ std::string best_section(const TuneResults& r) {
     return o.str();
   }
   std::vector<double> epoch, loss, acc, time;
-  double elapsed = 0;
   for (const auto& p : b->curve) {
     epoch.push_back(p.epoch);
     loss.push_back(p.loss);
     acc.push_back(p.accuracy);
-    time.push_back(elapsed += p.seconds);  // NaN from the first epoch without seconds on
+    time.push_back(p.seconds);
   }
   const std::string name = "trial " + std::to_string(b->index);
   const char* const loss_colour = "#1f77b4";

@@ -6,8 +6,8 @@
 ///  - a headline: the best objective and its trial, the trials by status,
 ///    their summed time and the workers that ran them;
 ///  - the best trial: its parameters, final values, and its loss and
-///    accuracy against epoch and against training time (the running sum of
-///    its epochs' seconds);
+///    accuracy against epoch and against training time (each curve
+///    point's cumulative seconds);
 ///  - the heat map of batch size x learning rate (tune_heat_map.h for the
 ///    dimensions chosen and what a cell shows), best cell starred;
 ///  - every trial's loss curve on one chart, the best highlighted, pruned

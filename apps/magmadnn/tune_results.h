@@ -17,7 +17,8 @@
 ///                 "curve": [{"epoch": 1, "loss": .., "accuracy": .., "seconds": ..}],  optional
 ///                 "error": "..."}] }                                optional
 /// Numbers may be null (JSON has no NaN); they are read as NaN. A curve
-/// point's "seconds" is that epoch's own duration, as in a run's metrics.csv.
+/// point's "seconds" is the trial's training time up to the end of that
+/// epoch (cumulative), as magmadnn tune writes it.
 ///
 /// Requires: the file exists and holds the keys above with those types;
 /// trial indices are distinct and "best", when not null, is one of them.

@@ -65,6 +65,21 @@ std::unique_ptr<Communicator> make_communicator(const std::string& kind) {
   MAGMADNN_THROW(ValueError, "make_communicator: unknown kind \"" << kind << "\" (known: auto, local, mpi, nccl)");
 }
 
+std::unique_ptr<Communicator> split_communicator(Communicator& comm, int color, int key) {
+#if defined(MAGMADNN_HAVE_MPI)
+  if (auto* mpi = dynamic_cast<MpiCommunicator*>(&comm)) return mpi->split(color, key);
+#endif
+  if (comm.size() == 1) {
+    if (color < 0) return nullptr;
+    auto local = std::make_unique<LocalCommunicator>();
+    local->set_timeout(comm.timeout());
+    local->set_step(comm.step());
+    return local;
+  }
+  MAGMADNN_THROW(NotSupportedError, "split_communicator: a " << comm.backend() << " communicator of " << comm.size()
+                                                             << " ranks cannot be split (only mpi, or one rank)");
+}
+
 void abort_job(int code) {
   std::cout.flush();
   std::cerr.flush();

@@ -26,6 +26,13 @@ namespace magmadnn::distributed {
 /// "mpi" and "nccl": every rank must call it.
 std::unique_ptr<Communicator> make_communicator(const std::string& kind = "auto");
 
+/// `comm` split as MPI_Comm_split: the ranks passing the same `color` form a
+/// new communicator, ordered by `key`; a negative color leaves this rank out
+/// (nullptr). The new one inherits timeout() and step(). Collective over
+/// `comm`. An MPI communicator splits (MpiCommunicator::split); a one-rank
+/// communicator gives a LocalCommunicator; any other raises NotSupportedError.
+std::unique_ptr<Communicator> split_communicator(Communicator& comm, int color, int key);
+
 /// Whether this process was started by an MPI launcher (mpirun, mpiexec,
 /// srun with several tasks): the launchers' environment variables
 /// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMI_RANK, PMIX_RANK, MPI_LOCALNRANKS,

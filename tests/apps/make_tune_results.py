@@ -29,7 +29,7 @@ for i, (b, lr) in enumerate((b, lr) for b in batches for lr in rates):
         acc = max(0.1, min(0.95, 1.0 - loss / 2.5))
         secs = 1.5 * 64 / b + 0.8 + rng.uniform(0, 0.1)
         t += secs
-        curve.append({"epoch": e, "loss": round(loss, 5), "accuracy": round(acc, 5), "seconds": round(secs, 4)})
+        curve.append({"epoch": e, "loss": round(loss, 5), "accuracy": round(acc, 5), "seconds": round(t, 4)})
     trial = {"index": i, "params": {"batch_size": b, "optimizer.learning_rate": lr},
              "status": "failed" if (b, lr) in failed else "pruned" if (b, lr) in pruned else "ok",
              "attempts": 2 if (b, lr) in failed else 1, "worker": 1 + i % 3, "seconds": round(t + 0.05, 4),

@@ -2,6 +2,7 @@
 // launcher (label cpu): "auto" must give the local communicator and no MPI.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <vector>
 
@@ -80,6 +81,16 @@ TEST(LocalCommunicator, SendToSelfMatchesByTagAndChecksTheCount) {
   std::vector<int> wrong(3);
   EXPECT_THROW(c.recv(host_buffer(wrong.data(), 3), 0, 1), CommError);  // 2 sent, 3 expected
   EXPECT_THROW(c.recv(host_buffer(wrong.data(), 3), 0, 5), CommError);  // never sent
+}
+
+TEST(CommunicatorFactory, SplitsAOneRankCommunicator) {
+  LocalCommunicator c;
+  c.set_timeout(std::chrono::milliseconds(1234));
+  const auto part = split_communicator(c, 0, 0);
+  ASSERT_NE(part, nullptr);
+  EXPECT_EQ(part->size(), 1);
+  EXPECT_EQ(part->timeout(), std::chrono::milliseconds(1234));
+  EXPECT_EQ(split_communicator(c, -1, 0), nullptr);  // left out
 }
 
 }  // namespace

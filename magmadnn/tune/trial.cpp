@@ -1,0 +1,93 @@
+#include "magmadnn/tune/trial.h"
+
+#include <limits>
+
+namespace magmadnn::tune {
+namespace {
+
+// A number of the wire format: JSON writes NaN and infinities as null.
+double number(const Json& j) { return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>(); }
+
+template <typename T>
+T get_or(const Json& j, const char* key, T def) {
+  return j.contains(key) && !j[key].is_null() ? j[key].get<T>() : def;
+}
+
+}  // namespace
+
+Json Trial::to_json() const {
+  Json j;
+  j["index"] = index;
+  j["config"] = config;
+  j["rung"] = rung;
+  j["attempt"] = attempt;
+  j["params"] = params;
+  j["train"] = train_config;
+  return j;
+}
+
+Trial Trial::from_json(const Json& j) {
+  Trial t;
+  t.index = j.at("index").get<std::int64_t>();
+  t.config = get_or<std::int64_t>(j, "config", t.index);
+  t.rung = get_or<int>(j, "rung", 0);
+  t.attempt = get_or<int>(j, "attempt", 1);
+  t.params = j.contains("params") ? j["params"] : Json::object();
+  if (j.contains("train")) t.train_config = j["train"];
+  return t;
+}
+
+Json TrialOutcome::to_json() const {
+  Json j;
+  j["ok"] = ok;
+  if (!ok) j["error"] = error;
+  j["loss"] = loss;
+  j["accuracy"] = accuracy;
+  j["test_accuracy"] = test_accuracy ? Json(*test_accuracy) : Json(nullptr);
+  j["seconds"] = seconds;
+  Json c = Json::array();
+  for (const CurvePoint& p : curve) c.push_back({{"epoch", p.epoch}, {"loss", p.loss}, {"accuracy", p.accuracy},
+                                                 {"seconds", p.seconds}});
+  j["curve"] = std::move(c);
+  if (!extra.empty()) j["extra"] = extra;
+  return j;
+}
+
+TrialOutcome TrialOutcome::from_json(const Json& j) {
+  TrialOutcome o;
+  o.ok = get_or<bool>(j, "ok", true);
+  o.error = get_or<std::string>(j, "error", "");
+  o.loss = j.contains("loss") ? number(j["loss"]) : 0.0;
+  o.accuracy = j.contains("accuracy") ? number(j["accuracy"]) : 0.0;
+  if (j.contains("test_accuracy") && !j["test_accuracy"].is_null()) o.test_accuracy = j["test_accuracy"].get<double>();
+  o.seconds = get_or<double>(j, "seconds", -1.0);
+  if (j.contains("curve"))
+    for (const Json& p : j["curve"])
+      o.curve.push_back({p.at("epoch").get<std::int64_t>(), number(p.at("loss")), number(p.at("accuracy")),
+                         number(p.at("seconds"))});
+  if (j.contains("extra")) o.extra = j["extra"];
+  return o;
+}
+
+Json TrialRecord::to_json() const {
+  Json j;
+  j["index"] = trial.index;
+  j["params"] = trial.params;
+  j["status"] = status;
+  j["attempts"] = attempts;
+  j["worker"] = worker;
+  j["seconds"] = outcome.seconds < 0 ? 0.0 : outcome.seconds;
+  j["objective"] = objective ? Json(*objective) : Json(nullptr);
+  j["final"] = {{"loss", outcome.loss}, {"accuracy", outcome.accuracy},
+                {"test_accuracy", outcome.test_accuracy ? Json(*outcome.test_accuracy) : Json(nullptr)}};
+  Json c = TrialOutcome{outcome}.to_json()["curve"];
+  j["curve"] = std::move(c);
+  if (status == "failed") j["error"] = outcome.error;
+  if (!outcome.extra.empty()) j["extra"] = outcome.extra;
+  j["config"] = trial.config;
+  j["rung"] = trial.rung;
+  if (trial.train_config.is_object() && trial.train_config.contains("epochs")) j["epochs"] = trial.train_config["epochs"];
+  return j;
+}
+
+}  // namespace magmadnn::tune

@@ -1,0 +1,136 @@
+// `magmadnn tune` end to end with real training (the library's training call)
+// on a tiny striped IDX data set: in one process (in process, through
+// run_cli), with local worker processes and, built as test_tune_cli_mpi,
+// under mpirun with data-parallel groups (the program itself).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "cli.h"
+#include "magmadnn/tune/journal.h"
+#include "support/run_fixtures.h"
+#include "tune_fixtures.h"
+
+namespace {
+
+using namespace tunetest;
+namespace fs = std::filesystem;
+
+// A folder with the data set and a 2 x 2 grid over it (epochs 2).
+std::string prepare(const std::string& name) {
+  const std::string root = fresh_dir(name);
+  fs::create_directories(root + "/data");
+  magmadnn::test::write_stripes(root + "/data", "train", 200, 1);
+  magmadnn::test::write_stripes(root + "/data", "t10k", 60, 2);
+  Json train = {{"name", "tiny"},
+                {"layers", Json::array({{{"type", "flatten"}},
+                                        {{"type", "dense"}, {"units", 8}, {"activation", "relu"}},
+                                        {{"type", "dense"}, {"units", 3}, {"activation", "softmax"}}})},
+                {"epochs", 2},
+                {"batch_size", 20},
+                {"data", {{"dataset", "idx"}, {"dir", root + "/data"}, {"val_split", 0.2}}}};
+  Json j = {{"train", train},
+            {"space", Json::parse(R"([{"path": "optimizer.learning_rate", "values": [0.05, 0.5]},
+                                      {"path": "batch_size", "values": [10, 20]}])")},
+            {"objective", {{"kind", "loss_area"}, {"threshold", 10}, {"axis", "epochs"}}},
+            {"seed", 3}};
+  std::ofstream(root + "/tune.json") << j.dump(2);
+  return root;
+}
+
+void expect_results(const std::string& out, int trials) {
+  const auto counts = count_events(magmadnn::tune::read_journal(out + "/journal.jsonl"));
+  ASSERT_EQ(counts.size(), static_cast<std::size_t>(trials));
+  for (const auto& [i, c] : counts) EXPECT_EQ(c.finished, 1) << "trial " << i;
+  const Json r = Json::parse(magmadnn::test::read_text(out + "/results.json"));
+  ASSERT_EQ(r["trials"].size(), static_cast<std::size_t>(trials));
+  for (const Json& t : r["trials"]) {
+    EXPECT_EQ(t["status"], "ok") << t.dump();
+    EXPECT_EQ(t["curve"].size(), 2u);  // two epochs, validated
+    EXPECT_TRUE(t["final"]["test_accuracy"].is_number());
+  }
+  EXPECT_FALSE(r["best"].is_null());
+  EXPECT_TRUE(fs::exists(out + "/best.json"));
+}
+
+#if !defined(MAGMADNN_MPIEXEC)
+
+int cli(const std::vector<std::string>& args, std::string* err = nullptr) {
+  std::ostringstream out, e;
+  const int rc = magmadnn::cli::run_cli(args, out, e);
+  if (err) *err = e.str();
+  return rc;
+}
+
+TEST(TuneCli, SearchesInOneProcessAndItsBestConfigTrains) {
+  const std::string root = prepare("cli-inline");
+  ASSERT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/search", "--quiet"}), 0);
+  expect_results(root + "/search", 4);
+  // best.json goes to `magmadnn train --config` unchanged.
+  std::string err;
+  EXPECT_EQ(cli({"train", "--config", root + "/search/best.json", "--out", root + "/best-run", "--quiet"}, &err), 0) << err;
+  EXPECT_TRUE(fs::exists(root + "/best-run/summary.json"));
+}
+
+TEST(TuneCli, RefusesMisuse) {
+  const std::string root = prepare("cli-misuse");
+  std::string err;
+  EXPECT_EQ(cli({"tune", "--out", root + "/x"}, &err), 2);
+  EXPECT_NE(err.find("expected one CONFIG file"), std::string::npos) << err;
+  EXPECT_EQ(cli({"tune", root + "/tune.json"}, &err), 2);
+  EXPECT_NE(err.find("--out DIR is required"), std::string::npos) << err;
+  EXPECT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/x", "--ranks-per-trial", "2"}, &err), 2);
+  EXPECT_NE(err.find("--ranks-per-trial needs mpirun"), std::string::npos) << err;
+  EXPECT_EQ(cli({"tune", "--worker"}, &err), 2);
+  EXPECT_NE(err.find("only a master starts workers"), std::string::npos) << err;
+  Json bad = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
+  bad["space"][0]["path"] = "optimizer.lr";
+  std::ofstream(root + "/bad.json") << bad.dump();
+  EXPECT_EQ(cli({"tune", root + "/bad.json", "--out", root + "/x"}, &err), 2);
+  EXPECT_NE(err.find("space[0].path: \"optimizer.lr\" is not a training parameter"), std::string::npos) << err;
+}
+
+TEST(TuneCli, LocalWorkersAndResume) {
+  const std::string root = prepare("cli-workers");
+  const std::string app = MAGMADNN_APP;
+  auto r = magmadnn::test::run_shell(app + " tune " + root + "/tune.json --out " + root + "/search --workers 2",
+                                     root + "/log");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 trials (0 failed)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on 2 workers"), std::string::npos) << r.out;
+  expect_results(root + "/search", 4);
+  const Json results = Json::parse(magmadnn::test::read_text(root + "/search/results.json"));
+  std::set<int> workers;
+  for (const Json& t : results["trials"]) workers.insert(t["worker"].get<int>());
+  EXPECT_EQ(workers.size(), 2u);
+  // Resuming a finished search starts nothing.
+  const std::size_t lines = magmadnn::tune::read_journal(root + "/search/journal.jsonl").size();
+  r = magmadnn::test::run_shell(app + " tune " + root + "/tune.json --out " + root + "/search --workers 2 --resume",
+                                root + "/log2");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_TRUE(count_events(magmadnn::tune::read_journal(root + "/search/journal.jsonl"), lines).empty());
+}
+
+#else
+
+TEST(TuneCliMpi, GroupsOfTwoTrainDataParallel) {
+  const std::string root = prepare("cli-mpi");
+  // Open MPI refuses root (build containers) without both variables.
+  const std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 " +
+                          std::string(MAGMADNN_MPIEXEC) + " -np 5 --oversubscribe " + MAGMADNN_APP +
+                          " tune " + root + "/tune.json --out " + root + "/search --ranks-per-trial 2";
+  const auto r = magmadnn::test::run_shell(cmd, root + "/log");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("on 2 workers"), std::string::npos) << r.out;
+  expect_results(root + "/search", 4);
+  const Json results = Json::parse(magmadnn::test::read_text(root + "/search/results.json"));
+  for (const Json& t : results["trials"]) EXPECT_EQ(t["extra"]["ranks"], 2) << t.dump();
+}
+
+#endif
+
+}  // namespace

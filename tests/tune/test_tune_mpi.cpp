@@ -1,0 +1,119 @@
+// The search under mpirun: rank 0 is the master, the other ranks workers in
+// groups of K (--ranks-per-trial). A grid must run every point exactly once
+// at every rank count, and a group must train each trial together (the
+// synthetic trial checks its group with an allreduce).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/tune/comm_channel.h"
+#include "magmadnn/tune/master.h"
+#include "magmadnn/tune/worker.h"
+#include "tune_fixtures.h"
+
+namespace {
+
+using namespace tunetest;
+std::shared_ptr<magmadnn::distributed::Communicator> g_world;
+
+// A trial every rank of the group takes part in: the sum of the group's
+// ranks travels back in the outcome, so the master sees that K ranks ran it.
+tune::TrialOutcome group_trial(const tune::Trial& t, const std::shared_ptr<magmadnn::distributed::Communicator>& group) {
+  tune::TrialOutcome o = synthetic_trial(t, group);
+  std::int64_t members[2] = {1, g_world->rank()};
+  if (group) group->allreduce(magmadnn::distributed::host_buffer(members, 2), magmadnn::distributed::ReduceOp::sum);
+  o.extra["members"] = members[0];
+  o.extra["rank_sum"] = members[1];
+  o.extra["index_seen"] = t.index;
+  return o;
+}
+
+struct MasterView {
+  tune::SearchResult result;
+  std::string dir;
+};
+
+// Runs a grid search over the world with groups of k; the master's result on rank 0.
+std::optional<MasterView> search(int k, const std::string& name) {
+  const tune::GroupLayout layout = tune::split_groups(*g_world, k);
+  if (g_world->rank() == 0) {
+    const std::string dir = fresh_dir(name);
+    tune::CommMasterChannel channel(g_world, k);
+    tune::MasterOptions o;
+    o.out_dir = dir;
+    return MasterView{tune::run_search(tune::parse_tune_config(tune_json({{"type", "grid"}})), channel, o), dir};
+  }
+  if (layout.leader) {
+    tune::CommWorkerChannel channel(g_world);
+    tune::serve(channel, group_trial, layout.comm);
+  } else {
+    tune::serve_group_member(layout.comm, group_trial);
+  }
+  return std::nullopt;
+}
+
+void check_grid(const tune::SearchResult& r, int k, const std::string& dir) {
+  ASSERT_EQ(r.trials.size(), 36u);
+  std::set<std::string> points;
+  std::set<int> workers;
+  for (const auto& t : r.trials) {
+    EXPECT_EQ(t.status, "ok") << t.outcome.error;
+    EXPECT_EQ(t.attempts, 1);
+    points.insert(t.trial.params.dump());
+    workers.insert(t.worker);
+    EXPECT_EQ(t.outcome.extra["members"], k) << "trial " << t.trial.index;
+    // Group g holds ranks 1 + g*k .. k + g*k.
+    const int first = 1 + t.worker * k;
+    EXPECT_EQ(t.outcome.extra["rank_sum"], k * first + k * (k - 1) / 2);
+  }
+  EXPECT_EQ(points.size(), 36u);
+  EXPECT_EQ(static_cast<int>(workers.size()), (g_world->size() - 1) / k);
+  const auto counts = count_events(tune::read_journal(dir + "/journal.jsonl"));
+  ASSERT_EQ(counts.size(), 36u);
+  for (const auto& [i, c] : counts) {
+    EXPECT_EQ(c.started, 1) << "trial " << i;
+    EXPECT_EQ(c.finished, 1) << "trial " << i;
+  }
+}
+
+TEST(TuneMpi, GridRunsEveryPointOnceOneRankPerTrial) {
+  if (g_world->size() < 2) GTEST_SKIP() << "needs a master and a worker rank";
+  ScopedEnv sleep("TUNE_TEST_SLEEP_MS", "2");
+  const auto r = search(1, "mpi-k1");
+  if (r) check_grid(r->result, 1, r->dir);
+}
+
+TEST(TuneMpi, GridRunsEveryPointOnceInGroups) {
+  const int k = g_world->size() - 1;  // one group of every worker rank
+  if (k < 2) GTEST_SKIP() << "needs at least 3 ranks";
+  const auto r = search(k, "mpi-group");
+  if (r) check_grid(r->result, k, r->dir);
+}
+
+TEST(TuneMpi, GridRunsEveryPointOnceInGroupsOfTwo) {
+  const int workers = g_world->size() - 1;
+  if (workers < 4 || workers % 2 != 0) GTEST_SKIP() << "needs 1 + 2m ranks, m >= 2";
+  const auto r = search(2, "mpi-k2");
+  if (r) check_grid(r->result, 2, r->dir);
+}
+
+TEST(TuneMpi, RefusesGroupsThatDoNotDivideTheRanks) {
+  if (g_world->size() < 3) GTEST_SKIP() << "needs 2 or more worker ranks";
+  EXPECT_THROW(tune::split_groups(*g_world, g_world->size()), magmadnn::ValueError);  // checked before any split
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  g_world = magmadnn::distributed::make_communicator("mpi");
+  g_world->set_timeout(std::chrono::seconds(30));
+  if (g_world->rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int rc = RUN_ALL_TESTS();
+  g_world.reset();
+  return rc;
+}

@@ -1,0 +1,317 @@
+// Local worker processes (this binary started again, TuneChild.Worker) and
+// the journal: a grid runs every point once with 1 and 4 workers, parameters
+// do not depend on the number of workers, and killed workers and masters
+// lose and repeat nothing (checked from the journal and a log of completed runs).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "magmadnn/tune/master.h"
+#include "magmadnn/tune/results.h"
+#include "magmadnn/tune/worker.h"
+#include "support/run_fixtures.h"
+#include "tune_fixtures.h"
+
+namespace {
+
+using namespace tunetest;
+
+// ASHA over one dimension, whose synthetic loss ranks configurations alike at every epoch count.
+Json asha_json() {
+  Json j = tune_json({{"type", "asha"}, {"configs", 9}, {"min_epochs", 1}, {"max_epochs", 9}, {"eta", 3}});
+  j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "uniform": [0.01, 1.0]}])");
+  return j;
+}
+
+// The configuration whose learning rate is closest to 0.37: ASHA's known answer.
+std::int64_t asha_known_best() {
+  const tune::TuneConfig c = tune::parse_tune_config(asha_json());
+  std::int64_t known = 0;
+  double closest = 1e9;
+  for (std::int64_t k = 0; k < 9; ++k) {
+    const double lr = c.context.space.random_point(7, static_cast<std::uint64_t>(k))["optimizer.learning_rate"].get<double>();
+    if (std::fabs(lr - 0.37) < closest) closest = std::fabs(lr - 0.37), known = k;
+  }
+  return known;
+}
+
+// -- the children: this binary started again --------------------------------
+
+// A worker when started by LocalWorkers; otherwise nothing to do.
+TEST(TuneChild, Worker) {
+  const std::optional<int> fd = tune::worker_fd_from_environment();
+  if (!fd) GTEST_SKIP() << "run by the tests below as a worker process";
+  std::freopen("/dev/null", "w", stdout);  // one worker per trial batch: keep gtest's report out of the parent's log
+  tune::FdWorkerChannel channel(*fd);
+  tune::ServeHooks hooks;
+  hooks.after_result = [](const tune::Trial& t) {
+    const std::string kill = env_or("TUNE_TEST_KILL");
+    if (kill.empty()) return;
+    const auto a = kill.find(':'), b = kill.rfind(':');
+    if (std::stol(kill.substr(0, a)) == t.index && kill.substr(a + 1, b - a - 1) == "after" &&
+        t.attempt <= std::stol(kill.substr(b + 1)))
+      ::kill(::getpid(), SIGKILL);
+  };
+  tune::serve(channel, synthetic_trial, nullptr, hooks);
+}
+
+// A master with 2 workers searching the grid into TUNE_TEST_DIR, killing
+// itself (SIGKILL) once TUNE_TEST_KILL_AFTER journal lines are on disk.
+TEST(TuneChild, Master) {
+  const std::string dir = env_or("TUNE_TEST_DIR");
+  if (dir.empty()) GTEST_SKIP() << "run by the tests below as a master process";
+  std::freopen("/dev/null", "w", stdout);
+  const std::size_t kill_after = std::stoul(env_or("TUNE_TEST_KILL_AFTER", "0"));
+  const tune::TuneConfig c = tune::parse_tune_config(env_or("TUNE_TEST_ASHA") == "1" ? asha_json() : tune_json({{"type", "grid"}}));
+  tune::LocalWorkers workers(2, worker_command());
+  tune::MasterOptions o;
+  o.out_dir = dir;
+  o.resume = env_or("TUNE_TEST_RESUME") == "1";
+  o.after_commit = [kill_after](std::size_t lines) {
+    if (kill_after > 0 && lines >= kill_after) ::kill(::getpid(), SIGKILL);
+  };
+  tune::run_search(c, workers, o);
+}
+
+// -- helpers -----------------------------------------------------------------
+
+tune::SearchResult search_with_workers(const Json& j, int workers, const std::string& dir, bool resume = false) {
+  const tune::TuneConfig c = tune::parse_tune_config(j);
+  tune::LocalWorkers pool(workers, worker_command());
+  tune::MasterOptions o;
+  o.out_dir = dir;
+  o.resume = resume;
+  tune::SearchResult r = tune::run_search(c, pool, o);
+  tune::write_results(dir, c, r);
+  return r;
+}
+
+// Completed runs per trial, from TUNE_TEST_LOG.
+std::map<std::int64_t, int> completed_runs(const std::string& log) {
+  std::map<std::int64_t, int> m;
+  std::istringstream in(magmadnn::test::read_text(log));
+  std::int64_t i;
+  int attempt;
+  long pid;
+  while (in >> i >> attempt >> pid) ++m[i];
+  return m;
+}
+
+void expect_each_trial_once(const std::string& dir, std::size_t n) {
+  const auto counts = count_events(tune::read_journal(dir + "/journal.jsonl"));
+  ASSERT_EQ(counts.size(), n);
+  for (const auto& [i, c] : counts) EXPECT_EQ(c.terminal(), 1) << "trial " << i;
+}
+
+// -- tests -------------------------------------------------------------------
+
+TEST(TuneWorkers, GridRunsEveryPointOnceWithOneAndFourWorkers) {
+  std::vector<Json> params_by_count[2];
+  const int counts[2] = {1, 4};
+  for (int k = 0; k < 2; ++k) {
+    const std::string dir = fresh_dir("grid-w" + std::to_string(counts[k]));
+    ScopedEnv log("TUNE_TEST_LOG", dir + "/runs.log");
+    ScopedEnv sleep("TUNE_TEST_SLEEP_MS", "3");
+    const tune::SearchResult r = search_with_workers(tune_json({{"type", "grid"}}), counts[k], dir);
+    ASSERT_EQ(r.trials.size(), 36u);
+    std::set<std::string> points;
+    std::set<int> workers_used;
+    for (const auto& t : r.trials) {
+      EXPECT_EQ(t.status, "ok");
+      points.insert(t.trial.params.dump());
+      params_by_count[k].push_back(t.trial.params);
+      workers_used.insert(t.worker);
+    }
+    EXPECT_EQ(points.size(), 36u);
+    EXPECT_EQ(workers_used.size(), static_cast<std::size_t>(counts[k]));
+    expect_each_trial_once(dir, 36);
+    for (const auto& [i, n] : completed_runs(dir + "/runs.log")) EXPECT_EQ(n, 1) << "trial " << i << " ran " << n << " times";
+    EXPECT_EQ(completed_runs(dir + "/runs.log").size(), 36u);
+  }
+  EXPECT_EQ(params_by_count[0], params_by_count[1]);
+}
+
+TEST(TuneWorkers, RandomParamsDoNotDependOnTheWorkers) {
+  const Json j = tune_json({{"type", "random"}, {"trials", 24}});
+  const tune::TuneConfig c = tune::parse_tune_config(j);
+  ScopedEnv sleep("TUNE_TEST_SLEEP_MS", "2");
+  for (int workers : {1, 3}) {
+    const tune::SearchResult r = search_with_workers(j, workers, fresh_dir("random-w" + std::to_string(workers)));
+    ASSERT_EQ(r.trials.size(), 24u);
+    for (const auto& t : r.trials)
+      EXPECT_EQ(t.trial.params, c.context.space.random_point(7, static_cast<std::uint64_t>(t.trial.index)));
+  }
+}
+
+TEST(TuneWorkers, AKilledWorkersTrialIsRetriedOnce) {
+  for (const std::string point : {"before", "during", "after"}) {
+    SCOPED_TRACE("killed " + point + " its trial");
+    const std::string dir = fresh_dir("kill-" + point);
+    ScopedEnv log("TUNE_TEST_LOG", dir + "/runs.log");
+    ScopedEnv kill("TUNE_TEST_KILL", "5:" + point + ":1");
+    ScopedEnv sleep("TUNE_TEST_SLEEP_MS", "4");
+    const tune::SearchResult r = search_with_workers(tune_json({{"type", "grid"}}), 3, dir);
+    ASSERT_EQ(r.trials.size(), 36u);
+    for (const auto& t : r.trials) EXPECT_EQ(t.status, "ok") << "trial " << t.trial.index;
+    expect_each_trial_once(dir, 36);
+    const auto events = count_events(tune::read_journal(dir + "/journal.jsonl"));
+    if (point == "after") {
+      // Its result arrived before it died: recorded, never run again.
+      EXPECT_EQ(r.trials[5].attempts, 1);
+      EXPECT_EQ(events.at(5).lost, 0);
+      EXPECT_EQ(events.at(5).started, 1);
+    } else {
+      EXPECT_EQ(r.trials[5].attempts, 2);
+      EXPECT_EQ(events.at(5).lost, 1);
+      EXPECT_EQ(events.at(5).started, 2);
+    }
+    const auto runs = completed_runs(dir + "/runs.log");
+    EXPECT_EQ(runs.size(), 36u);
+    for (const auto& [i, n] : runs) EXPECT_EQ(n, 1) << "trial " << i << " completed " << n << " times";
+  }
+}
+
+TEST(TuneWorkers, ATrialLostTwiceFailsWithTheReason) {
+  const std::string dir = fresh_dir("kill-twice");
+  ScopedEnv kill("TUNE_TEST_KILL", "2:during:2");
+  const tune::SearchResult r = search_with_workers(tune_json({{"type", "grid"}}), 2, dir);
+  ASSERT_EQ(r.trials.size(), 36u);
+  EXPECT_EQ(r.trials[2].status, "failed");
+  EXPECT_EQ(r.trials[2].attempts, 2);
+  EXPECT_NE(r.trials[2].outcome.error.find("was killed by signal 9"), std::string::npos) << r.trials[2].outcome.error;
+  EXPECT_NE(r.trials[2].outcome.error.find("lost 2 times"), std::string::npos) << r.trials[2].outcome.error;
+  for (const auto& t : r.trials)
+    if (t.trial.index != 2) EXPECT_EQ(t.status, "ok");
+  expect_each_trial_once(dir, 36);
+  const Json j = Json::parse(magmadnn::test::read_text(dir + "/results.json"));
+  EXPECT_EQ(j["trials"][2]["status"], "failed");
+  EXPECT_TRUE(j["trials"][2]["objective"].is_null());
+}
+
+// Kills the master (a child process) once `lines` journal lines are on disk,
+// then returns the journal it left.
+std::vector<Json> run_master_until(const std::string& dir, std::size_t lines, bool resume, bool asha = false) {
+  std::ostringstream cmd;
+  cmd << "TUNE_TEST_ASHA=" << (asha ? 1 : 0) << " TUNE_TEST_DIR=" << dir << " TUNE_TEST_KILL_AFTER=" << lines << " TUNE_TEST_RESUME=" << (resume ? 1 : 0)
+      << " TUNE_TEST_SLEEP_MS=5 TUNE_TEST_LOG=" << dir << "/runs.log " << tune::self_executable()
+      << " --gtest_filter=TuneChild.Master";
+  const auto result = magmadnn::test::run_shell(cmd.str(), dir + "/master");
+  EXPECT_NE(result.rc, 0) << "the master was to be killed after " << lines << " lines\n" << result.out << result.err;
+  return tune::read_journal(dir + "/journal.jsonl");
+}
+
+TEST(TuneWorkers, AKilledMasterResumesWithNothingLostOrRunTwice) {
+  // Points: right after "begin", after the first round of starts, mid-search,
+  // near the end; the last case kills the resumed master again.
+  const std::vector<std::vector<std::size_t>> plans = {{1}, {3}, {20}, {40}, {66}, {12, 30}};
+  for (const auto& plan : plans) {
+    const std::string dir = fresh_dir("master-" + std::to_string(plan.front()) + "-" + std::to_string(plan.size()));
+    SCOPED_TRACE("killed after " + std::to_string(plan.front()) + " lines, " + std::to_string(plan.size()) + " times");
+    std::vector<Json> before;
+    for (std::size_t k = 0; k < plan.size(); ++k) before = run_master_until(dir, plan[k], k > 0);
+    ASSERT_GE(before.size(), 1u);
+    const auto at_kill = count_events(before);
+    {
+      ScopedEnv log("TUNE_TEST_LOG", dir + "/runs.log");
+      ScopedEnv sleep("TUNE_TEST_SLEEP_MS", "1");
+      const tune::SearchResult r = search_with_workers(tune_json({{"type", "grid"}}), 2, dir, /*resume=*/true);
+      ASSERT_EQ(r.trials.size(), 36u);
+      for (const auto& t : r.trials) EXPECT_EQ(t.status, "ok");
+      EXPECT_EQ(r.sessions, static_cast<int>(plan.size()) + 1);
+    }
+    const std::vector<Json> all = tune::read_journal(dir + "/journal.jsonl");
+    const auto after = count_events(all, before.size());
+    expect_each_trial_once(dir, 36);
+    for (const auto& [i, c] : at_kill) {
+      if (c.terminal() == 1) {
+        EXPECT_EQ(after.count(i), 0u) << "trial " << i << " finished before the kill and was started again";
+      } else {
+        ASSERT_EQ(after.count(i), 1u);
+        EXPECT_EQ(after.at(i).started, 1) << "trial " << i << " was started but not finished: it reruns once";
+      }
+    }
+    // The full journal: every trial started at most once per session it was pending in.
+    for (const auto& [i, c] : count_events(all)) EXPECT_LE(c.started, static_cast<int>(plan.size()) + 1) << i;
+  }
+}
+
+TEST(TuneWorkers, AshaFindsTheKnownBestWithWorkersAndAfterAKilledMaster) {
+  const std::int64_t known = asha_known_best();
+  {
+    const std::string dir = fresh_dir("asha-w4");
+    ScopedEnv sleep("TUNE_TEST_SLEEP_MS", "3");
+    const tune::SearchResult r = search_with_workers(asha_json(), 4, dir);
+    ASSERT_EQ(r.trials.size(), 13u);
+    ASSERT_TRUE(r.best.has_value());
+    EXPECT_EQ(r.trials[static_cast<std::size_t>(*r.best)].trial.config, known);
+    expect_each_trial_once(dir, 13);
+  }
+  // Killed twice, then resumed: the replayed rungs and promotions lead to the same answer.
+  const std::string dir = fresh_dir("asha-killed");
+  std::vector<Json> before = run_master_until(dir, 8, false, true);
+  before = run_master_until(dir, 6, true, true);
+  const tune::SearchResult r = search_with_workers(asha_json(), 2, dir, true);
+  ASSERT_EQ(r.trials.size(), 13u);
+  EXPECT_EQ(r.sessions, 3);
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_EQ(r.trials[static_cast<std::size_t>(*r.best)].trial.config, known);
+  expect_each_trial_once(dir, 13);
+  const auto at_kill = count_events(before);
+  const auto after = count_events(tune::read_journal(dir + "/journal.jsonl"), before.size());
+  for (const auto& [i, c] : at_kill)
+    if (c.terminal() == 1) EXPECT_EQ(after.count(i), 0u) << "trial " << i << " ran again";
+}
+
+TEST(TuneWorkers, ARandomSearchOnASecondsBudgetResumesAlike) {
+  const std::string dir = fresh_dir("seconds");
+  const Json j = tune_json({{"type", "random"}, {"seconds", 0.3}});
+  ScopedEnv sleep("TUNE_TEST_SLEEP_MS", "30");
+  const tune::SearchResult r = search_with_workers(j, 2, dir);
+  EXPECT_GE(r.trials.size(), 4u);
+  EXPECT_LE(r.trials.size(), 40u);
+  // The replay asks the searcher at the journaled times and gets the same trials; nothing new starts.
+  const std::size_t lines = tune::read_journal(dir + "/journal.jsonl").size();
+  const tune::SearchResult again = search_with_workers(j, 2, dir, true);
+  EXPECT_EQ(again.trials.size(), r.trials.size());
+  EXPECT_TRUE(count_events(tune::read_journal(dir + "/journal.jsonl"), lines).empty());
+}
+
+TEST(TuneWorkers, ResumingAFinishedSearchRunsNothing) {
+  const std::string dir = fresh_dir("resume-done");
+  search_with_workers(tune_json({{"type", "grid"}}), 2, dir);
+  const std::size_t lines = tune::read_journal(dir + "/journal.jsonl").size();
+  const tune::SearchResult r = search_with_workers(tune_json({{"type", "grid"}}), 2, dir, true);
+  EXPECT_EQ(r.trials.size(), 36u);
+  const auto added = count_events(tune::read_journal(dir + "/journal.jsonl"), lines);
+  EXPECT_TRUE(added.empty());
+  // A different config cannot resume this journal.
+  EXPECT_THROW(search_with_workers(tune_json({{"type", "grid"}}, {{"kind", "accuracy"}}), 2, dir, true),
+               magmadnn::ValueError);
+}
+
+TEST(TuneJournal, DropsATornLastLine) {
+  const std::string dir = fresh_dir("torn");
+  {
+    tune::Journal j(dir + "/journal.jsonl");
+    j.append({{"event", "begin"}});
+    j.commit();
+  }
+  std::ofstream(dir + "/journal.jsonl", std::ios::app) << R"({"event":"star)";
+  EXPECT_EQ(tune::read_journal(dir + "/journal.jsonl").size(), 1u);
+  {
+    tune::Journal j(dir + "/journal.jsonl");
+    j.append({{"event", "end"}});
+    j.commit();
+    EXPECT_EQ(j.committed(), 1u);
+  }
+  const auto events = tune::read_journal(dir + "/journal.jsonl");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1]["event"], "end");
+}
+
+}  // namespace
