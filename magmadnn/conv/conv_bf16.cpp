@@ -9,7 +9,13 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
 
+#include <atomic>
+#include <chrono>
+
+#include "magmadnn/backend/registry.h"
+#include "magmadnn/conv/chooser.h"
 #include "magmadnn/core/errors.h"
+#include "magmadnn/tensor/math.h"
 
 namespace magmadnn::conv {
 namespace {
@@ -187,6 +193,69 @@ Tensor<float> conv2d_backward_filter_bf16(const Tensor<bfloat16>& x, const Tenso
   if (db) args.emplace(DNNL_ARG_DIFF_BIAS, mem(p.bias_md, db->mutable_data()));
   run(p, std::move(args));
   return dw;
+}
+
+namespace {
+
+std::atomic<Bf16ConvPolicy> g_policy{Bf16ConvPolicy::Timed};
+
+// Best of a few runs of `f`, after one to warm up (primitive creation).
+template <typename F>
+double best_seconds(F&& f) {
+  f();
+  double best = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+// One pass in bf16 on filler data, the casts of both of its operands from
+// float included (the training step pays them; cached copies make that an
+// upper bound).
+double time_bf16_pass(const ConvProblem& pr, Pass pass) {
+  Tensor<float> xf(pr.x_shape(), HOST), wf(pr.w_shape(), HOST), yf(pr.y_shape(), HOST);
+  math::fill(xf, 0.5f);
+  math::fill(wf, 0.25f);
+  math::fill(yf, 0.125f);
+  switch (pass) {
+    case Pass::Forward:
+      return best_seconds([&] { conv2d_forward_bf16(xf.cast<bfloat16>(), wf.cast<bfloat16>(), nullptr, pr.geom); });
+    case Pass::BackwardData:
+      return best_seconds(
+          [&] { conv2d_backward_data_bf16(yf.cast<bfloat16>(), wf.cast<bfloat16>(), pr.x_shape(), pr.geom); });
+    case Pass::BackwardFilter:
+      return best_seconds(
+          [&] { conv2d_backward_filter_bf16(xf.cast<bfloat16>(), yf.cast<bfloat16>(), pr.w_shape(), pr.geom); });
+  }
+  return 1e30;
+}
+
+}  // namespace
+
+void set_bf16_conv_policy(Bf16ConvPolicy p) { g_policy = p; }
+Bf16ConvPolicy bf16_conv_policy() { return g_policy; }
+
+bool bf16_conv_pays(const ConvProblem& prob, Pass pass) {
+  if (g_policy == Bf16ConvPolicy::Always) return true;
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, int>, bool> decided;
+  const auto key = std::make_pair(prob.to_string(), static_cast<int>(pass));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = decided.find(key);
+    if (it != decided.end()) return it->second;
+  }
+  choose<float>(prob, pass, DeviceKind::CPU);
+  const std::optional<Choice> c = cached_choice<float>(prob, pass, DeviceKind::CPU);
+  // A forced float algorithm has no time to compare against: the table's
+  // word (bf16) stands.
+  const bool pays = !c || c->seconds <= 0 || time_bf16_pass(prob, pass) < c->seconds;
+  std::lock_guard<std::mutex> lock(mutex);
+  decided.emplace(key, pays);
+  return pays;
 }
 
 }  // namespace magmadnn::conv

@@ -13,6 +13,7 @@
 /// problem creates its oneDNN primitives once.
 #pragma once
 
+#include "magmadnn/conv/algorithm.h"
 #include "magmadnn/conv/conv_params.h"
 #include "magmadnn/tensor/tensor.h"
 
@@ -29,5 +30,22 @@ Tensor<float> conv2d_backward_data_bf16(const Tensor<bfloat16>& dy, const Tensor
 Tensor<float> conv2d_backward_filter_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat16>& dy,
                                           const Shape& w_shape, const ConvParams& params = {},
                                           Tensor<float>* db = nullptr);
+
+/// When autocast's Conv path (Conv2dNode under --precision bf16) takes the
+/// bf16 convolution.
+///  - Timed (the default): per problem and pass, only where it is faster
+///    than the float algorithm the chooser picks, the casts of its operands
+///    included; both are timed once, on first use (dMath's timed choice).
+///    Layers with few channels, such as LeNet-5's (1 and 6 input channels),
+///    run faster in float with FFT than with oneDNN's bf16 im2col + GEMM;
+///    wide layers gain from bf16.
+///  - Always: whenever autocast says Conv is low precision (for tests).
+enum class Bf16ConvPolicy : unsigned char { Timed, Always };
+void set_bf16_conv_policy(Bf16ConvPolicy p);
+Bf16ConvPolicy bf16_conv_policy();
+/// Whether the bf16 path should compute `pass` of `prob` under the policy.
+/// Timed: measures on the first call for a (problem, pass), then answers
+/// from a cache.
+bool bf16_conv_pays(const ConvProblem& prob, Pass pass);
 
 }  // namespace magmadnn::conv
