@@ -8,6 +8,8 @@
 // operand is copied. alpha is a run-time output scale (one primitive serves
 // every alpha), beta a `sum` post-op, the activation an eltwise post-op.
 // Products under ~48^3 multiply-adds skip oneDNN (see small_problem).
+// Mixed precision (gemm_bf16, gemm_bias_act_bf16): the same primitives with
+// bf16 A and B descriptors, float C and bias; oneDNN accumulates in float.
 //
 // double: oneDNN 2.6 cannot do f64 at all: its memory::data_type has only
 // f32, f16, bf16, s32, s8 and u8. So double goes to OpenBLAS dgemm, followed
@@ -292,6 +294,38 @@ void scale_c(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, T beta) {
     for (std::int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
 }
 
+// C = alpha op(A) op(B) + beta C through oneDNN; A and B are float, or
+// bfloat16 when `bf16`.
+void onednn_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const void* A,
+                 std::int64_t lda, const void* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc, bool bf16) {
+  MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
+  key.bf16 = bf16;
+  OnednnMatmul& mm = OnednnMatmul::instance();
+  if (beta != 0.f && beta != 1.f && !mm.beta_is_steady(key)) {
+    // A beta seen once: C *= beta (over the threads), then the beta = 1 primitive.
+    epilogue(C, m, n, ldc, static_cast<const float*>(nullptr),
+             [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
+    key.beta = 1.f;
+  }
+  mm.run(key, alpha, A, B, nullptr, C);
+}
+
+// C = act(op(A) op(B) + bias) through oneDNN, the activation as a post-op
+// where oneDNN has it and as a pass over C otherwise.
+void onednn_gemm_bias_act(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const void* A,
+                          std::int64_t lda, const void* B, std::int64_t ldb, const float* bias, UnaryOp act, float p,
+                          float* C, std::int64_t ldc, bool bf16) {
+  dnnl::algorithm alg;
+  float unused;
+  const bool fused = act == UnaryOp::Identity || eltwise_of(act, p, &alg, &unused);
+  // Only LeakyRelu reads p; keying on it elsewhere would split the cache.
+  MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, false, bias != nullptr, 0.f,
+                fused ? act : UnaryOp::Identity, act == UnaryOp::LeakyRelu ? p : 0.f};
+  key.bf16 = bf16;
+  OnednnMatmul::instance().run(key, 1.f, A, B, bias, C);
+  if (!fused) bias_act_pass(C, m, n, ldc, static_cast<const float*>(nullptr), act, p);
+}
+
 }  // namespace
 
 void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* A,
@@ -316,15 +350,7 @@ void CpuKernels<T>::gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::
   }
   if constexpr (std::is_same_v<T, float>) {
     if (!small_problem(m, n, k)) {
-      MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
-      OnednnMatmul& mm = OnednnMatmul::instance();
-      if (beta != 0.f && beta != 1.f && !mm.beta_is_steady(key)) {
-        // A beta seen once: C *= beta (over the threads), then the beta = 1 primitive.
-        epilogue(C, m, n, ldc, static_cast<const float*>(nullptr),
-                 [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
-        key.beta = 1.f;
-      }
-      mm.run(key, alpha, A, B, nullptr, C);
+      onednn_gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, false);
       return;
     }
   }
@@ -343,14 +369,7 @@ void CpuKernels<T>::gemm_bias_act(bool ta, bool tb, std::int64_t m, std::int64_t
   }
   if constexpr (std::is_same_v<T, float>) {
     if (!small_problem(m, n, k)) {
-      dnnl::algorithm alg;
-      float unused;
-      const bool fused = act == UnaryOp::Identity || eltwise_of(act, p, &alg, &unused);
-      // Only LeakyRelu reads p; keying on it elsewhere would split the cache.
-      const MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, false, bias != nullptr, 0.f,
-                          fused ? act : UnaryOp::Identity, act == UnaryOp::LeakyRelu ? p : 0.f};
-      OnednnMatmul::instance().run(key, 1.f, A, B, bias, C);
-      if (!fused) bias_act_pass(C, m, n, ldc, static_cast<const float*>(nullptr), act, p);
+      onednn_gemm_bias_act(ta, tb, m, n, k, A, lda, B, ldb, bias, act, p, C, ldc, false);
       return;
     }
   }
@@ -413,15 +432,7 @@ void CpuKernels<T>::gemm_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, 
       scale_c(C, m, n, ldc, beta);
       return;
     }
-    MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
-    key.bf16 = true;
-    OnednnMatmul& mm = OnednnMatmul::instance();
-    if (beta != 0.f && beta != 1.f && !mm.beta_is_steady(key)) {
-      epilogue(C, m, n, ldc, static_cast<const float*>(nullptr),
-               [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
-      key.beta = 1.f;
-    }
-    mm.run(key, alpha, A, B, nullptr, C);
+    onednn_gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, true);
   }
 }
 
@@ -438,14 +449,7 @@ void CpuKernels<T>::gemm_bias_act_bf16(bool ta, bool tb, std::int64_t m, std::in
       bias_act_pass(C, m, n, ldc, bias, act, p);
       return;
     }
-    dnnl::algorithm alg;
-    float unused;
-    const bool fused = act == UnaryOp::Identity || eltwise_of(act, p, &alg, &unused);
-    MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, false, bias != nullptr, 0.f,
-                  fused ? act : UnaryOp::Identity, act == UnaryOp::LeakyRelu ? p : 0.f};
-    key.bf16 = true;
-    OnednnMatmul::instance().run(key, 1.f, A, B, bias, C);
-    if (!fused) bias_act_pass(C, m, n, ldc, static_cast<const float*>(nullptr), act, p);
+    onednn_gemm_bias_act(ta, tb, m, n, k, A, lda, B, ldb, bias, act, p, C, ldc, true);
   }
 }
 
