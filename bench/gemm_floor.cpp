@@ -9,7 +9,9 @@
 //                                input layer (no gradient w.r.t. the data)
 // in that order (forward up, backward down), with oneDNN matmul primitives
 // (created once, transposes as strides, like the CPU backend) and with
-// OpenBLAS cblas_sgemm. A step's time is the median of timed steps; the
+// OpenBLAS cblas_sgemm, and with oneDNN in bf16 (operands rounded to bf16
+// once, before timing, as mixed precision casts each weight once per step;
+// float accumulation and output, like the CPU backend's bf16 path). A step's time is the median of timed steps; the
 // projected 5-epoch time is that times 600 steps x 5 epochs, a floor under
 // any framework's training time (which adds activations, loss, updates).
 //
@@ -27,6 +29,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <immintrin.h>
@@ -104,7 +107,14 @@ struct Library {
   std::function<void(std::size_t)> run;
 };
 
-Library onednn_library(const std::vector<Gemm>& gemms) {
+// bf16 bits of f, rounded to nearest even (inputs here are finite).
+std::uint16_t bf16_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+Library onednn_library(const std::vector<Gemm>& gemms, bool bf16) {
   using namespace dnnl;
   auto eng = std::make_shared<engine>(engine::kind::cpu, 0);
   auto strm = std::make_shared<stream>(*eng);
@@ -113,19 +123,28 @@ Library onednn_library(const std::vector<Gemm>& gemms) {
     memory a, b, c;
   };
   auto bound = std::make_shared<std::vector<Bound>>();
+  auto copies = std::make_shared<std::vector<std::vector<std::uint16_t>>>();
+  copies->reserve(2 * gemms.size());
+  auto rounded = [&copies](const float* p, std::int64_t n) {
+    copies->emplace_back(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) copies->back()[i] = bf16_bits(p[i]);
+    return static_cast<void*>(copies->back().data());
+  };
+  const auto in_type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
   for (const auto& g : gemms) {
     using dims = memory::dims;
     // A transposed operand is the same buffer read with swapped strides.
-    memory::desc a_md(dims{g.m, g.k}, memory::data_type::f32, g.ta ? dims{1, g.m} : dims{g.k, 1});
-    memory::desc b_md(dims{g.k, g.n}, memory::data_type::f32, g.tb ? dims{1, g.k} : dims{g.n, 1});
+    memory::desc a_md(dims{g.m, g.k}, in_type, g.ta ? dims{1, g.m} : dims{g.k, 1});
+    memory::desc b_md(dims{g.k, g.n}, in_type, g.tb ? dims{1, g.k} : dims{g.n, 1});
     memory::desc c_md(dims{g.m, g.n}, memory::data_type::f32, dims{g.n, 1});
     matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), *eng);
-    bound->push_back({matmul(pd), memory(a_md, *eng, const_cast<float*>(g.A)),
-                      memory(b_md, *eng, const_cast<float*>(g.B)), memory(c_md, *eng, g.C)});
+    void* a = bf16 ? rounded(g.A, g.m * g.k) : const_cast<float*>(g.A);
+    void* b = bf16 ? rounded(g.B, g.k * g.n) : const_cast<float*>(g.B);
+    bound->push_back({matmul(pd), memory(a_md, *eng, a), memory(b_md, *eng, b), memory(c_md, *eng, g.C)});
   }
   return {"oneDNN " + std::to_string(dnnl_version()->major) + "." + std::to_string(dnnl_version()->minor) + "." +
-              std::to_string(dnnl_version()->patch),
-          [eng, strm, bound](std::size_t i) {
+              std::to_string(dnnl_version()->patch) + (bf16 ? " bf16" : ""),
+          [eng, strm, bound, copies](std::size_t i) {
             auto& b = (*bound)[i];
             b.prim.execute(*strm, {{DNNL_ARG_SRC, b.a}, {DNNL_ARG_WEIGHTS, b.b}, {DNNL_ARG_DST, b.c}});
             strm->wait();
@@ -327,7 +346,10 @@ int main(int argc, char** argv) try {
   std::vector<MlpStep> steps_by_n;
   for (int n : layers) steps_by_n.emplace_back(n);
   std::vector<std::vector<std::string>> rows(layers.size());
-  for (auto make : {onednn_library, openblas_library}) {
+  const std::vector<std::function<Library(const std::vector<Gemm>&)>> libraries = {
+      [](const std::vector<Gemm>& g) { return onednn_library(g, false); },
+      [](const std::vector<Gemm>& g) { return onednn_library(g, true); }, openblas_library};
+  for (const auto& make : libraries) {
     for (std::size_t li = 0; li < layers.size(); ++li) {
       const MlpStep& step = steps_by_n[li];
       const Library lib = make(step.gemms);

@@ -52,6 +52,8 @@ const std::vector<OptionSpec> kOptions = {
     {"print-config", "", "print the resolved config as JSON and exit"},
     {"quiet", "", "no per-epoch output, only the final result line"},
     {"profile", "", "time every operation of the training steps and print where the time goes"},
+    {"precision", "P", "fp32 (default), bf16 (bf16 GEMMs and convolutions, float accumulation and masters), fp16 "
+                       "or tf32 (both GPU only); may change on --resume"},
     {"strategy", "NAME", "under mpirun: allreduce (default), weight-avg, ps, asgd or ring"},
     {"watchdog", "SECONDS", "under mpirun: fail when a rank misses a collective this long (default 60)"},
 };
@@ -104,6 +106,8 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
   if (a.has("val-split")) cfg["data"]["val_split"] = a.number("val-split", 0.0, 1.0);
   if (a.has("test-every-epoch")) cfg["test_every_epoch"] = true;
   if (a.has("early-stopping")) cfg["early_stopping"]["patience"] = a.integer("early-stopping", limits::patience.min, limits::patience.max);
+  // Checkpoints hold float masters, so the precision may change on --resume.
+  if (a.has("precision")) cfg["precision"] = a.str("precision");
   // How the ranks train together may change on --resume (the run's result does not depend on it).
   if (a.has("strategy")) cfg["distributed"]["strategy"] = a.str("strategy");
   if (a.has("watchdog")) cfg["distributed"]["watchdog_s"] = a.positive("watchdog");  // the config caps it

@@ -1,6 +1,7 @@
 #include "magmadnn/backend/kernels.h"
 
 #include "magmadnn/backend/unary_op_table.h"
+#include "magmadnn/core/errors.h"
 
 namespace magmadnn {
 
@@ -30,6 +31,12 @@ const char* op_name(ReduceOp op) noexcept {
     case ReduceOp::Min: return "min";
   }
   return "reduce";
+}
+
+void no_bf16_gemm() {
+  MAGMADNN_THROW(NotSupportedError,
+                 "gemm: this backend has no bfloat16 GEMM (bf16 GEMMs exist on the CPU backend, for float "
+                 "outputs); run with precision fp32");
 }
 
 }  // namespace magmadnn

@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "magmadnn/core/half.h"
+
 namespace magmadnn {
 
 /// Elementwise functions y = f(x; p). `p` is the scalar parameter where one is
@@ -58,6 +60,9 @@ struct BroadcastDesc {
     return n;
   }
 };
+
+/// Throws NotSupportedError for a backend without bf16 GEMMs.
+[[noreturn]] void no_bf16_gemm();
 
 template <typename T>
 class Kernels {
@@ -103,6 +108,21 @@ class Kernels {
   virtual void gemm_bias_act(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                              const T* A, std::int64_t lda, const T* B, std::int64_t ldb, const T* bias,
                              UnaryOp act, T p, T* C, std::int64_t ldc) = 0;
+
+  /// Mixed precision (autocast's bf16 GEMMs): gemm and gemm_bias_act with
+  /// A and B in bfloat16, C and bias in T; products accumulate in float.
+  /// The default throws NotSupportedError: a backend that computes bf16
+  /// overrides these (the CPU one with oneDNN, for T = float).
+  virtual void gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                         const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, T beta, T* C,
+                         std::int64_t ldc) {
+    no_bf16_gemm();
+  }
+  virtual void gemm_bias_act_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                                  const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb,
+                                  const T* bias, UnaryOp act, T p, T* C, std::int64_t ldc) {
+    no_bf16_gemm();
+  }
 
   /// Views x as [outer, axis, inner] and reduces the middle axis into
   /// y[outer, inner].

@@ -1,6 +1,10 @@
 #include "magmadnn/compute/conv.h"
 
+#include <type_traits>
+
+#include "magmadnn/compute/autocast.h"
 #include "magmadnn/conv/conv.h"
+#include "magmadnn/conv/conv_bf16.h"
 
 namespace magmadnn::op {
 
@@ -21,9 +25,27 @@ Shape Conv2dNode<T>::infer_shape(const std::vector<Shape>& in) const {
   return pr.y_shape();
 }
 
+namespace {
+// Whether a float node takes autocast's bf16 convolution for `pass` now
+// (host only: the GPU has no bf16 convolution yet, so it stays float there;
+// and only where bf16 pays, conv_bf16.h's policy).
+template <typename T>
+bool bf16_conv(const Tensor<T>& x, const Shape& w, const conv::ConvParams& params, conv::Pass pass) {
+  return std::is_same_v<T, float> && !x.on_device() && autocast::bf16(autocast::OpKind::Conv) &&
+         conv::bf16_conv_pays(conv::make_problem(x.shape(), w, params), pass);
+}
+}  // namespace
+
 template <typename T>
 void Conv2dNode<T>::forward() {
   const bool has_bias = this->inputs_.size() > 2;
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16_conv(this->in(0), this->in(1).shape(), params_, conv::Pass::Forward)) {
+      this->output_ = conv::conv2d_forward_bf16(this->inputs_[0]->bf16_output(), this->inputs_[1]->bf16_output(),
+                                                has_bias ? &this->in(2) : nullptr, params_);
+      return;
+    }
+  }
   this->output_ = conv::conv2d_forward(this->in(0), this->in(1), has_bias ? &this->in(2) : nullptr, params_, algo_);
 }
 
@@ -32,9 +54,27 @@ void Conv2dNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed
   const Tensor<T>& x = this->in(0);
   const Tensor<T>& w = this->in(1);
   const bool has_bias = this->inputs_.size() > 2;
-  if (needed[0]) gin[0] = conv::conv2d_backward_data(g, w, x.shape(), params_, algo_);
   const bool want_db = has_bias && needed[2];
-  if (needed[1] || want_db) {
+  bool data16 = false, filter16 = false;
+  if constexpr (std::is_same_v<T, float>) {
+    data16 = needed[0] && bf16_conv(x, w.shape(), params_, conv::Pass::BackwardData);
+    filter16 = (needed[1] || want_db) && bf16_conv(x, w.shape(), params_, conv::Pass::BackwardFilter);
+    if (data16 || filter16) {
+      // x and w as cast for forward (cached on their nodes); g cast once here.
+      const Tensor<bfloat16> g16 = g.template cast<bfloat16>();
+      autocast::count_cast();
+      if (data16) gin[0] = conv::conv2d_backward_data_bf16(g16, this->inputs_[1]->bf16_output(), x.shape(), params_);
+      if (filter16) {
+        Tensor<float> db;
+        Tensor<float> dw = conv::conv2d_backward_filter_bf16(this->inputs_[0]->bf16_output(), g16, w.shape(), params_,
+                                                             want_db ? &db : nullptr);
+        if (needed[1]) gin[1] = std::move(dw);
+        if (want_db) gin[2] = std::move(db);
+      }
+    }
+  }
+  if (needed[0] && !data16) gin[0] = conv::conv2d_backward_data(g, w, x.shape(), params_, algo_);
+  if ((needed[1] || want_db) && !filter16) {
     Tensor<T> db;
     Tensor<T> dw = conv::conv2d_backward_filter(x, g, w.shape(), params_, algo_, want_db ? &db : nullptr);
     if (needed[1]) gin[1] = std::move(dw);

@@ -1,4 +1,7 @@
 // Matmul and linear (fully connected) nodes.
+#include <type_traits>
+
+#include "magmadnn/compute/autocast.h"
 #include "magmadnn/compute/grad_utils.h"
 #include "magmadnn/compute/nodes.h"
 
@@ -23,20 +26,46 @@ Shape MatmulNode<T>::infer_shape(const std::vector<Shape>& in) const {
   return Shape{m, n};
 }
 
+namespace {
+// Whether a float node takes autocast's bf16 GEMM path now.
+template <typename T>
+bool bf16_gemm() {
+  return std::is_same_v<T, float> && autocast::bf16(autocast::OpKind::Gemm);
+}
+}  // namespace
+
 template <typename T>
 void MatmulNode<T>::forward() {
   Tensor<T>& out = this->output_buffer(infer_shape({this->in(0).shape(), this->in(1).shape()}), this->in(0));
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16_gemm<T>()) {
+      math::matmul_bf16(1.f, this->inputs_[0]->bf16_output(), ta_, this->inputs_[1]->bf16_output(), tb_, 0.f, out);
+      return;
+    }
+  }
   math::matmul(T(1), this->in(0), ta_, this->in(1), tb_, T(0), out);
 }
 
 template <typename T>
 void MatmulNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
-  const Tensor<T>& a = this->in(0);
-  const Tensor<T>& b = this->in(1);
   // C = op(A) op(B). dop(A) = G op(B)^T, dop(B) = op(A)^T G; a transposed
-  // operand receives the transpose of that.
-  if (needed[0]) gin[0] = ta_ ? math::matmul(b, g, tb_, true) : math::matmul(g, b, false, !tb_);
-  if (needed[1]) gin[1] = tb_ ? math::matmul(g, a, true, ta_) : math::matmul(a, g, !ta_, false);
+  // operand receives the transpose of that. The same formulas in bf16 read
+  // the operands cast in forward (cached on their nodes) and G cast once.
+  auto grads = [&](const auto& a, const auto& b, const auto& gg, auto mm) {
+    if (needed[0]) gin[0] = ta_ ? mm(b, gg, tb_, true) : mm(gg, b, false, !tb_);
+    if (needed[1]) gin[1] = tb_ ? mm(gg, a, true, ta_) : mm(a, gg, !ta_, false);
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16_gemm<T>()) {
+      grads(this->inputs_[0]->bf16_output(), this->inputs_[1]->bf16_output(), grad_bf16_.get(g),
+            [](const Tensor<bfloat16>& x, const Tensor<bfloat16>& y, bool tx, bool ty) {
+              return math::matmul_bf16(x, y, tx, ty);
+            });
+      return;
+    }
+  }
+  grads(this->in(0), this->in(1), g,
+        [](const Tensor<T>& x, const Tensor<T>& y, bool tx, bool ty) { return math::matmul(x, y, tx, ty); });
 }
 
 // -- LinearNode --------------------------------------------------------------------------
@@ -78,6 +107,13 @@ void LinearNode<T>::forward() {
   // infer_shape accepts a {1, out} bias too; math::linear wants it flat.
   Tensor<T> bias;
   if (has_bias()) bias = this->in(2).view(Shape{this->in(2).size()});
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16_gemm<T>()) {
+      math::linear_bf16(this->inputs_[0]->bf16_output(), this->inputs_[1]->bf16_output(),
+                        has_bias() ? &bias : nullptr, act_, 0.f, out);
+      return;
+    }
+  }
   math::linear(this->in(0), this->in(1), has_bias() ? &bias : nullptr, act_, T(0), out);
 }
 
@@ -108,14 +144,32 @@ void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& n
     dz = Tensor<T>(g.shape(), g.get_memory_type(), g.get_device_id());
     math::unary_backward(act_, this->output_, this->output_, g, dz, T(0));
   }
-  if (needed[0]) gin[0] = math::matmul(dz, this->in(1));  // reads W: before any update of W
-  if (needed[1] && targets[1] != nullptr && this->in(1).size() >= kFoldMinWeights) {
-    // W = beta W + alpha dz^T x in one GEMM: no gradient buffer, no extra pass.
-    const auto& t = *targets[1];
-    math::matmul(t.alpha, dz, true, this->in(0), false, t.beta, *t.dst);
-    applied[1] = true;
-  } else if (needed[1]) {
-    gin[1] = math::matmul(dz, this->in(0), true, false);
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16_gemm<T>()) {
+      // W and x as cast for forward (cached on their nodes); dz cast once.
+      const Tensor<bfloat16>& dz16 = grad_bf16_.get(dz);
+      const Tensor<bfloat16>& x16 = this->inputs_[0]->bf16_output();
+      if (needed[0]) gin[0] = math::matmul_bf16(dz16, this->inputs_[1]->bf16_output());
+      if (needed[1] && targets[1] != nullptr && this->in(1).size() >= kFoldMinWeights) {
+        // The fp32 master W accumulates the bf16 product in float.
+        const auto& t = *targets[1];
+        math::matmul_bf16(t.alpha, dz16, true, x16, false, t.beta, *t.dst);
+        applied[1] = true;
+      } else if (needed[1]) {
+        gin[1] = math::matmul_bf16(dz16, x16, true, false);
+      }
+    }
+  }
+  if (!bf16_gemm<T>()) {
+    if (needed[0]) gin[0] = math::matmul(dz, this->in(1));  // reads W: before any update of W
+    if (needed[1] && targets[1] != nullptr && this->in(1).size() >= kFoldMinWeights) {
+      // W = beta W + alpha dz^T x in one GEMM: no gradient buffer, no extra pass.
+      const auto& t = *targets[1];
+      math::matmul(t.alpha, dz, true, this->in(0), false, t.beta, *t.dst);
+      applied[1] = true;
+    } else if (needed[1]) {
+      gin[1] = math::matmul(dz, this->in(0), true, false);
+    }
   }
   if (has_bias() && needed[2]) {
     Tensor<T> db = math::sum(dz, 0);

@@ -92,6 +92,7 @@ class MatmulNode : public Operation<T> {
 
  private:
   bool ta_, tb_;
+  Bf16Cache grad_bf16_;  // the incoming gradient, cast once for both products of backward
 };
 
 /// out = act(x * w^T + b): x {batch, in}, w {out, in}, b {out} (optional),
@@ -128,6 +129,7 @@ class LinearNode : public Operation<T> {
 
  private:
   UnaryOp act_;
+  Bf16Cache grad_bf16_;  // dz, cast once for both products of backward
 };
 
 /// Sum of n inputs, broadcast to one shape.

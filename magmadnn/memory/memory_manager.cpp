@@ -1,11 +1,23 @@
 #include "magmadnn/memory/memory_manager.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/core/errors.h"
 
 namespace magmadnn {
+
+namespace {
+// Stamps are unique across all arrays, so a stamp identifies one state of one
+// array even after the array is freed and its address reused.
+std::atomic<std::uint64_t> g_write_stamp{0};
+}  // namespace
+
+template <typename T>
+void MemoryManager<T>::touch() noexcept {
+  stamp_ = g_write_stamp.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 namespace {
 // Where a range of one side of a copy lives.
@@ -20,6 +32,7 @@ CopyKind kind_of(Loc src, Loc dst) {
 template <typename T>
 MemoryManager<T>::MemoryManager(std::size_t size, memory_t mem_type, device_t device_id)
     : size_(size), mem_type_(mem_type), device_id_(device_id) {
+  touch();
   MAGMADNN_CHECK(mem_type >= HOST && mem_type <= CUDA_MANAGED, ValueError,
                  "unknown memory type " << static_cast<int>(mem_type));
   const std::size_t bytes = size * sizeof(T);
@@ -112,6 +125,7 @@ const T* MemoryManager<T>::host_data() const {
 
 template <typename T>
 T* MemoryManager<T>::mutable_host_data() {
+  touch();
   const T* p = host_data();
   if (mem_type_ == MANAGED) {
     if (device_pending_) {  // an async host-to-device copy may still be reading the host side
@@ -136,6 +150,7 @@ const T* MemoryManager<T>::device_data() const {
 
 template <typename T>
 T* MemoryManager<T>::mutable_device_data() {
+  touch();
   const T* p = device_data();
   if (mem_type_ == MANAGED) host_valid_ = false;
   return const_cast<T*>(p);
@@ -153,6 +168,7 @@ T* MemoryManager<T>::mutable_data() {
 
 template <typename T>
 T* MemoryManager<T>::get_cuda_managed_ptr() {
+  touch();
   MAGMADNN_CHECK(mem_type_ == CUDA_MANAGED, DeviceError,
                  "get_cuda_managed_ptr() on " << memory_name(mem_type_) << " memory (needs CUDA_MANAGED)");
   return device_;
@@ -170,6 +186,7 @@ void MemoryManager<T>::copy_from(const MemoryManager& src) {
 template <typename T>
 void MemoryManager<T>::copy_from(const MemoryManager& src, std::size_t src_offset, std::size_t dst_offset,
                                  std::size_t count) {
+  touch();
   MAGMADNN_CHECK(src_offset <= src.size_ && count <= src.size_ - src_offset, IndexError,
                  "copy_from: source range [" << src_offset << ", " << src_offset + count << ") is outside its "
                                              << src.size_ << " elements");
@@ -228,6 +245,7 @@ void MemoryManager<T>::copy_from(const MemoryManager& src, std::size_t src_offse
 
 template <typename T>
 void MemoryManager<T>::copy_from_host(const T* src, std::size_t count, std::size_t dst_offset) {
+  touch();
   MAGMADNN_CHECK(dst_offset <= size_ && count <= size_ - dst_offset, IndexError,
                  "copy_from_host: range [" << dst_offset << ", " << dst_offset + count << ") is outside "
                                            << size_ << " elements");
@@ -273,6 +291,7 @@ T MemoryManager<T>::get(std::size_t i) const {
 
 template <typename T>
 void MemoryManager<T>::set(std::size_t i, T value) {
+  touch();
   MAGMADNN_CHECK(i < size_, IndexError, "index " << i << " is out of range for " << size_ << " elements");
   if (mem_type_ == HOST) {
     host_[i] = value;

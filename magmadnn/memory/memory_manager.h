@@ -82,6 +82,15 @@ class MemoryManager {
   T* get_cuda_managed_ptr();
   T* get_ptr() { return mutable_data(); }
 
+  /// Changes whenever the contents may have changed: construction, every
+  /// writable pointer handed out, every copy into the array and set() take a
+  /// fresh value, unique across all arrays of the process. A reader that
+  /// caches something derived from the contents (a bf16 copy) compares
+  /// stamps to know whether it is still current. Writes through a pointer
+  /// kept from an earlier mutable_*() call are not seen: take the pointer
+  /// again for each write.
+  std::uint64_t write_stamp() const noexcept { return stamp_; }
+
   /// MANAGED: makes the host (device_to_host) or the device side current now.
   /// Other memory types: waits for queued work.
   void sync(bool device_to_host = true);
@@ -95,6 +104,7 @@ class MemoryManager {
   void ensure_device_allocated() const;
   void make_host_valid() const;
   void make_device_valid() const;
+  void touch() noexcept;
 
   std::size_t size_;
   memory_t mem_type_;
@@ -106,6 +116,7 @@ class MemoryManager {
   mutable bool host_valid_ = true;
   mutable bool device_valid_ = true;
   mutable bool device_pending_ = false;  // an async copy towards the host/device is in flight
+  std::uint64_t stamp_ = 0;              // see write_stamp()
 };
 
 }  // namespace magmadnn

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "magmadnn/backend/registry.h"
+#include "magmadnn/compute/autocast.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/data/holdout.h"
 #include "magmadnn/run/across_ranks.h"
@@ -42,6 +43,8 @@ TrainingRun::TrainingRun(const TrainSpec& spec) : spec_(spec) {
   within("data.limit_train", spec_.data.limit_train, limits::samples);
   within("data.limit_test", spec_.data.limit_test, limits::samples);
   within("early_stopping.patience", spec_.early_stopping.patience, limits::patience);
+  // Before the data is read: a precision this machine cannot run fails at once.
+  check_precision_available(spec_.precision, has_cuda_device());
   const auto t0 = Clock::now();
   {
     const Split all =
@@ -121,6 +124,9 @@ RunResult TrainingRun::run(const RunOptions& options) {
     fo.shard = {comm->rank(), ranks, dp->server_rank(), sum_across(comm), [dp] { dp->epoch_end(); }};
   }
 
+  // Training, validation and the final test score all compute at the run's
+  // precision; checkpoints hold the float masters either way.
+  const autocast::AutocastScope precision(spec_.precision);
   const bool peak_is_training = reset_peak_rss();  // else the peak is the whole process's
   if (options.profile) {
     op::Profiler::reset();
@@ -168,6 +174,7 @@ Json TrainingRun::summary(const RunResult& r, double wall_seconds, int ranks) co
   s["ranks"] = ranks;
   if (ranks > 1) s["strategy"] = spec_.distributed.strategy;
   s["seed"] = spec_.seed;
+  s["precision"] = precision_name(spec_.precision);
   s["threads"] = omp_get_max_threads();
   s["device"] = has_cuda_device() ? "cuda" : "cpu";
   s["wall_seconds"] = wall_seconds;

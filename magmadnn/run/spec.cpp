@@ -203,7 +203,7 @@ const std::vector<std::string>& strategy_names() {
 TrainSpec parse_config(const Json& j) {
   const Obj root(j, "",
                  {"name", "layers", "loss", "optimizer", "schedule", "data", "early_stopping", "distributed",
-                  "batch_growth", "epochs", "batch_size", "seed", "test_every_epoch"},
+                  "batch_growth", "epochs", "batch_size", "seed", "test_every_epoch", "precision"},
                  "the config");
   TrainSpec s;
   s.name = root.string("name", s.name);
@@ -230,6 +230,7 @@ TrainSpec parse_config(const Json& j) {
   s.batch_size = root.integer("batch_size", s.batch_size, limits::batch_size);
   s.seed = root.seed("seed", s.seed);
   s.test_every_epoch = root.boolean("test_every_epoch", s.test_every_epoch);
+  s.precision = parse_precision(root.choice("precision", "fp32", {"fp32", "bf16", "fp16", "tf32"}));
 
   if (root.has("optimizer")) {
     const Obj o(root.get("optimizer"), "optimizer",
@@ -539,6 +540,7 @@ Json to_json(const TrainSpec& s) {
   j["batch_size"] = s.batch_size;
   j["seed"] = s.seed;
   if (s.test_every_epoch) j["test_every_epoch"] = true;
+  if (s.precision != Precision::FP32) j["precision"] = precision_name(s.precision);
   return j;
 }
 

@@ -29,6 +29,7 @@
 ///     "distributed": {"strategy": "allreduce", "bucket_mb": 25, "average_every": 4,
 ///                     "staleness": 2, "watchdog_s": 60},   (read only under mpirun)
 ///     "epochs": 5, "batch_size": 100, "seed": 42,
+///     "precision": "fp32" | "bf16" | "fp16" | "tf32",   (see core/precision.h)
 ///     "test_every_epoch": false }    (true: score the test split after every
 ///                                     epoch, for study plots only; see TrainSpec)
 ///
@@ -48,6 +49,7 @@
 #include <nlohmann/json.hpp>
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/core/precision.h"
 
 namespace magmadnn::run {
 
@@ -197,6 +199,10 @@ struct TrainSpec {
   std::int64_t epochs = 5;
   std::int64_t batch_size = 100;
   std::uint64_t seed = 42;
+  /// What GEMMs and convolutions compute in (compute/autocast.h); weights,
+  /// gradients and optimizer state are float whatever it is, so a run may
+  /// resume at another precision. Written to the config only when not fp32.
+  Precision precision = Precision::FP32;
   /// Also score the test split after every epoch (RunResult::test_curve),
   /// for plots of test accuracy against time (`magmadnn compare`). Opt-in
   /// and for study plots only: nothing reads these scores during training

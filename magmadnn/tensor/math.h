@@ -86,6 +86,17 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b, bool trans_a = false, b
 template <typename T>
 void linear(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, UnaryOp act, T p, Tensor<T>& out);
 
+/// Mixed precision (autocast's GEMMs): as matmul and linear with bf16
+/// operands, float accumulation and a float result (and float bias). On a
+/// backend without bf16 GEMMs (Kernels::gemm_bf16) they throw
+/// NotSupportedError.
+void matmul_bf16(float alpha, const Tensor<bfloat16>& a, bool trans_a, const Tensor<bfloat16>& b, bool trans_b,
+                 float beta, Tensor<float>& out);
+Tensor<float> matmul_bf16(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b, bool trans_a = false,
+                          bool trans_b = false);
+void linear_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat16>& w, const Tensor<float>* bias, UnaryOp act,
+                 float p, Tensor<float>& out);
+
 // -- reductions --------------------------------------------------------------------------
 /// Reduces `axis`: out has x's shape with that axis removed (keepdims: size 1).
 template <typename T>

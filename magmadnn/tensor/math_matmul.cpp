@@ -8,23 +8,52 @@
 
 namespace magmadnn::math {
 
-template <typename T>
-void matmul(T alpha, const Tensor<T>& a, bool trans_a, const Tensor<T>& b, bool trans_b, T beta, Tensor<T>& out) {
-  const Shape& sa = a.shape();
-  const Shape& sb = b.shape();
-  const Shape& so = out.shape();
+namespace {
+
+struct GemmDims {
+  std::int64_t m, n, k;
+};
+
+// Checks op(a) * op(b) -> out and returns its sizes; `what` names the caller.
+GemmDims matmul_dims(const char* what, const Shape& sa, bool trans_a, const Shape& sb, bool trans_b,
+                     const Shape& so) {
   MAGMADNN_CHECK(sa.ndim() == 2 && sb.ndim() == 2 && so.ndim() == 2, ShapeError,
-                 "math::matmul: a " << sa << ", b " << sb << " and out " << so << " must all be 2-D");
+                 what << ": a " << sa << ", b " << sb << " and out " << so << " must all be 2-D");
   const std::int64_t m = trans_a ? sa.dims()[1] : sa.dims()[0];
   const std::int64_t k = trans_a ? sa.dims()[0] : sa.dims()[1];
   const std::int64_t kb = trans_b ? sb.dims()[1] : sb.dims()[0];
   const std::int64_t n = trans_b ? sb.dims()[0] : sb.dims()[1];
   MAGMADNN_CHECK(k == kb, ShapeError,
-                 "math::matmul: inner sizes differ: a " << sa << (trans_a ? "^T" : "") << " (k=" << k << ") times b "
-                                                       << sb << (trans_b ? "^T" : "") << " (k=" << kb << ")");
+                 what << ": inner sizes differ: a " << sa << (trans_a ? "^T" : "") << " (k=" << k << ") times b "
+                      << sb << (trans_b ? "^T" : "") << " (k=" << kb << ")");
   MAGMADNN_CHECK(so.dims()[0] == m && so.dims()[1] == n, ShapeError,
-                 "math::matmul: a " << sa << (trans_a ? "^T" : "") << " times b " << sb << (trans_b ? "^T" : "")
-                                    << " is {" << m << ", " << n << "} but out is " << so);
+                 what << ": a " << sa << (trans_a ? "^T" : "") << " times b " << sb << (trans_b ? "^T" : "")
+                      << " is {" << m << ", " << n << "} but out is " << so);
+  return {m, n, k};
+}
+
+// Checks x {batch, in}, w {out, in}, bias {out}, out {batch, out} and act.
+void check_linear(const char* what, const Shape& sx, const Shape& sw, const Shape* sbias, UnaryOp act,
+                  const Shape& so) {
+  const std::string bias_str = sbias ? sbias->to_string() : std::string("none");
+  const bool dims_ok = sx.ndim() == 2 && sw.ndim() == 2 && so.ndim() == 2 && (!sbias || sbias->ndim() == 1);
+  const bool ok = dims_ok && sx.dims()[1] == sw.dims()[1] && so.dims()[0] == sx.dims()[0] &&
+                  so.dims()[1] == sw.dims()[0] && (!sbias || sbias->dims()[0] == sw.dims()[0]);
+  MAGMADNN_CHECK(ok, ShapeError,
+                 what << ": x " << sx << ", w " << sw << ", bias " << bias_str << " and out " << so
+                      << " do not fit (want x {batch, in}, w {out, in}, bias {out}, out {batch, out})");
+  const auto takes = [](const UnaryOpInfo& r) { return r.op == UnaryOp::Identity || r.activation; };
+  MAGMADNN_CHECK(takes(unary_op_info(act)), ValueError,
+                 what << ": " << op_name(act) << " is not an activation (one of " << unary_op_names(takes) << ")");
+}
+
+}  // namespace
+
+template <typename T>
+void matmul(T alpha, const Tensor<T>& a, bool trans_a, const Tensor<T>& b, bool trans_b, T beta, Tensor<T>& out) {
+  const auto [m, n, k] = matmul_dims("math::matmul", a.shape(), trans_a, b.shape(), trans_b, out.shape());
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
   Backend& be = common_backend("matmul", a, b, out);
   if (out.size() == 0) return;
   // With k == 0 the inputs are empty and may have no storage at all.
@@ -47,20 +76,9 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b, bool trans_a, bool tran
 
 template <typename T>
 void linear(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, UnaryOp act, T p, Tensor<T>& out) {
+  check_linear("math::linear", x.shape(), w.shape(), bias ? &bias->shape() : nullptr, act, out.shape());
   const Shape& sx = x.shape();
   const Shape& sw = w.shape();
-  const Shape& so = out.shape();
-  const std::string sbias = bias ? bias->shape().to_string() : std::string("none");
-  const bool dims_ok = sx.ndim() == 2 && sw.ndim() == 2 && so.ndim() == 2 && (!bias || bias->ndim() == 1);
-  const bool ok = dims_ok && sx.dims()[1] == sw.dims()[1] && so.dims()[0] == sx.dims()[0] &&
-                  so.dims()[1] == sw.dims()[0] && (!bias || bias->shape().dims()[0] == sw.dims()[0]);
-  MAGMADNN_CHECK(ok, ShapeError,
-                 "math::linear: x " << sx << ", w " << sw << ", bias " << sbias << " and out " << so
-                                    << " do not fit (want x {batch, in}, w {out, in}, bias {out}, out {batch, out})");
-  const auto takes = [](const UnaryOpInfo& r) { return r.op == UnaryOp::Identity || r.activation; };
-  MAGMADNN_CHECK(takes(unary_op_info(act)), ValueError,
-                 "math::linear: " << op_name(act) << " is not an activation (one of " << unary_op_names(takes)
-                                  << ")");
   Backend& be = bias ? common_backend("linear", x, w, *bias, out) : common_backend("linear", x, w, out);
   if (out.size() == 0) return;
   const std::int64_t batch = sx.dims()[0], in = sx.dims()[1], nout = sw.dims()[0];
@@ -68,6 +86,39 @@ void linear(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, Unary
   const T* pw = in > 0 ? w.data() : nullptr;
   kernels<T>(be).gemm_bias_act(false, true, batch, nout, in, px, in, pw, in, bias ? bias->data() : nullptr, act, p,
                                out.mutable_data(), nout);
+}
+
+void matmul_bf16(float alpha, const Tensor<bfloat16>& a, bool trans_a, const Tensor<bfloat16>& b, bool trans_b,
+                 float beta, Tensor<float>& out) {
+  const auto [m, n, k] = matmul_dims("math::matmul_bf16", a.shape(), trans_a, b.shape(), trans_b, out.shape());
+  Backend& be = common_backend("matmul_bf16", a, b, out);
+  if (out.size() == 0) return;
+  const bfloat16* pa = k > 0 ? a.data() : nullptr;
+  const bfloat16* pb = k > 0 ? b.data() : nullptr;
+  kernels<float>(be).gemm_bf16(trans_a, trans_b, m, n, k, alpha, pa, a.shape().dims()[1], pb, b.shape().dims()[1],
+                               beta, out.mutable_data(), n);
+}
+
+Tensor<float> matmul_bf16(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b, bool trans_a, bool trans_b) {
+  MAGMADNN_CHECK(a.ndim() == 2 && b.ndim() == 2, ShapeError,
+                 "math::matmul_bf16: a " << a.shape() << " and b " << b.shape() << " must be 2-D");
+  const std::int64_t m = a.shape().dims()[trans_a ? 1 : 0];
+  const std::int64_t n = b.shape().dims()[trans_b ? 0 : 1];
+  Tensor<float> out(Shape{m, n}, a.get_memory_type(), a.get_device_id());
+  matmul_bf16(1.f, a, trans_a, b, trans_b, 0.f, out);
+  return out;
+}
+
+void linear_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat16>& w, const Tensor<float>* bias, UnaryOp act,
+                 float p, Tensor<float>& out) {
+  check_linear("math::linear_bf16", x.shape(), w.shape(), bias ? &bias->shape() : nullptr, act, out.shape());
+  Backend& be = bias ? common_backend("linear_bf16", x, w, *bias, out) : common_backend("linear_bf16", x, w, out);
+  if (out.size() == 0) return;
+  const std::int64_t batch = x.shape().dims()[0], in = x.shape().dims()[1], nout = w.shape().dims()[0];
+  const bfloat16* px = in > 0 ? x.data() : nullptr;
+  const bfloat16* pw = in > 0 ? w.data() : nullptr;
+  kernels<float>(be).gemm_bias_act_bf16(false, true, batch, nout, in, px, in, pw, in, bias ? bias->data() : nullptr,
+                                        act, p, out.mutable_data(), nout);
 }
 
 #define MAGMADNN_INSTANTIATE(T)                                                                              \

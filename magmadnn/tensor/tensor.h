@@ -13,7 +13,8 @@
 ///
 /// T is float, double, half, bfloat16, int32_t or int64_t. Arithmetic (see
 /// tensor/math.h) is defined for float and double; half and bfloat16 are
-/// storage types with conversions (cast()).
+/// storage types with conversions (cast()); the bf16 GEMMs of mixed
+/// precision read bfloat16 tensors (math::matmul_bf16).
 #pragma once
 
 #include <cstdint>
@@ -105,6 +106,9 @@ class Tensor {
   /// The storage; a view starts at element offset() of it.
   MemoryManager<T>* get_memory_manager() const noexcept { return storage_.get(); }
   std::int64_t offset() const noexcept { return offset_; }
+  /// The storage's write stamp (MemoryManager::write_stamp): equal stamps
+  /// mean unchanged contents. 0 for a tensor without storage.
+  std::uint64_t write_stamp() const noexcept { return storage_ ? storage_->write_stamp() : 0; }
 
   // -- copies and conversions ---------------------------------------------------------
   /// Copies src's elements (any memory types); sizes must match.

@@ -8,6 +8,8 @@
 // operand is copied. alpha is a run-time output scale (one primitive serves
 // every alpha), beta a `sum` post-op, the activation an eltwise post-op.
 // Products under ~48^3 multiply-adds skip oneDNN (see small_problem).
+// Mixed precision (gemm_bf16, gemm_bias_act_bf16): the same primitives with
+// bf16 A and B descriptors, float C and bias; oneDNN accumulates in float.
 //
 // double: oneDNN 2.6 cannot do f64 at all: its memory::data_type has only
 // f32, f16, bf16, s32, s8 and u8. So double goes to OpenBLAS dgemm, followed
@@ -109,6 +111,8 @@ struct MatmulKey {
   float act_p;
   // A strided batch of products (batch > 1): operand i starts stride_* elements after operand i - 1.
   std::int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+  // A and B are bfloat16 (C and the bias stay float; oneDNN accumulates in float).
+  bool bf16 = false;
   bool operator==(const MatmulKey&) const = default;
 };
 
@@ -120,7 +124,7 @@ struct MatmulKeyHash {
                            key.stride_c})
       mix(std::hash<std::int64_t>{}(v));
     mix((std::size_t(key.ta) << 0) | (std::size_t(key.tb) << 1) | (std::size_t(key.scaled) << 2) |
-        (std::size_t(key.bias) << 3) | (std::size_t(key.act) << 4));
+        (std::size_t(key.bias) << 3) | (std::size_t(key.bf16) << 4) | (std::size_t(key.act) << 5));
     mix(std::hash<float>{}(key.beta));
     mix(std::hash<float>{}(key.act_p));
     return h;
@@ -152,14 +156,15 @@ class OnednnMatmul {
     return inst;
   }
 
-  void run(const MatmulKey& key, float alpha, const float* A, const float* B, const float* bias, float* C) {
+  // A and B are float, or bfloat16 when key.bf16.
+  void run(const MatmulKey& key, float alpha, const void* A, const void* B, const float* bias, float* C) {
     const CachedMatmul& mm = get(key);
     // One stream per thread: a oneDNN stream is not meant to be driven from
     // several threads at once, and a CPU stream is cheap to create.
     thread_local dnnl::stream stream(engine_);
     using dnnl::memory;
-    memory a(mm.a_md, engine_, const_cast<float*>(A));
-    memory b(mm.b_md, engine_, const_cast<float*>(B));
+    memory a(mm.a_md, engine_, const_cast<void*>(A));
+    memory b(mm.b_md, engine_, const_cast<void*>(B));
     memory c(mm.c_md, engine_, C);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}};
     if (key.bias) args.emplace(DNNL_ARG_BIAS, memory(mm.bias_md, engine_, const_cast<float*>(bias)));
@@ -226,19 +231,20 @@ class OnednnMatmul {
     using dnnl::memory;
     using dims = memory::dims;
     const auto f32 = memory::data_type::f32;
+    const auto ab = key.bf16 ? memory::data_type::bf16 : f32;
     // op(A) is m x k: stored row-major either as m x k (strides lda, 1) or as
     // k x m, which read as m x k has strides (1, lda). Likewise for B.
     auto out = std::make_unique<CachedMatmul>();
     if (key.batch == 1) {
-      out->a_md = memory::desc({key.m, key.k}, f32, key.ta ? dims{1, key.lda} : dims{key.lda, 1});
-      out->b_md = memory::desc({key.k, key.n}, f32, key.tb ? dims{1, key.ldb} : dims{key.ldb, 1});
+      out->a_md = memory::desc({key.m, key.k}, ab, key.ta ? dims{1, key.lda} : dims{key.lda, 1});
+      out->b_md = memory::desc({key.k, key.n}, ab, key.tb ? dims{1, key.ldb} : dims{key.ldb, 1});
       out->c_md = memory::desc({key.m, key.n}, f32, dims{key.ldc, 1});
       if (key.bias) out->bias_md = memory::desc({1, key.n}, f32, dims{key.n, 1});
     } else {
       // A batch is one 3-D matmul whose leading dimension has the batch strides.
-      out->a_md = memory::desc({key.batch, key.m, key.k}, f32,
+      out->a_md = memory::desc({key.batch, key.m, key.k}, ab,
                                key.ta ? dims{key.stride_a, 1, key.lda} : dims{key.stride_a, key.lda, 1});
-      out->b_md = memory::desc({key.batch, key.k, key.n}, f32,
+      out->b_md = memory::desc({key.batch, key.k, key.n}, ab,
                                key.tb ? dims{key.stride_b, 1, key.ldb} : dims{key.stride_b, key.ldb, 1});
       out->c_md = memory::desc({key.batch, key.m, key.n}, f32, dims{key.stride_c, key.ldc, 1});
     }
@@ -260,7 +266,8 @@ class OnednnMatmul {
       out->scratch_md = pd.scratchpad_desc();
       out->prim = dnnl::matmul(pd);
     } catch (const dnnl::error& e) {
-      MAGMADNN_THROW(DeviceError, "gemm: oneDNN could not create a matmul for m=" << key.m << " n=" << key.n
+      MAGMADNN_THROW(DeviceError, "gemm: oneDNN could not create a " << (key.bf16 ? "bf16 " : "")
+                                                                     << "matmul for m=" << key.m << " n=" << key.n
                                                                               << " k=" << key.k << ": " << e.what());
     }
     return out;
@@ -287,6 +294,38 @@ void scale_c(T* C, std::int64_t m, std::int64_t n, std::int64_t ldc, T beta) {
     for (std::int64_t j = 0; j < n; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
 }
 
+// C = alpha op(A) op(B) + beta C through oneDNN; A and B are float, or
+// bfloat16 when `bf16`.
+void onednn_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const void* A,
+                 std::int64_t lda, const void* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc, bool bf16) {
+  MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
+  key.bf16 = bf16;
+  OnednnMatmul& mm = OnednnMatmul::instance();
+  if (beta != 0.f && beta != 1.f && !mm.beta_is_steady(key)) {
+    // A beta seen once: C *= beta (over the threads), then the beta = 1 primitive.
+    epilogue(C, m, n, ldc, static_cast<const float*>(nullptr),
+             [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
+    key.beta = 1.f;
+  }
+  mm.run(key, alpha, A, B, nullptr, C);
+}
+
+// C = act(op(A) op(B) + bias) through oneDNN, the activation as a post-op
+// where oneDNN has it and as a pass over C otherwise.
+void onednn_gemm_bias_act(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const void* A,
+                          std::int64_t lda, const void* B, std::int64_t ldb, const float* bias, UnaryOp act, float p,
+                          float* C, std::int64_t ldc, bool bf16) {
+  dnnl::algorithm alg;
+  float unused;
+  const bool fused = act == UnaryOp::Identity || eltwise_of(act, p, &alg, &unused);
+  // Only LeakyRelu reads p; keying on it elsewhere would split the cache.
+  MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, false, bias != nullptr, 0.f,
+                fused ? act : UnaryOp::Identity, act == UnaryOp::LeakyRelu ? p : 0.f};
+  key.bf16 = bf16;
+  OnednnMatmul::instance().run(key, 1.f, A, B, bias, C);
+  if (!fused) bias_act_pass(C, m, n, ldc, static_cast<const float*>(nullptr), act, p);
+}
+
 }  // namespace
 
 void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* A,
@@ -311,15 +350,7 @@ void CpuKernels<T>::gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::
   }
   if constexpr (std::is_same_v<T, float>) {
     if (!small_problem(m, n, k)) {
-      MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
-      OnednnMatmul& mm = OnednnMatmul::instance();
-      if (beta != 0.f && beta != 1.f && !mm.beta_is_steady(key)) {
-        // A beta seen once: C *= beta (over the threads), then the beta = 1 primitive.
-        epilogue(C, m, n, ldc, static_cast<const float*>(nullptr),
-                 [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
-        key.beta = 1.f;
-      }
-      mm.run(key, alpha, A, B, nullptr, C);
+      onednn_gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, false);
       return;
     }
   }
@@ -338,14 +369,7 @@ void CpuKernels<T>::gemm_bias_act(bool ta, bool tb, std::int64_t m, std::int64_t
   }
   if constexpr (std::is_same_v<T, float>) {
     if (!small_problem(m, n, k)) {
-      dnnl::algorithm alg;
-      float unused;
-      const bool fused = act == UnaryOp::Identity || eltwise_of(act, p, &alg, &unused);
-      // Only LeakyRelu reads p; keying on it elsewhere would split the cache.
-      const MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, false, bias != nullptr, 0.f,
-                          fused ? act : UnaryOp::Identity, act == UnaryOp::LeakyRelu ? p : 0.f};
-      OnednnMatmul::instance().run(key, 1.f, A, B, bias, C);
-      if (!fused) bias_act_pass(C, m, n, ldc, static_cast<const float*>(nullptr), act, p);
+      onednn_gemm_bias_act(ta, tb, m, n, k, A, lda, B, ldb, bias, act, p, C, ldc, false);
       return;
     }
   }
@@ -394,6 +418,53 @@ void gemm_strided_batched(bool ta, bool tb, std::int64_t m, std::int64_t n, std:
                             batch);
 }
 
+// bf16 operands always go to oneDNN: OpenBLAS has no bf16 GEMM, and the
+// small-product shortcut would need float copies of A and B.
+template <typename T>
+void CpuKernels<T>::gemm_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                              const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, T beta,
+                              T* C, std::int64_t ldc) {
+  if constexpr (!std::is_same_v<T, float>) {
+    no_bf16_gemm();
+  } else {
+    if (m == 0 || n == 0) return;
+    if (k == 0 || alpha == 0.f) {
+      scale_c(C, m, n, ldc, beta);
+      return;
+    }
+    onednn_gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, true);
+  }
+}
+
+template <typename T>
+void CpuKernels<T>::gemm_bias_act_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                                       const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb,
+                                       const T* bias, UnaryOp act, T p, T* C, std::int64_t ldc) {
+  if constexpr (!std::is_same_v<T, float>) {
+    no_bf16_gemm();
+  } else {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+      scale_c(C, m, n, ldc, 0.f);
+      bias_act_pass(C, m, n, ldc, bias, act, p);
+      return;
+    }
+    onednn_gemm_bias_act(ta, tb, m, n, k, A, lda, B, ldb, bias, act, p, C, ldc, true);
+  }
+}
+
+template void CpuKernels<float>::gemm_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
+                                           const bfloat16*, std::int64_t, const bfloat16*, std::int64_t, float,
+                                           float*, std::int64_t);
+template void CpuKernels<double>::gemm_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
+                                            const bfloat16*, std::int64_t, const bfloat16*, std::int64_t, double,
+                                            double*, std::int64_t);
+template void CpuKernels<float>::gemm_bias_act_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                                    const bfloat16*, std::int64_t, const bfloat16*, std::int64_t,
+                                                    const float*, UnaryOp, float, float*, std::int64_t);
+template void CpuKernels<double>::gemm_bias_act_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                                     const bfloat16*, std::int64_t, const bfloat16*, std::int64_t,
+                                                     const double*, UnaryOp, double, double*, std::int64_t);
 template void CpuKernels<float>::gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*,
                                       std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
 template void CpuKernels<double>::gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, double, const double*,

@@ -1,0 +1,51 @@
+/// @file conv_bf16.h
+/// Mixed-precision convolution on the CPU: the three passes of a 2-D
+/// convolution with bfloat16 operands and float results, computed by oneDNN
+/// (bf16 multiplies, float accumulation; fast on CPUs with AVX-512 BF16 or
+/// AMX). This is autocast's Conv path (compute/autocast.h); it sits beside
+/// the float algorithms and their chooser, not among them, because it
+/// changes the operands' type rather than the way of computing.
+///
+/// Requires host tensors (NotSupportedError otherwise: bf16 convolution on
+/// the GPU is not written yet) and shapes as conv.h's functions; ShapeError
+/// names them otherwise. Guarantees: results and db are float, freshly
+/// allocated in the memory of the first tensor argument; each distinct
+/// problem creates its oneDNN primitives once.
+#pragma once
+
+#include "magmadnn/conv/algorithm.h"
+#include "magmadnn/conv/conv_params.h"
+#include "magmadnn/tensor/tensor.h"
+
+namespace magmadnn::conv {
+
+/// y {N,K,P,Q} = conv(x, w) (+ bias {K}).
+Tensor<float> conv2d_forward_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat16>& w, const Tensor<float>* bias,
+                                  const ConvParams& params = {});
+/// dx with shape x_shape from dy and w.
+Tensor<float> conv2d_backward_data_bf16(const Tensor<bfloat16>& dy, const Tensor<bfloat16>& w, const Shape& x_shape,
+                                        const ConvParams& params = {});
+/// dw with shape w_shape from x and dy; db (when not null) receives the
+/// bias gradient {K}, summed in float.
+Tensor<float> conv2d_backward_filter_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat16>& dy,
+                                          const Shape& w_shape, const ConvParams& params = {},
+                                          Tensor<float>* db = nullptr);
+
+/// When autocast's Conv path (Conv2dNode under --precision bf16) takes the
+/// bf16 convolution.
+///  - Timed (the default): per problem and pass, only where it is faster
+///    than the float algorithm the chooser picks, the casts of its operands
+///    included; both are timed once, on first use (dMath's timed choice).
+///    Layers with few channels, such as LeNet-5's (1 and 6 input channels),
+///    run faster in float with FFT than with oneDNN's bf16 im2col + GEMM;
+///    wide layers gain from bf16.
+///  - Always: whenever autocast says Conv is low precision (for tests).
+enum class Bf16ConvPolicy : unsigned char { Timed, Always };
+void set_bf16_conv_policy(Bf16ConvPolicy p);
+Bf16ConvPolicy bf16_conv_policy();
+/// Whether the bf16 path should compute `pass` of `prob` under the policy.
+/// Timed: measures on the first call for a (problem, pass), then answers
+/// from a cache.
+bool bf16_conv_pays(const ConvProblem& prob, Pass pass);
+
+}  // namespace magmadnn::conv

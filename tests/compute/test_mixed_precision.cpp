@@ -1,0 +1,394 @@
+// Mixed precision (bf16 on the CPU): each low-precision op against a double
+// reference of the same float inputs, within a bound derived from bf16's
+// rounding and the reduction length; the autocast table, op by op; the bf16
+// weight cache (one cast per step, not one per use).
+//
+// The bound. bf16 keeps 8 significant bits, so rounding a float to bf16
+// (nearest even) changes it by a relative amount |d| <= u = 2^-8. A GEMM or
+// convolution output is c = sum_k a_k b_k over K terms; with a_k, b_k rounded
+// it computes sum_k a_k b_k (1 + da_k)(1 + db_k), accumulated in float. So
+//   |c_bf16 - c| <= (2u + u^2) * sum_k |a_k b_k|  +  gamma_K * sum_k |a_k b_k|
+// where gamma_K = K 2^-24 / (1 - K 2^-24) covers the float accumulation
+// (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1). This is a
+// worst case: every term's rounding pointing the same way. The errors are in
+// fact independent and centred, each (da + db) with variance at most 2u^2/3,
+// so the error of an output is close to Gaussian with standard deviation at
+// most u sqrt(2/3) sqrt(sum_k (a_k b_k)^2), which for terms of similar size
+// grows as sqrt(K) rather than K. Each output is checked against both: the
+// worst case, and 6 standard deviations of the statistical error (a
+// probability of about 2e-9 per output of failing by chance).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "magmadnn/compute/autocast.h"
+#include "magmadnn/compute/compute.h"
+#include "magmadnn/conv/conv.h"
+#include "magmadnn/conv/conv_bf16.h"
+#include "magmadnn/optimizer/optimizer.h"
+#include "magmadnn/tensor/math.h"
+#include "support/gradcheck.h"
+
+using namespace magmadnn;
+using magmadnn::testing::random_tensor;
+
+namespace {
+
+constexpr double kU = 1.0 / 256.0;  // bf16 unit roundoff, 2^-8
+
+double gamma_f32(std::int64_t k) {
+  const double t = static_cast<double>(k) * std::ldexp(1.0, -24);
+  return t / (1.0 - t);
+}
+
+Tensor<double> to_double(const Tensor<float>& t) { return t.cast<double>(); }
+Tensor<double> abs_of(const Tensor<double>& t) {
+  Tensor<double> out = t;
+  math::unary(UnaryOp::Abs, out, out);
+  return out;
+}
+Tensor<double> square_of(const Tensor<double>& t) {
+  Tensor<double> out = t;
+  math::binary(BinaryOp::Mul, t, t, out);
+  return out;
+}
+
+// Checks got (float, computed in bf16) against ref (double) elementwise:
+// |got - ref| <= worst and <= 6 sigma, given sum |a b| (abs_sum) and
+// sum (a b)^2 (sq_sum) per output, and the reduction length k. Also asserts
+// that some output differs from the float result `f32`, so the bf16 path ran.
+void expect_within_bf16_bound(const Tensor<float>& got, const Tensor<double>& ref, const Tensor<double>& abs_sum,
+                              const Tensor<double>& sq_sum, std::int64_t k, const Tensor<float>* f32 = nullptr,
+                              double scale = 1.0) {
+  ASSERT_EQ(got.shape(), ref.shape());
+  const std::vector<float> g = got.to_vector();
+  const std::vector<double> r = ref.to_vector(), a = abs_sum.to_vector(), s = sq_sum.to_vector();
+  double worst_ratio = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const double err = std::abs(static_cast<double>(g[i]) - r[i]);
+    const double worst = scale * ((2 * kU + kU * kU + gamma_f32(k)) * a[i]) + std::ldexp(std::abs(r[i]), -23);
+    const double sigma = scale * kU * std::sqrt(2.0 / 3.0) * std::sqrt(s[i]);
+    const double stat = 6 * sigma + scale * gamma_f32(k) * a[i] + std::ldexp(std::abs(r[i]), -23);
+    ASSERT_LE(err, worst) << "output " << i << ": worst-case bound broken (K = " << k << ")";
+    ASSERT_LE(err, stat) << "output " << i << ": 6-sigma bound broken (K = " << k << ")";
+    if (stat > 0) worst_ratio = std::max(worst_ratio, err / stat);
+  }
+  if (f32) {
+    const std::vector<float> f = f32->to_vector();
+    bool differs = false;
+    for (std::size_t i = 0; i < g.size() && !differs; ++i) differs = g[i] != f[i];
+    EXPECT_TRUE(differs) << "bf16 result equals the float one bit for bit: the bf16 path did not run";
+  }
+}
+
+struct GemmCase {
+  std::int64_t m, n, k;
+  bool ta, tb;
+};
+
+class Bf16Gemm : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(Bf16Gemm, MatmulWithinRoundingBound) {
+  const GemmCase c = GetParam();
+  const Shape sa = c.ta ? Shape{c.k, c.m} : Shape{c.m, c.k};
+  const Shape sb = c.tb ? Shape{c.n, c.k} : Shape{c.k, c.n};
+  const Tensor<float> a = random_tensor<float>(sa, 11 + c.k, -2.0, 2.0);
+  const Tensor<float> b = random_tensor<float>(sb, 12 + c.n, -1.0, 1.0);
+  const Tensor<float> got = math::matmul_bf16(a.cast<bfloat16>(), b.cast<bfloat16>(), c.ta, c.tb);
+  const Tensor<float> f32 = math::matmul(a, b, c.ta, c.tb);
+  const Tensor<double> da = to_double(a), db = to_double(b);
+  const Tensor<double> ref = math::matmul(da, db, c.ta, c.tb);
+  const Tensor<double> abs_sum = math::matmul(abs_of(da), abs_of(db), c.ta, c.tb);
+  const Tensor<double> sq_sum = math::matmul(square_of(da), square_of(db), c.ta, c.tb);
+  expect_within_bf16_bound(got, ref, abs_sum, sq_sum, c.k, &f32);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Gemm,
+                         ::testing::Values(GemmCase{5, 3, 7, false, false}, GemmCase{64, 64, 64, false, false},
+                                           GemmCase{128, 528, 784, false, true},
+                                           GemmCase{528, 784, 128, true, false},
+                                           GemmCase{33, 17, 4096, true, true}));
+
+TEST(Bf16Gemm, LinearWithBiasAndReluWithinRoundingBound) {
+  // relu is 1-Lipschitz and the bias is added in float, so the GEMM's bound
+  // holds for act(x w^T + b) too.
+  const std::int64_t batch = 100, in = 784, out = 528;
+  const Tensor<float> x = random_tensor<float>({batch, in}, 21, 0.0, 1.0);
+  const Tensor<float> w = random_tensor<float>({out, in}, 22, -0.1, 0.1);
+  const Tensor<float> bias = random_tensor<float>({out}, 23, -0.5, 0.5);
+  Tensor<float> got({batch, out}, HOST), f32({batch, out}, HOST);
+  math::linear_bf16(x.cast<bfloat16>(), w.cast<bfloat16>(), &bias, UnaryOp::Relu, 0.f, got);
+  math::linear(x, w, &bias, UnaryOp::Relu, 0.f, f32);
+  const Tensor<double> dx = to_double(x), dw = to_double(w);
+  Tensor<double> ref({batch, out}, HOST);
+  const Tensor<double> dbias = to_double(bias);
+  math::linear(dx, dw, &dbias, UnaryOp::Relu, 0.0, ref);
+  const Tensor<double> abs_sum = math::matmul(abs_of(dx), abs_of(dw), false, true);
+  const Tensor<double> sq_sum = math::matmul(square_of(dx), square_of(dw), false, true);
+  expect_within_bf16_bound(got, ref, abs_sum, sq_sum, in, &f32);
+}
+
+TEST(Bf16Gemm, AccumulatesIntoFloatMastersWithBeta) {
+  // The folded SGD update W = beta W + alpha dz^T x: W stays float, and only
+  // the product carries bf16's error (scaled by |alpha|).
+  const std::int64_t batch = 64, in = 300, out = 200;
+  const Tensor<float> dz = random_tensor<float>({batch, out}, 31);
+  const Tensor<float> x = random_tensor<float>({batch, in}, 32, 0.0, 1.0);
+  const Tensor<float> w0 = random_tensor<float>({out, in}, 33, -0.1, 0.1);
+  const float alpha = -0.05f, beta = 0.999f;
+  Tensor<float> w = w0;
+  math::matmul_bf16(alpha, dz.cast<bfloat16>(), true, x.cast<bfloat16>(), false, beta, w);
+  Tensor<double> ref = to_double(w0);
+  math::matmul(double(alpha), to_double(dz), true, to_double(x), false, double(beta), ref);
+  const Tensor<double> abs_sum = math::matmul(abs_of(to_double(dz)), abs_of(to_double(x)), true, false);
+  const Tensor<double> sq_sum = math::matmul(square_of(to_double(dz)), square_of(to_double(x)), true, false);
+  // beta * w rounds once in float: covered by the 2^-23 |ref| term.
+  expect_within_bf16_bound(w, ref, abs_sum, sq_sum, batch, nullptr, std::abs(alpha));
+}
+
+// -- convolution ------------------------------------------------------------------------
+
+struct ConvCase {
+  std::int64_t n, c, h, w, k, r;
+  conv::ConvParams geom;
+};
+
+class Bf16Conv : public ::testing::TestWithParam<ConvCase> {};
+
+conv::ConvParams geometry(std::int64_t pad, std::int64_t stride, std::int64_t dil = 1, std::int64_t groups = 1) {
+  conv::ConvParams p;
+  p.pad_h = p.pad_w = pad;
+  p.stride_h = p.stride_w = stride;
+  p.dilation_h = p.dilation_w = dil;
+  p.groups = groups;
+  return p;
+}
+
+TEST_P(Bf16Conv, ThreePassesWithinRoundingBound) {
+  const ConvCase c = GetParam();
+  const std::int64_t cg = c.c / c.geom.groups;
+  const Tensor<float> x = random_tensor<float>({c.n, c.c, c.h, c.w}, 41, 0.0, 1.0);
+  const Tensor<float> w = random_tensor<float>({c.k, cg, c.r, c.r}, 42, -0.5, 0.5);
+  const Tensor<float> bias = random_tensor<float>({c.k}, 43);
+  const Tensor<double> dx = to_double(x), dw = to_double(w);
+  const auto direct = conv::Algo::Direct;
+
+  // Forward: each output sums K = C/G * R * S products.
+  const Tensor<float> y = conv::conv2d_forward_bf16(x.cast<bfloat16>(), w.cast<bfloat16>(), &bias, c.geom);
+  const Tensor<double> dbias = to_double(bias);
+  const Tensor<double> y_ref = conv::conv2d_forward(dx, dw, &dbias, c.geom, direct);
+  const Tensor<float> y_f32 = conv::conv2d_forward(x, w, &bias, c.geom);
+  expect_within_bf16_bound(y, y_ref, conv::conv2d_forward<double>(abs_of(dx), abs_of(dw), nullptr, c.geom, direct),
+                           conv::conv2d_forward<double>(square_of(dx), square_of(dw), nullptr, c.geom, direct),
+                           cg * c.r * c.r, &y_f32);
+
+  // Backward data: each dx sums at most K/G * R * S products.
+  const Tensor<float> dy = random_tensor<float>(y.shape(), 44);
+  const Tensor<double> ddy = to_double(dy);
+  const Tensor<float> gx = conv::conv2d_backward_data_bf16(dy.cast<bfloat16>(), w.cast<bfloat16>(), x.shape(), c.geom);
+  expect_within_bf16_bound(gx, conv::conv2d_backward_data(ddy, dw, x.shape(), c.geom, direct),
+                           conv::conv2d_backward_data(abs_of(ddy), abs_of(dw), x.shape(), c.geom, direct),
+                           conv::conv2d_backward_data(square_of(ddy), square_of(dw), x.shape(), c.geom, direct),
+                           c.k / c.geom.groups * c.r * c.r);
+
+  // Backward filter: each dw sums N * P * Q products; db is a float sum of dy.
+  Tensor<float> gb;
+  const Tensor<float> gw =
+      conv::conv2d_backward_filter_bf16(x.cast<bfloat16>(), dy.cast<bfloat16>(), w.shape(), c.geom, &gb);
+  Tensor<double> db_ref;
+  const Tensor<double> gw_ref = conv::conv2d_backward_filter(dx, ddy, w.shape(), c.geom, direct, &db_ref);
+  expect_within_bf16_bound(
+      gw, gw_ref, conv::conv2d_backward_filter(abs_of(dx), abs_of(ddy), w.shape(), c.geom, direct),
+      conv::conv2d_backward_filter(square_of(dx), square_of(ddy), w.shape(), c.geom, direct),
+      c.n * y.shape()[2] * y.shape()[3]);
+  // db reads dy in bf16 (the rounded copy oneDNN was given): its error is
+  // that rounding, at most u * sum |dy| per channel.
+  const Tensor<double> db_abs = math::sum(math::sum(math::sum(abs_of(ddy), 3), 2), 0);
+  const std::vector<float> g = gb.to_vector();
+  const std::vector<double> r = db_ref.to_vector(), a = db_abs.to_vector();
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    EXPECT_LE(std::abs(g[i] - r[i]), (kU + gamma_f32(c.n * y.shape()[2] * y.shape()[3])) * a[i]) << "db " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Conv,
+                         ::testing::Values(ConvCase{2, 1, 28, 28, 6, 5, geometry(2, 1)},    // LeNet-5 conv1
+                                           ConvCase{2, 6, 14, 14, 16, 5, geometry(0, 1)},   // LeNet-5 conv2
+                                           ConvCase{3, 4, 9, 11, 8, 3, geometry(1, 2)},     // stride, odd sizes
+                                           ConvCase{1, 4, 12, 12, 4, 3, geometry(2, 1, 2)},  // dilation
+                                           ConvCase{2, 4, 8, 8, 6, 3, geometry(1, 1, 1, 2)}));  // groups
+
+// -- the autocast table, op by op ----------------------------------------------------------
+
+TEST(Autocast, TableSaysGemmAndConvLowEverythingElseFloat) {
+  const std::map<autocast::OpKind, bool> want = {
+      {autocast::OpKind::Gemm, true},           {autocast::OpKind::Conv, true},
+      {autocast::OpKind::Softmax, false},       {autocast::OpKind::CrossEntropy, false},
+      {autocast::OpKind::Reduction, false},     {autocast::OpKind::Normalization, false},
+      {autocast::OpKind::Loss, false},          {autocast::OpKind::Pooling, false},
+      {autocast::OpKind::Elementwise, false}};
+  ASSERT_EQ(autocast::table().size(), want.size());
+  for (const autocast::Rule& r : autocast::table()) {
+    SCOPED_TRACE(r.name);
+    EXPECT_EQ(r.low_precision, want.at(r.kind));
+    EXPECT_EQ(&autocast::rule(r.kind), &r);
+    const dtype low = r.low_precision ? dtype::bf16 : dtype::f32;
+    EXPECT_EQ(autocast::compute_dtype(r.kind, Precision::BF16), low);
+    EXPECT_EQ(autocast::compute_dtype(r.kind, Precision::FP16), r.low_precision ? dtype::f16 : dtype::f32);
+    EXPECT_EQ(autocast::compute_dtype(r.kind, Precision::FP32), dtype::f32);
+    EXPECT_EQ(autocast::compute_dtype(r.kind, Precision::TF32), dtype::f32);
+  }
+}
+
+TEST(Autocast, ScopesNestAndRestore) {
+  EXPECT_EQ(autocast::current(), Precision::FP32);
+  {
+    autocast::AutocastScope a(Precision::BF16);
+    EXPECT_TRUE(autocast::bf16(autocast::OpKind::Gemm));
+    EXPECT_FALSE(autocast::bf16(autocast::OpKind::Softmax));
+    {
+      autocast::AutocastScope b(Precision::FP32);
+      EXPECT_FALSE(autocast::bf16(autocast::OpKind::Gemm));
+    }
+    EXPECT_EQ(autocast::current(), Precision::BF16);
+  }
+  EXPECT_EQ(autocast::current(), Precision::FP32);
+}
+
+// One small graph per op kind. Evaluated at fp32 and under a bf16 scope: a
+// kind the table keeps in float gives the same bits; a low-precision kind
+// gives different ones (its accuracy is the business of the tests above).
+using KindGraph = std::function<op::Expr<float>()>;
+
+std::map<autocast::OpKind, KindGraph> graphs_by_kind() {
+  auto v = [](const char* name, const Shape& s, std::uint64_t seed, double lo = -1, double hi = 1) {
+    return op::constant<float>(name, random_tensor<float>(s, seed, lo, hi));
+  };
+  const Tensor<float> onehot = Tensor<float>::from_vector({2, 3}, {0, 1, 0, 1, 0, 0}, HOST);
+  conv::PoolParams pool;
+  return {
+      {autocast::OpKind::Gemm, [=] { return op::matmul(v("a", {16, 64}, 1), v("b", {64, 8}, 2)); }},
+      {autocast::OpKind::Conv, [=] { return op::conv2d(v("x", {1, 2, 8, 8}, 3), v("w", {3, 2, 3, 3}, 4)); }},
+      {autocast::OpKind::Softmax, [=] { return op::softmax(v("x", {4, 10}, 5)); }},
+      {autocast::OpKind::CrossEntropy,
+       [=] { return op::softmax_crossentropy(v("z", {2, 3}, 6), op::constant<float>("y", onehot)); }},
+      {autocast::OpKind::Reduction, [=] { return op::reduce_sum(v("x", {7, 9}, 7), 0); }},
+      {autocast::OpKind::Normalization,
+       [=] { return op::batchnorm(v("x", {8, 4}, 8), v("g", {4}, 9, 0.5, 1.5), v("b", {4}, 10)); }},
+      {autocast::OpKind::Loss, [=] { return op::mse(v("p", {5, 3}, 11), v("t", {5, 3}, 12)); }},
+      {autocast::OpKind::Pooling, [=] { return op::pooling(v("x", {1, 2, 6, 6}, 13), pool); }},
+      {autocast::OpKind::Elementwise, [=] { return op::relu(op::add(v("a", {6, 5}, 14), v("b", {6, 5}, 15))); }},
+  };
+}
+
+TEST(Autocast, EachOpKindComputesAsTheTableSays) {
+  // Whatever the timing says about this tiny convolution, test the table's word.
+  conv::set_bf16_conv_policy(conv::Bf16ConvPolicy::Always);
+  const auto graphs = graphs_by_kind();
+  ASSERT_EQ(graphs.size(), autocast::table().size()) << "a kind of the table has no graph here";
+  for (const autocast::Rule& r : autocast::table()) {
+    SCOPED_TRACE(r.name);
+    const std::vector<float> f32 = graphs.at(r.kind)()->eval()->to_vector();
+    std::vector<float> bf16;
+    {
+      autocast::AutocastScope scope(Precision::BF16);
+      bf16 = graphs.at(r.kind)()->eval()->to_vector();
+    }
+    if (r.low_precision) {
+      EXPECT_NE(f32, bf16) << "a low-precision kind computed in float";
+    } else {
+      EXPECT_EQ(f32, bf16) << "a float kind changed under bf16";
+    }
+  }
+  conv::set_bf16_conv_policy(conv::Bf16ConvPolicy::Timed);
+}
+
+// -- the bf16 weight cache ---------------------------------------------------------------
+
+// A 2-layer MLP whose second weight is read by two GEMMs per step (forward,
+// and the input gradient of backward): one cast per step means the cache works.
+struct Mlp {
+  op::Var<float> x, y, w1, b1, w2;
+  op::Expr<float> loss;
+};
+
+Mlp make_mlp() {
+  Mlp m;
+  m.x = op::placeholder<float>("x", {32, 64}, HOST);
+  m.x->set_value(random_tensor<float>({32, 64}, 51, 0, 1));
+  std::vector<float> onehot(32 * 10, 0.f);
+  for (int i = 0; i < 32; ++i) onehot[i * 10 + i % 10] = 1.f;
+  m.y = op::constant<float>("y", Tensor<float>::from_vector({32, 10}, onehot, HOST));
+  Tensor<float> w1 = random_tensor<float>({48, 64}, 52, -0.2, 0.2), b1 = random_tensor<float>({48}, 53, -0.1, 0.1);
+  Tensor<float> w2 = random_tensor<float>({10, 48}, 54, -0.2, 0.2);
+  m.w1 = op::var<float>("W1", &w1);
+  m.b1 = op::var<float>("b1", &b1);
+  m.w2 = op::var<float>("W2", &w2);
+  m.loss = op::softmax_crossentropy(op::linear(op::sigmoid(op::linear(m.x, m.w1, m.b1)), m.w2), m.y);
+  return m;
+}
+
+template <typename Opt>
+void expect_one_cast_per_step(Opt& opt) {
+  Mlp m = make_mlp();
+  autocast::AutocastScope scope(Precision::BF16);
+  const int steps = 5;
+  for (int s = 0; s < steps; ++s) opt.minimize(m.loss, {m.w1, m.b1, m.w2});
+  EXPECT_EQ(m.w2->bf16_casts(), static_cast<std::uint64_t>(steps)) << "W2 is read by two GEMMs a step";
+  EXPECT_EQ(m.w1->bf16_casts(), static_cast<std::uint64_t>(steps));
+  EXPECT_EQ(m.x->bf16_casts(), 1u) << "x never changed: cast once, reused by forward and dW1";
+  EXPECT_EQ(m.b1->bf16_casts(), 0u) << "a bias is added in float";
+}
+
+TEST(Bf16Cache, OneCastPerStepWithSgdFoldedIntoBackward) {
+  optimizer::GradientDescent<float> sgd(0.1);
+  expect_one_cast_per_step(sgd);
+}
+
+TEST(Bf16Cache, OneCastPerStepWithAdam) {
+  optimizer::Adam<float> adam(1e-3);
+  expect_one_cast_per_step(adam);
+}
+
+TEST(Bf16Cache, RecastsAfterAWriteAndNotAfterARead) {
+  Tensor<float> t = random_tensor<float>({4, 4}, 61);
+  op::Bf16Cache cache;
+  const std::uint64_t before = autocast::cast_count();
+  cache.get(t);
+  cache.get(t);
+  (void)t.data();
+  cache.get(t);
+  EXPECT_EQ(cache.casts(), 1u);
+  t.set(0, 3.f);
+  EXPECT_EQ(static_cast<float>(cache.get(t).get(0)), 3.f);
+  t.mutable_data()[1] = 5.f;
+  EXPECT_EQ(static_cast<float>(cache.get(t).get(1)), 5.f);
+  EXPECT_EQ(cache.casts(), 3u);
+  EXPECT_EQ(autocast::cast_count() - before, 3u);
+  // A different tensor of the same shape is never mistaken for the first.
+  Tensor<float> u = random_tensor<float>({4, 4}, 62);
+  EXPECT_EQ(static_cast<float>(cache.get(u).get(2)), static_cast<float>(bfloat16(u.get(2))));
+  EXPECT_EQ(cache.casts(), 4u);
+}
+
+TEST(Bf16Training, SgdOnTheMlpLowersTheLossAsInFloat) {
+  // Not an accuracy claim (bench/mixed_precision_accuracy does that), only
+  // that training through every bf16 path moves the loss like float does.
+  auto run = [](Precision p, int steps) {
+    Mlp m = make_mlp();
+    autocast::AutocastScope scope(p);
+    optimizer::GradientDescent<float> sgd(1.0);
+    for (int s = 0; s < steps; ++s) sgd.minimize(m.loss, {m.w1, m.b1, m.w2});
+    return static_cast<double>(m.loss->eval()->get(std::int64_t{0}));
+  };
+  const double start = run(Precision::FP32, 0);
+  const double f32 = run(Precision::FP32, 100), bf16 = run(Precision::BF16, 100);
+  EXPECT_LT(f32, 0.7 * start);
+  EXPECT_NEAR(bf16, f32, 0.05 * (start - f32)) << "start " << start;
+}
+
+}  // namespace
