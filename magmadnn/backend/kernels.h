@@ -113,14 +113,15 @@ class Kernels {
   /// A and B in bfloat16, C and bias in T; products accumulate in float.
   /// The default throws NotSupportedError: a backend that computes bf16
   /// overrides these (the CPU one with oneDNN, for T = float).
-  virtual void gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
-                         const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, T beta, T* C,
-                         std::int64_t ldc) {
+  virtual void gemm_bf16(bool /*trans_a*/, bool /*trans_b*/, std::int64_t /*m*/, std::int64_t /*n*/,
+                         std::int64_t /*k*/, T /*alpha*/, const bfloat16* /*A*/, std::int64_t /*lda*/,
+                         const bfloat16* /*B*/, std::int64_t /*ldb*/, T /*beta*/, T* /*C*/, std::int64_t /*ldc*/) {
     no_bf16_gemm();
   }
-  virtual void gemm_bias_act_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                                  const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb,
-                                  const T* bias, UnaryOp act, T p, T* C, std::int64_t ldc) {
+  virtual void gemm_bias_act_bf16(bool /*trans_a*/, bool /*trans_b*/, std::int64_t /*m*/, std::int64_t /*n*/,
+                                  std::int64_t /*k*/, const bfloat16* /*A*/, std::int64_t /*lda*/,
+                                  const bfloat16* /*B*/, std::int64_t /*ldb*/, const T* /*bias*/, UnaryOp /*act*/,
+                                  T /*p*/, T* /*C*/, std::int64_t /*ldc*/) {
     no_bf16_gemm();
   }
 
