@@ -1,0 +1,61 @@
+// gemm.h's reduce algorithm: partial products over k slices, summed into C.
+//
+// Each rank's partial m x n product is packed as the concatenation of every
+// rank's block of C (in that rank's local order, padded to the largest
+// block), so that one reduce-scatter leaves each rank exactly its block,
+// whatever C's layout: (P - 1)/P of C received per rank, half an allreduce.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "magmadnn/distributed/dmath/local_gemm.h"
+#include "magmadnn/distributed/dmath/operand.h"
+
+namespace magmadnn::distributed::dmath::detail {
+
+template <typename T>
+void gemm_reduce(T alpha, const Operand<T>& a, const Operand<T>& b, T beta, DistMatrix<T>& c) {
+  Communicator& comm = c.comm();
+  const Layout& lc = c.layout();
+  const std::int64_t m = lc.rows(), n = lc.cols();
+  // A rank outside op(A)'s grid holds no k slice: its partial is zero.
+  std::vector<T> partial(static_cast<std::size_t>(m * n), T(0));
+  local_gemm(a.trans, b.trans, m, n, a.local_cols, T(1), a.data, a.ld, b.data, b.ld, T(0), partial.data(), n);
+
+  const std::int64_t count = c.local_rows() * c.local_cols();
+  const auto finish = [&](const T* sum) {
+    T* out = c.local_data();
+    for (std::int64_t i = 0; i < count; ++i) out[i] = alpha * sum[i] + (beta == T(0) ? T(0) : beta * out[i]);
+  };
+  if (lc.is_replicated()) {
+    comm.allreduce(host_buffer(partial.data(), partial.size()), ReduceOp::sum);
+    finish(partial.data());
+    return;
+  }
+  const std::int64_t slot = lc.max_local_size();
+  std::vector<T> packed(static_cast<std::size_t>(slot * comm.size()), T(0));
+  const BlockCyclic1D rmap = lc.row_map(), cmap = lc.col_map();
+  for (int d = 0; d < lc.grid().size(); ++d) {
+    const int dr = lc.grid().row_of(d), dc = lc.grid().col_of(d);
+    const std::int64_t lr = rmap.extent(dr), lcn = cmap.extent(dc);
+    T* block = packed.data() + slot * d;
+    for (std::int64_t li = 0; li < lr; ++li) {
+      const T* row = partial.data() + rmap.global_index(li, dr) * n;
+      for (std::int64_t lj = 0; lj < lcn;) {
+        const std::int64_t len = std::min(lcn - lj, cmap.block - lj % cmap.block);
+        std::memcpy(block + li * lcn + lj, row + cmap.global_index(lj, dc), static_cast<std::size_t>(len) * sizeof(T));
+        lj += len;
+      }
+    }
+  }
+  std::vector<T> mine(static_cast<std::size_t>(slot));
+  comm.reduce_scatter(host_buffer(static_cast<const T*>(packed.data()), packed.size()),
+                      host_buffer(mine.data(), mine.size()), ReduceOp::sum);
+  finish(mine.data());
+}
+
+template void gemm_reduce<float>(float, const Operand<float>&, const Operand<float>&, float, DistMatrix<float>&);
+template void gemm_reduce<double>(double, const Operand<double>&, const Operand<double>&, double,
+                                  DistMatrix<double>&);
+
+}  // namespace magmadnn::distributed::dmath::detail

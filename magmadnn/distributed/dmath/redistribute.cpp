@@ -1,0 +1,139 @@
+#include "magmadnn/distributed/dmath/redistribute.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "magmadnn/core/errors.h"
+#include "magmadnn/distributed/dmath/runs.h"
+
+namespace magmadnn::distributed::dmath {
+namespace {
+
+using detail::Run;
+
+// The piece that the rank at source coordinate (sr, sc) sends to the rank at
+// target coordinate (dr, dc), walked in message order: f(global row, run of
+// columns) for every selected row and column run.
+template <typename F>
+void walk_piece(const std::vector<Run>& row_runs, const std::vector<Run>& col_runs, int sr, int sc, int dr, int dc,
+                F&& f) {
+  for (const Run& rr : row_runs) {
+    if (rr.src != sr || rr.dst != dr) continue;
+    for (std::int64_t i = rr.begin; i < rr.end; ++i)
+      for (const Run& cr : col_runs)
+        if (cr.src == sc && cr.dst == dc) f(i, cr);
+  }
+}
+
+template <typename T>
+void copy_to_replicated(const DistMatrix<T>& from, DistMatrix<T>& to) {
+  Communicator& comm = from.comm();
+  const Layout& lf = from.layout();
+  const std::int64_t slot = lf.max_local_size();
+  std::vector<T> mine(static_cast<std::size_t>(slot), T(0));
+  std::copy_n(from.local_data(), from.local_rows() * from.local_cols(), mine.begin());
+  std::vector<T> all(static_cast<std::size_t>(slot) * static_cast<std::size_t>(comm.size()));
+  comm.allgather(host_buffer(static_cast<const T*>(mine.data()), mine.size()), host_buffer(all.data(), all.size()));
+  const BlockCyclic1D rmap = lf.row_map(), cmap = lf.col_map();
+  const std::int64_t cols = lf.cols();
+  for (int s = 0; s < lf.grid().size(); ++s) {
+    const int sr = lf.grid().row_of(s), sc = lf.grid().col_of(s);
+    const std::int64_t lr = rmap.extent(sr), lc = cmap.extent(sc);
+    const T* block = all.data() + static_cast<std::size_t>(slot) * static_cast<std::size_t>(s);
+    for (std::int64_t li = 0; li < lr; ++li) {
+      T* row = to.local_data() + rmap.global_index(li, sr) * cols;
+      // Local columns come in blocks that are contiguous globally too.
+      for (std::int64_t lj = 0; lj < lc;) {
+        const std::int64_t len = std::min(lc - lj, cmap.block - lj % cmap.block);
+        std::memcpy(row + cmap.global_index(lj, sc), block + li * lc + lj, static_cast<std::size_t>(len) * sizeof(T));
+        lj += len;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void redistribute(const DistMatrix<T>& from, DistMatrix<T>& to) {
+  const Layout& lf = from.layout();
+  const Layout& lt = to.layout();
+  MAGMADNN_CHECK(&from.comm() == &to.comm(), ValueError,
+                 "redistribute: both matrices must live on the same communicator (from " << lf.str() << ", to "
+                                                                                         << lt.str() << ")");
+  MAGMADNN_CHECK(lf.rows() == lt.rows() && lf.cols() == lt.cols(), ShapeError,
+                 "redistribute: shapes differ: from " << lf.str() << ", to " << lt.str());
+  Communicator& comm = from.comm();
+  const int me = comm.rank(), ranks = comm.size();
+  if (lf == lt) {
+    std::copy_n(from.local_data(), from.local_rows() * from.local_cols(), to.local_data());
+    return;
+  }
+  if (lt.is_replicated() && ranks > 1) {
+    copy_to_replicated(from, to);
+    return;
+  }
+
+  const std::vector<Run> row_runs = detail::runs(lf.row_map(), lt.row_map());
+  const std::vector<Run> col_runs = detail::runs(lf.col_map(), lt.col_map());
+  const BlockCyclic1D frm = lf.row_map(), fcm = lf.col_map(), trm = lt.row_map(), tcm = lt.col_map();
+  const auto piece_size = [&](int s, int d) {
+    return detail::count(row_runs, lf.grid_row(s), lt.grid_row(d)) *
+           detail::count(col_runs, lf.grid_col(s), lt.grid_col(d));
+  };
+  // A replicated source serves each rank from its own copy; otherwise each
+  // element has exactly one source, its owner.
+  const auto is_source = [&](int s, int d) { return lf.is_replicated() ? s == d : lf.grid_row(s) >= 0; };
+
+  // Buffers first, so that the requests (destroyed first) are waited for
+  // before any buffer they use goes away.
+  std::vector<std::vector<T>> inbox(static_cast<std::size_t>(ranks)), outbox(static_cast<std::size_t>(ranks));
+  std::vector<RequestPtr> requests;
+  if (lt.grid_row(me) >= 0) {
+    for (int s = 0; s < ranks; ++s) {
+      if (s == me || !is_source(s, me)) continue;
+      const std::int64_t n = piece_size(s, me);
+      if (n == 0) continue;
+      inbox[s].resize(static_cast<std::size_t>(n));
+      requests.push_back(comm.irecv(host_buffer(inbox[s].data(), inbox[s].size()), s, kRedistributeTag));
+    }
+  }
+  const int sr = lf.grid_row(me), sc = lf.grid_col(me);
+  if (sr >= 0) {
+    for (int d = 0; d < ranks; ++d) {
+      if (d == me || !is_source(me, d) || lt.grid_row(d) < 0) continue;
+      const std::int64_t n = piece_size(me, d);
+      if (n == 0) continue;
+      std::vector<T>& out = outbox[d];
+      out.resize(static_cast<std::size_t>(n));
+      T* p = out.data();
+      walk_piece(row_runs, col_runs, sr, sc, lt.grid_row(d), lt.grid_col(d), [&](std::int64_t i, const Run& cr) {
+        const T* src = &from.local(frm.local_index(i), fcm.local_index(cr.begin));
+        p = std::copy_n(src, cr.end - cr.begin, p);
+      });
+      requests.push_back(comm.isend(host_buffer(static_cast<const T*>(out.data()), out.size()), d, kRedistributeTag));
+    }
+  }
+  const int dr = lt.grid_row(me), dc = lt.grid_col(me);
+  if (sr >= 0 && dr >= 0) {
+    walk_piece(row_runs, col_runs, sr, sc, dr, dc, [&](std::int64_t i, const Run& cr) {
+      std::copy_n(&from.local(frm.local_index(i), fcm.local_index(cr.begin)), cr.end - cr.begin,
+                  &to.local(trm.local_index(i), tcm.local_index(cr.begin)));
+    });
+  }
+  wait_all(requests);
+  for (int s = 0; s < ranks; ++s) {
+    if (inbox[s].empty()) continue;
+    const T* p = inbox[s].data();
+    walk_piece(row_runs, col_runs, lf.grid_row(s), lf.grid_col(s), dr, dc, [&](std::int64_t i, const Run& cr) {
+      const std::int64_t len = cr.end - cr.begin;
+      std::copy_n(p, len, &to.local(trm.local_index(i), tcm.local_index(cr.begin)));
+      p += len;
+    });
+  }
+}
+
+template void redistribute<float>(const DistMatrix<float>&, DistMatrix<float>&);
+template void redistribute<double>(const DistMatrix<double>&, DistMatrix<double>&);
+
+}  // namespace magmadnn::distributed::dmath

@@ -1,0 +1,126 @@
+// Distributed GEMM against the single-process product, for every pair of
+// operand layout kinds, every layout kind of C, and all four transpose
+// combinations, in float and double, with random shapes, grids and block
+// sizes. Tolerance: both results sum the same k products in different
+// orders, so each element differs by at most about 2 k eps times the sum of
+// the magnitudes of its terms (double: about 1e-14 here; float: about 1e-5).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "dmath_test_util.h"
+#include "magmadnn/distributed/dmath/gemm.h"
+#include "magmadnn/distributed/dmath/local_gemm.h"
+
+using namespace dtest;
+using magmadnn::distributed::dmath::DistMatrix;
+using magmadnn::distributed::dmath::GemmAlgorithm;
+using magmadnn::distributed::dmath::gemm;
+
+namespace {
+
+template <typename T>
+void every_combination(std::uint64_t seed, std::map<GemmAlgorithm, int>& ran) {
+  auto& comm = dmath_world();
+  const int group = comm.size();
+  Rng rng(seed);
+  for (LayoutKind ka : kKinds)
+    for (LayoutKind kb : kKinds)
+      for (LayoutKind kc : kKinds)
+        for (int t = 0; t < 4; ++t) {
+          const bool ta = t & 1, tb = t & 2;
+          const std::int64_t m = rng.uniform_int(1, 13), n = rng.uniform_int(1, 13), k = rng.uniform_int(1, 29);
+          const Layout la = random_layout(rng, ka, ta ? k : m, ta ? m : k, group);
+          const Layout lb = random_layout(rng, kb, tb ? n : k, tb ? k : n, group);
+          const Layout lc = random_layout(rng, kc, m, n, group);
+          const T alpha = static_cast<T>(rng.uniform(-2, 2));
+          const T beta = rng.uniform_int(0, 2) == 0 ? T(0) : static_cast<T>(rng.uniform(-2, 2));
+          const auto a = random_matrix<T>(rng, la.rows(), la.cols());
+          const auto b = random_matrix<T>(rng, lb.rows(), lb.cols());
+          auto c0 = random_matrix<T>(rng, m, n);
+          // beta == 0 must not read C: NaN there must not survive.
+          if (beta == T(0)) c0.assign(c0.size(), std::numeric_limits<T>::quiet_NaN());
+          SCOPED_TRACE("A " + la.str() + (ta ? " (T)" : "") + ", B " + lb.str() + (tb ? " (T)" : "") + ", C " +
+                       lc.str() + " on " + std::to_string(group) + " ranks");
+
+          auto reference = c0;
+          magmadnn::distributed::dmath::detail::local_gemm(ta, tb, m, n, k, alpha, a.data(), la.cols(), b.data(),
+                                                           lb.cols(), beta, reference.data(), n);
+          const auto da = DistMatrix<T>::from_global(comm, la, a.data());
+          const auto db = DistMatrix<T>::from_global(comm, lb, b.data());
+          auto dc = DistMatrix<T>::from_global(comm, lc, c0.data());
+          const auto plan = gemm(alpha, da, ta, db, tb, beta, dc);
+          ++ran[plan.algorithm];
+          const auto result = dc.to_global();
+
+          for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+              double magnitude = 0;
+              for (std::int64_t p = 0; p < k; ++p)
+                magnitude += std::abs(static_cast<double>(ta ? a[p * m + i] : a[i * k + p]) *
+                                      static_cast<double>(tb ? b[j * k + p] : b[p * n + j]));
+              magnitude = std::abs(static_cast<double>(alpha)) * magnitude +
+                          (beta == T(0) ? 0.0 : std::abs(static_cast<double>(beta) * c0[i * n + j]));
+              const double tol = 2.0 * (k + 2) * std::numeric_limits<T>::epsilon() * magnitude;
+              ASSERT_NEAR(result[i * n + j], reference[i * n + j], tol)
+                  << "at (" << i << ", " << j << "), algorithm " << gemm_algorithm_name(plan.algorithm);
+            }
+        }
+}
+
+}  // namespace
+
+TEST(DmathGemm, EveryLayoutCombinationFloat) {
+  std::map<GemmAlgorithm, int> ran;
+  every_combination<float>(201, ran);
+  if (dmath_world().size() > 1) {
+    // The random layouts reach every algorithm.
+    EXPECT_GT(ran[GemmAlgorithm::local], 0);
+    EXPECT_GT(ran[GemmAlgorithm::reduce], 0);
+    EXPECT_GT(ran[GemmAlgorithm::summa], 0);
+  }
+}
+
+TEST(DmathGemm, EveryLayoutCombinationDouble) {
+  std::map<GemmAlgorithm, int> ran;
+  every_combination<double>(202, ran);
+}
+
+// Each algorithm on operands laid out for it (no remap), larger blocks.
+TEST(DmathGemm, EachAlgorithmWithoutRemapDouble) {
+  auto& comm = dmath_world();
+  const int g = comm.size();
+  Rng rng(203);
+  const std::int64_t m = 37, n = 29, k = 41;
+  const auto a = random_matrix<double>(rng, m, k);
+  const auto b = random_matrix<double>(rng, k, n);
+  std::vector<double> reference(static_cast<std::size_t>(m * n), 0.0);
+  magmadnn::distributed::dmath::detail::local_gemm(false, false, m, n, k, 1.0, a.data(), k, b.data(), n, 0.0,
+                                                   reference.data(), n);
+  const ProcessGrid grid = ProcessGrid::near_square(g);
+  struct Case {
+    Layout a, b, c;
+    GemmAlgorithm expect;
+  };
+  const Case cases[] = {
+      {Layout::row_block(m, k, g), Layout::replicated(k, n), Layout::row_block(m, n, g), GemmAlgorithm::local},
+      {Layout::replicated(m, k), Layout::col_block(k, n, g), Layout::col_block(m, n, g), GemmAlgorithm::local},
+      {Layout::col_block(m, k, g), Layout::row_block(k, n, g), Layout::row_block(m, n, g),
+       g > 1 ? GemmAlgorithm::reduce : GemmAlgorithm::local},
+      {Layout::block_cyclic(m, k, grid, 4, 3), Layout::block_cyclic(k, n, grid, 5, 4),
+       Layout::block_cyclic(m, n, grid, 4, 4), g > 1 ? GemmAlgorithm::summa : GemmAlgorithm::local},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.a.str() + " x " + c.b.str() + " -> " + c.c.str());
+    const auto da = DistMatrix<double>::from_global(comm, c.a, a.data());
+    const auto db = DistMatrix<double>::from_global(comm, c.b, b.data());
+    DistMatrix<double> dc(comm, c.c);
+    const auto plan = gemm(1.0, da, false, db, false, 0.0, dc);
+    EXPECT_EQ(plan.algorithm, c.expect) << gemm_algorithm_name(plan.algorithm);
+    EXPECT_FALSE(plan.remap_a || plan.remap_b);
+    const auto result = dc.to_global();
+    for (std::size_t i = 0; i < result.size(); ++i) ASSERT_NEAR(result[i], reference[i], 1e-12) << i;
+  }
+}

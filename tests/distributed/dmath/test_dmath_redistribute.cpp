@@ -1,0 +1,56 @@
+// Redistribution between every pair of layout kinds, with random shapes,
+// grids (the whole group or fewer ranks, either order) and block sizes:
+// every rank's result is exactly what it holds of the matrix in the target
+// layout.
+#include <gtest/gtest.h>
+
+#include "dmath_test_util.h"
+#include "magmadnn/core/errors.h"
+#include "magmadnn/distributed/dmath/dist_matrix.h"
+#include "magmadnn/distributed/dmath/redistribute.h"
+#include "magmadnn/distributed/local_communicator.h"
+
+using namespace dtest;
+using magmadnn::distributed::dmath::DistMatrix;
+
+namespace {
+
+template <typename T>
+void every_pair(std::uint64_t seed) {
+  auto& comm = dmath_world();
+  Rng rng(seed);
+  for (LayoutKind from_kind : kKinds) {
+    for (LayoutKind to_kind : kKinds) {
+      for (int trial = 0; trial < 6; ++trial) {
+        const std::int64_t rows = rng.uniform_int(1, 17), cols = rng.uniform_int(1, 17);
+        const Layout from = random_layout(rng, from_kind, rows, cols, comm.size());
+        const Layout to = random_layout(rng, to_kind, rows, cols, comm.size());
+        const std::vector<T> global = random_matrix<T>(rng, rows, cols);
+        SCOPED_TRACE(from.str() + " -> " + to.str() + " on " + std::to_string(comm.size()) + " ranks");
+        const auto x = DistMatrix<T>::from_global(comm, from, global.data());
+        const auto y = x.redistribute(to);
+        const auto expected = DistMatrix<T>::from_global(comm, to, global.data());
+        ASSERT_EQ(y.local_rows(), expected.local_rows());
+        ASSERT_EQ(y.local_cols(), expected.local_cols());
+        for (std::int64_t i = 0; i < y.local_rows() * y.local_cols(); ++i)
+          ASSERT_EQ(y.local_data()[i], expected.local_data()[i]) << "local element " << i;
+        ASSERT_EQ(y.to_global(), global);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST(DmathRedistribute, EveryPairOfLayoutsFloat) { every_pair<float>(101); }
+TEST(DmathRedistribute, EveryPairOfLayoutsDouble) { every_pair<double>(102); }
+
+TEST(DmathRedistribute, ShapesAndGroupsMustMatch) {
+  auto& comm = dmath_world();
+  const DistMatrix<double> a(comm, Layout::replicated(4, 3));
+  DistMatrix<double> wrong_shape(comm, Layout::replicated(3, 4));
+  EXPECT_THROW(magmadnn::distributed::dmath::redistribute(a, wrong_shape), magmadnn::ShapeError);
+  magmadnn::distributed::LocalCommunicator other;
+  DistMatrix<double> elsewhere(other, Layout::replicated(4, 3));
+  EXPECT_THROW(magmadnn::distributed::dmath::redistribute(a, elsewhere), magmadnn::ValueError);
+}
