@@ -34,13 +34,6 @@ std::vector<T> DistMatrix<T>::to_global() const {
   return whole.local_;
 }
 
-template <typename T>
-DistMatrix<T> DistMatrix<T>::redistribute(const Layout& to) const {
-  DistMatrix out(*comm_, to);
-  dmath::redistribute(*this, out);
-  return out;
-}
-
 template class DistMatrix<float>;
 template class DistMatrix<double>;
 

@@ -26,6 +26,12 @@
 namespace magmadnn::distributed::dmath {
 
 template <typename T>
+class DistMatrix;
+/// Defined in redistribute.h (declared here for DistMatrix::redistribute).
+template <typename S, typename D>
+void redistribute(const DistMatrix<S>& from, DistMatrix<D>& to);
+
+template <typename T>
 class DistMatrix {
  public:
   /// A zero matrix of `layout` over `comm`. Not collective.
@@ -52,9 +58,10 @@ class DistMatrix {
   /// The whole matrix, row-major, on every rank. Collective.
   std::vector<T> to_global() const;
 
-  /// This matrix laid out by `to` over the same group. Collective: see
-  /// redistribute.h.
-  DistMatrix redistribute(const Layout& to) const;
+  /// This matrix laid out by `to` over the same group, with elements of
+  /// type U (float or double; T by default). Collective: see redistribute.h.
+  template <typename U = T>
+  DistMatrix<U> redistribute(const Layout& to) const;
 
  private:
   Communicator* comm_;
@@ -62,6 +69,14 @@ class DistMatrix {
   std::int64_t local_rows_ = 0, local_cols_ = 0;
   std::vector<T> local_;
 };
+
+template <typename T>
+template <typename U>
+DistMatrix<U> DistMatrix<T>::redistribute(const Layout& to) const {
+  DistMatrix<U> out(*comm_, to);
+  dmath::redistribute(*this, out);
+  return out;
+}
 
 extern template class DistMatrix<float>;
 extern template class DistMatrix<double>;

@@ -1,7 +1,6 @@
 #include "magmadnn/distributed/dmath/redistribute.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/distributed/dmath/runs.h"
@@ -25,27 +24,33 @@ void walk_piece(const std::vector<Run>& row_runs, const std::vector<Run>& col_ru
   }
 }
 
-template <typename T>
-void copy_to_replicated(const DistMatrix<T>& from, DistMatrix<T>& to) {
+// Element-wise copy that converts S to D (a plain copy when they agree).
+template <typename S, typename D>
+D* convert_n(const S* src, std::int64_t n, D* dst) {
+  return std::transform(src, src + n, dst, [](S v) { return static_cast<D>(v); });
+}
+
+template <typename S, typename D>
+void copy_to_replicated(const DistMatrix<S>& from, DistMatrix<D>& to) {
   Communicator& comm = from.comm();
   const Layout& lf = from.layout();
   const std::int64_t slot = lf.max_local_size();
-  std::vector<T> mine(static_cast<std::size_t>(slot), T(0));
+  std::vector<S> mine(static_cast<std::size_t>(slot), S(0));
   std::copy_n(from.local_data(), from.local_rows() * from.local_cols(), mine.begin());
-  std::vector<T> all(static_cast<std::size_t>(slot) * static_cast<std::size_t>(comm.size()));
-  comm.allgather(host_buffer(static_cast<const T*>(mine.data()), mine.size()), host_buffer(all.data(), all.size()));
+  std::vector<S> all(static_cast<std::size_t>(slot) * static_cast<std::size_t>(comm.size()));
+  comm.allgather(host_buffer(static_cast<const S*>(mine.data()), mine.size()), host_buffer(all.data(), all.size()));
   const BlockCyclic1D rmap = lf.row_map(), cmap = lf.col_map();
   const std::int64_t cols = lf.cols();
   for (int s = 0; s < lf.grid().size(); ++s) {
     const int sr = lf.grid().row_of(s), sc = lf.grid().col_of(s);
     const std::int64_t lr = rmap.extent(sr), lc = cmap.extent(sc);
-    const T* block = all.data() + static_cast<std::size_t>(slot) * static_cast<std::size_t>(s);
+    const S* block = all.data() + static_cast<std::size_t>(slot) * static_cast<std::size_t>(s);
     for (std::int64_t li = 0; li < lr; ++li) {
-      T* row = to.local_data() + rmap.global_index(li, sr) * cols;
+      D* row = to.local_data() + rmap.global_index(li, sr) * cols;
       // Local columns come in blocks that are contiguous globally too.
       for (std::int64_t lj = 0; lj < lc;) {
         const std::int64_t len = std::min(lc - lj, cmap.block - lj % cmap.block);
-        std::memcpy(row + cmap.global_index(lj, sc), block + li * lc + lj, static_cast<std::size_t>(len) * sizeof(T));
+        convert_n(block + li * lc + lj, len, row + cmap.global_index(lj, sc));
         lj += len;
       }
     }
@@ -54,8 +59,8 @@ void copy_to_replicated(const DistMatrix<T>& from, DistMatrix<T>& to) {
 
 }  // namespace
 
-template <typename T>
-void redistribute(const DistMatrix<T>& from, DistMatrix<T>& to) {
+template <typename S, typename D>
+void redistribute(const DistMatrix<S>& from, DistMatrix<D>& to) {
   const Layout& lf = from.layout();
   const Layout& lt = to.layout();
   MAGMADNN_CHECK(&from.comm() == &to.comm(), ValueError,
@@ -66,7 +71,7 @@ void redistribute(const DistMatrix<T>& from, DistMatrix<T>& to) {
   Communicator& comm = from.comm();
   const int me = comm.rank(), ranks = comm.size();
   if (lf == lt) {
-    std::copy_n(from.local_data(), from.local_rows() * from.local_cols(), to.local_data());
+    convert_n(from.local_data(), from.local_rows() * from.local_cols(), to.local_data());
     return;
   }
   if (lt.is_replicated() && ranks > 1) {
@@ -87,7 +92,7 @@ void redistribute(const DistMatrix<T>& from, DistMatrix<T>& to) {
 
   // Buffers first, so that the requests (destroyed first) are waited for
   // before any buffer they use goes away.
-  std::vector<std::vector<T>> inbox(static_cast<std::size_t>(ranks)), outbox(static_cast<std::size_t>(ranks));
+  std::vector<std::vector<S>> inbox(static_cast<std::size_t>(ranks)), outbox(static_cast<std::size_t>(ranks));
   std::vector<RequestPtr> requests;
   if (lt.grid_row(me) >= 0) {
     for (int s = 0; s < ranks; ++s) {
@@ -104,36 +109,38 @@ void redistribute(const DistMatrix<T>& from, DistMatrix<T>& to) {
       if (d == me || !is_source(me, d) || lt.grid_row(d) < 0) continue;
       const std::int64_t n = piece_size(me, d);
       if (n == 0) continue;
-      std::vector<T>& out = outbox[d];
+      std::vector<S>& out = outbox[d];
       out.resize(static_cast<std::size_t>(n));
-      T* p = out.data();
+      S* p = out.data();
       walk_piece(row_runs, col_runs, sr, sc, lt.grid_row(d), lt.grid_col(d), [&](std::int64_t i, const Run& cr) {
-        const T* src = &from.local(frm.local_index(i), fcm.local_index(cr.begin));
+        const S* src = &from.local(frm.local_index(i), fcm.local_index(cr.begin));
         p = std::copy_n(src, cr.end - cr.begin, p);
       });
-      requests.push_back(comm.isend(host_buffer(static_cast<const T*>(out.data()), out.size()), d, kRedistributeTag));
+      requests.push_back(comm.isend(host_buffer(static_cast<const S*>(out.data()), out.size()), d, kRedistributeTag));
     }
   }
   const int dr = lt.grid_row(me), dc = lt.grid_col(me);
   if (sr >= 0 && dr >= 0) {
     walk_piece(row_runs, col_runs, sr, sc, dr, dc, [&](std::int64_t i, const Run& cr) {
-      std::copy_n(&from.local(frm.local_index(i), fcm.local_index(cr.begin)), cr.end - cr.begin,
-                  &to.local(trm.local_index(i), tcm.local_index(cr.begin)));
+      convert_n(&from.local(frm.local_index(i), fcm.local_index(cr.begin)), cr.end - cr.begin,
+                &to.local(trm.local_index(i), tcm.local_index(cr.begin)));
     });
   }
   wait_all(requests);
   for (int s = 0; s < ranks; ++s) {
     if (inbox[s].empty()) continue;
-    const T* p = inbox[s].data();
+    const S* p = inbox[s].data();
     walk_piece(row_runs, col_runs, lf.grid_row(s), lf.grid_col(s), dr, dc, [&](std::int64_t i, const Run& cr) {
       const std::int64_t len = cr.end - cr.begin;
-      std::copy_n(p, len, &to.local(trm.local_index(i), tcm.local_index(cr.begin)));
+      convert_n(p, len, &to.local(trm.local_index(i), tcm.local_index(cr.begin)));
       p += len;
     });
   }
 }
 
-template void redistribute<float>(const DistMatrix<float>&, DistMatrix<float>&);
-template void redistribute<double>(const DistMatrix<double>&, DistMatrix<double>&);
+template void redistribute(const DistMatrix<float>&, DistMatrix<float>&);
+template void redistribute(const DistMatrix<double>&, DistMatrix<double>&);
+template void redistribute(const DistMatrix<float>&, DistMatrix<double>&);
+template void redistribute(const DistMatrix<double>&, DistMatrix<float>&);
 
 }  // namespace magmadnn::distributed::dmath

@@ -16,10 +16,15 @@
 ///  - a replicated target from a split source: one allgather of the local
 ///    matrices, each padded to the largest (cheaper than P^2 messages).
 ///
+/// The element type may change on the way (float <-> double, dMath §3.3's
+/// precision change): messages carry the source type, and each element is
+/// converted once, where it is unpacked.
+///
 /// Requires: `from` and `to` have the same shape and the same Communicator
 /// object (ValueError otherwise); every rank of the group calls it, with the
 /// same layouts. Point-to-point messages use tag kRedistributeTag.
-/// Guarantees: `to` holds exactly the elements of `from` (bitwise); `from`
+/// Guarantees: `to` holds exactly the elements of `from` (bitwise when the
+/// types agree, else each converted by static_cast); `from`
 /// is unchanged. Communication failures raise CommError (the communicator's
 /// watchdog bounds every wait).
 #pragma once
@@ -32,10 +37,13 @@ namespace magmadnn::distributed::dmath {
 inline constexpr int kRedistributeTag = 0x6d00;
 
 /// Writes `from`'s elements into `to`, laid out by `to`'s layout. Collective.
-template <typename T>
-void redistribute(const DistMatrix<T>& from, DistMatrix<T>& to);
+/// S and D are float or double.
+template <typename S, typename D>
+void redistribute(const DistMatrix<S>& from, DistMatrix<D>& to);
 
-extern template void redistribute<float>(const DistMatrix<float>&, DistMatrix<float>&);
-extern template void redistribute<double>(const DistMatrix<double>&, DistMatrix<double>&);
+extern template void redistribute(const DistMatrix<float>&, DistMatrix<float>&);
+extern template void redistribute(const DistMatrix<double>&, DistMatrix<double>&);
+extern template void redistribute(const DistMatrix<float>&, DistMatrix<double>&);
+extern template void redistribute(const DistMatrix<double>&, DistMatrix<float>&);
 
 }  // namespace magmadnn::distributed::dmath

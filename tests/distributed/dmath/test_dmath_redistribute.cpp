@@ -1,7 +1,7 @@
 // Redistribution between every pair of layout kinds, with random shapes,
 // grids (the whole group or fewer ranks, either order) and block sizes:
 // every rank's result is exactly what it holds of the matrix in the target
-// layout.
+// layout, also when the precision changes on the way.
 #include <gtest/gtest.h>
 
 #include "dmath_test_util.h"
@@ -15,7 +15,8 @@ using magmadnn::distributed::dmath::DistMatrix;
 
 namespace {
 
-template <typename T>
+// T -> T, then T -> U (the other precision).
+template <typename T, typename U>
 void every_pair(std::uint64_t seed) {
   auto& comm = dmath_world();
   Rng rng(seed);
@@ -35,6 +36,12 @@ void every_pair(std::uint64_t seed) {
         for (std::int64_t i = 0; i < y.local_rows() * y.local_cols(); ++i)
           ASSERT_EQ(y.local_data()[i], expected.local_data()[i]) << "local element " << i;
         ASSERT_EQ(y.to_global(), global);
+
+        const auto z = x.template redistribute<U>(to);
+        const std::vector<U> converted(global.begin(), global.end());
+        const auto expected_u = DistMatrix<U>::from_global(comm, to, converted.data());
+        for (std::int64_t i = 0; i < z.local_rows() * z.local_cols(); ++i)
+          ASSERT_EQ(z.local_data()[i], expected_u.local_data()[i]) << "converted local element " << i;
       }
     }
   }
@@ -42,8 +49,8 @@ void every_pair(std::uint64_t seed) {
 
 }  // namespace
 
-TEST(DmathRedistribute, EveryPairOfLayoutsFloat) { every_pair<float>(101); }
-TEST(DmathRedistribute, EveryPairOfLayoutsDouble) { every_pair<double>(102); }
+TEST(DmathRedistribute, EveryPairOfLayoutsFloat) { every_pair<float, double>(101); }
+TEST(DmathRedistribute, EveryPairOfLayoutsDouble) { every_pair<double, float>(102); }
 
 TEST(DmathRedistribute, ShapesAndGroupsMustMatch) {
   auto& comm = dmath_world();
