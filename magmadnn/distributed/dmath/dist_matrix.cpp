@@ -7,9 +7,9 @@ namespace magmadnn::distributed::dmath {
 
 template <typename T>
 DistMatrix<T>::DistMatrix(Communicator& comm, Layout layout) : comm_(&comm), layout_(std::move(layout)) {
-  MAGMADNN_CHECK(layout_.is_replicated() || layout_.grid().size() <= comm.size(), ValueError,
-                 "DistMatrix: layout " << layout_.str() << " needs " << layout_.grid().size()
-                                       << " ranks but the group has " << comm.size());
+  MAGMADNN_CHECK(layout_.max_rank() < comm.size(), ValueError,
+                 "DistMatrix: layout " << layout_.str() << " needs rank " << layout_.max_rank()
+                                       << " but the group has " << comm.size() << " ranks");
   local_rows_ = layout_.local_rows(comm.rank());
   local_cols_ = layout_.local_cols(comm.rank());
   local_.assign(static_cast<std::size_t>(local_rows_ * local_cols_), T(0));

@@ -8,8 +8,8 @@
 /// not owned: it must outlive the matrix, as an MPI communicator must
 /// outlive the data exchanged on it.
 ///
-/// Requires: T is float or double; the layout's grid has no more ranks than
-/// the group (ValueError otherwise); every rank constructs its DistMatrix
+/// Requires: T is float or double; the layout names no rank the group lacks
+/// (ValueError otherwise); every rank constructs its DistMatrix
 /// objects with the same layouts, and calls the collective operations
 /// (redistribute, gemm, to_global) in the same order.
 /// Guarantees: local() is local_rows() x local_cols(), row-major and dense,

@@ -9,10 +9,10 @@ namespace magmadnn::distributed::dmath {
 
 template <typename T>
 GemmPlan gemm(T alpha, const DistMatrix<T>& A, bool trans_a, const DistMatrix<T>& B, bool trans_b, T beta,
-              DistMatrix<T>& C) {
+              DistMatrix<T>& C, std::optional<GemmAlgorithm> force) {
   MAGMADNN_CHECK(&A.comm() == &C.comm() && &B.comm() == &C.comm(), ValueError,
                  "gemm: A, B and C must live on the same communicator");
-  const GemmPlan plan = plan_gemm(A.layout(), trans_a, B.layout(), trans_b, C.layout(), C.comm().size());
+  const GemmPlan plan = plan_gemm(A.layout(), trans_a, B.layout(), trans_b, C.layout(), C.comm().size(), force);
   // The remapped operand is stored as the transpose of its target when
   // flagged, so that op() of it has the layout the plan asks for.
   std::optional<DistMatrix<T>> a2, b2;
@@ -28,8 +28,8 @@ GemmPlan gemm(T alpha, const DistMatrix<T>& A, bool trans_a, const DistMatrix<T>
 }
 
 template GemmPlan gemm<float>(float, const DistMatrix<float>&, bool, const DistMatrix<float>&, bool, float,
-                              DistMatrix<float>&);
+                              DistMatrix<float>&, std::optional<GemmAlgorithm>);
 template GemmPlan gemm<double>(double, const DistMatrix<double>&, bool, const DistMatrix<double>&, bool, double,
-                               DistMatrix<double>&);
+                               DistMatrix<double>&, std::optional<GemmAlgorithm>);
 
 }  // namespace magmadnn::distributed::dmath

@@ -23,8 +23,11 @@
 ///            product (one panel of look-ahead).
 /// When the operands do not fit an algorithm as they are, each candidate is
 /// costed by the elements a rank receives (remapping plus the algorithm's
-/// own traffic) and the cheapest one runs; ties go to local, then reduce,
-/// then summa. A transposed operand costs nothing: the transpose of a
+/// own traffic) and the cheapest one runs; ties go to operands as they are,
+/// then to local, reduce and summa in that order. `force` restricts the
+/// choice to one algorithm (the cheapest way to run it), for benchmarks and
+/// tests; NotSupportedError when it cannot run (summa needs a C that is not
+/// replicated). A transposed operand costs nothing: the transpose of a
 /// layout keeps every element on its rank (Layout::transposed), and the
 /// local products take the transpose flag.
 ///
@@ -39,6 +42,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "magmadnn/distributed/dmath/dist_matrix.h"
 
@@ -62,16 +66,17 @@ struct GemmPlan {
 
 /// The plan for layouts a, b (as stored) and c over a group of `ranks`.
 /// Throws ShapeError when the shapes do not chain.
-GemmPlan plan_gemm(const Layout& a, bool trans_a, const Layout& b, bool trans_b, const Layout& c, int ranks);
+GemmPlan plan_gemm(const Layout& a, bool trans_a, const Layout& b, bool trans_b, const Layout& c, int ranks,
+                   std::optional<GemmAlgorithm> force = std::nullopt);
 
 /// C = alpha * op(A) * op(B) + beta * C. Collective. Returns the plan run.
 template <typename T>
 GemmPlan gemm(T alpha, const DistMatrix<T>& A, bool trans_a, const DistMatrix<T>& B, bool trans_b, T beta,
-              DistMatrix<T>& C);
+              DistMatrix<T>& C, std::optional<GemmAlgorithm> force = std::nullopt);
 
 extern template GemmPlan gemm<float>(float, const DistMatrix<float>&, bool, const DistMatrix<float>&, bool, float,
-                                     DistMatrix<float>&);
+                                     DistMatrix<float>&, std::optional<GemmAlgorithm>);
 extern template GemmPlan gemm<double>(double, const DistMatrix<double>&, bool, const DistMatrix<double>&, bool,
-                                      double, DistMatrix<double>&);
+                                      double, DistMatrix<double>&, std::optional<GemmAlgorithm>);
 
 }  // namespace magmadnn::distributed::dmath

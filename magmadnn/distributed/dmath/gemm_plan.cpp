@@ -48,8 +48,10 @@ DimSet col_set(const Layout& l, int rank) { return dim_set(l.col_map(), l.grid_c
 bool local_fits(const Layout& va, const Layout& vb, const Layout& c, int ranks) {
   for (int r = 0; r < ranks; ++r) {
     if (c.grid_row(r) < 0) continue;
-    const bool a_ok = va.is_replicated() || (row_set(va, r) == row_set(c, r) && col_set(va, r).kind == DimSet::all);
-    const bool b_ok = vb.is_replicated() || (col_set(vb, r) == col_set(c, r) && row_set(vb, r).kind == DimSet::all);
+    const bool a_ok = va.is_replicated() ? va.holds(r)
+                                         : row_set(va, r) == row_set(c, r) && col_set(va, r).kind == DimSet::all;
+    const bool b_ok = vb.is_replicated() ? vb.holds(r)
+                                         : col_set(vb, r) == col_set(c, r) && row_set(vb, r).kind == DimSet::all;
     if (!a_ok || !b_ok) return false;
   }
   return true;
@@ -105,7 +107,8 @@ Candidate candidate(GemmAlgorithm alg, const Layout& va, const Layout& vb, const
 
 }  // namespace
 
-GemmPlan plan_gemm(const Layout& a, bool trans_a, const Layout& b, bool trans_b, const Layout& c, int ranks) {
+GemmPlan plan_gemm(const Layout& a, bool trans_a, const Layout& b, bool trans_b, const Layout& c, int ranks,
+                   std::optional<GemmAlgorithm> force) {
   const Layout va = trans_a ? a.transposed() : a;
   const Layout vb = trans_b ? b.transposed() : b;
   MAGMADNN_CHECK(va.cols() == vb.rows() && va.rows() == c.rows() && vb.cols() == c.cols(), ShapeError,
@@ -127,13 +130,14 @@ GemmPlan plan_gemm(const Layout& a, bool trans_a, const Layout& b, bool trans_b,
       static_cast<double>(m) / pr * k * (pc - 1) / pc + static_cast<double>(n) / pc * k * (pr - 1) / pr;
   options.push_back(candidate(GemmAlgorithm::summa, va, vb, va, vb, panels, ranks));
 
-  // local: op(A) by C's rows (or replicated), op(B) by C's columns (or replicated).
+  // local: op(A) by C's rows (or replicated), op(B) by C's columns (or
+  // replicated); an operand replicated already is kept where it suffices.
   {
     Layout ta = Layout::replicated(m, k), tb = Layout::replicated(k, n);
     if (!c.is_replicated() && c.grid().cols() == 1) ta = Layout::block_cyclic(m, k, c.grid(), c.mb(), k);
     if (!c.is_replicated() && c.grid().rows() == 1) tb = Layout::block_cyclic(k, n, c.grid(), k, c.nb());
-    if (va.is_replicated()) ta = va;
-    if (vb.is_replicated()) tb = vb;
+    options.push_back(candidate(GemmAlgorithm::local, va, vb, va.is_replicated() ? va : ta,
+                                vb.is_replicated() ? vb : tb, 0, ranks));
     options.push_back(candidate(GemmAlgorithm::local, va, vb, ta, tb, 0, ranks));
   }
   // reduce: keep an operand already split along k only, match the other to it.
@@ -165,13 +169,15 @@ GemmPlan plan_gemm(const Layout& a, bool trans_a, const Layout& b, bool trans_b,
   // say, needs C's blocks to line up with whole rows or columns).
   const Candidate* best = nullptr;
   for (const Candidate& o : options) {
+    if (force && o.plan.algorithm != *force) continue;
     const bool fits = o.plan.algorithm == GemmAlgorithm::local   ? local_fits(o.plan.op_a, o.plan.op_b, c, ranks)
                       : o.plan.algorithm == GemmAlgorithm::reduce ? reduce_fits(o.plan.op_a, o.plan.op_b, ranks)
                                                                   : summa_fits(o.plan.op_a, o.plan.op_b, c);
     if (fits && (!best || o.plan.received < best->plan.received)) best = &o;
   }
   MAGMADNN_CHECK(best != nullptr, NotSupportedError,
-                 "gemm: no algorithm fits op(A) " << va.str() << ", op(B) " << vb.str() << ", C " << c.str());
+                 "gemm: " << (force ? gemm_algorithm_name(*force) : "no algorithm") << " cannot compute C "
+                          << c.str() << " from op(A) " << va.str() << ", op(B) " << vb.str());
   return best->plan;
 }
 

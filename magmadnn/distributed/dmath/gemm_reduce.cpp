@@ -35,8 +35,9 @@ void gemm_reduce(T alpha, const Operand<T>& a, const Operand<T>& b, T beta, Dist
   const std::int64_t slot = lc.max_local_size();
   std::vector<T> packed(static_cast<std::size_t>(slot * comm.size()), T(0));
   const BlockCyclic1D rmap = lc.row_map(), cmap = lc.col_map();
-  for (int d = 0; d < lc.grid().size(); ++d) {
-    const int dr = lc.grid().row_of(d), dc = lc.grid().col_of(d);
+  for (int d = 0; d < comm.size(); ++d) {
+    const int dr = lc.grid_row(d), dc = lc.grid_col(d);
+    if (dr < 0) continue;
     const std::int64_t lr = rmap.extent(dr), lcn = cmap.extent(dc);
     T* block = packed.data() + slot * d;
     for (std::int64_t li = 0; li < lr; ++li) {

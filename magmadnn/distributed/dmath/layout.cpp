@@ -37,8 +37,15 @@ Layout::Layout(LayoutKind kind, std::int64_t rows, std::int64_t cols, ProcessGri
   if (grid_.cols() == 1) nb_ = std::max<std::int64_t>(cols_, 1);
 }
 
-Layout Layout::replicated(std::int64_t rows, std::int64_t cols) {
-  return Layout(LayoutKind::replicated, rows, cols, ProcessGrid(), 1, 1);
+Layout Layout::replicated(std::int64_t rows, std::int64_t cols, std::vector<int> group) {
+  Layout l(LayoutKind::replicated, rows, cols, ProcessGrid(), 1, 1);
+  if (!group.empty()) {
+    // Checked (distinct, non-negative) as a grid's rank list would be.
+    (void)ProcessGrid(1, static_cast<int>(group.size()), GridOrder::row_major, group);
+    std::sort(group.begin(), group.end());
+    l.group_ = std::move(group);
+  }
+  return l;
 }
 
 Layout Layout::row_block(std::int64_t rows, std::int64_t cols, int ranks) {
@@ -47,10 +54,35 @@ Layout Layout::row_block(std::int64_t rows, std::int64_t cols, int ranks) {
                 std::max<std::int64_t>(1, ceil_div(rows, ranks)), 1);
 }
 
+Layout Layout::row_block(std::int64_t rows, std::int64_t cols, std::vector<int> ranks) {
+  MAGMADNN_CHECK(!ranks.empty(), ValueError, "Layout::row_block: needs at least one rank");
+  const int p = static_cast<int>(ranks.size());
+  return Layout(LayoutKind::row_block, rows, cols, ProcessGrid(p, 1, GridOrder::row_major, std::move(ranks)),
+                std::max<std::int64_t>(1, ceil_div(rows, p)), 1);
+}
+
 Layout Layout::col_block(std::int64_t rows, std::int64_t cols, int ranks) {
   MAGMADNN_CHECK(ranks >= 1, ValueError, "Layout::col_block: needs at least one rank, got " << ranks);
   return Layout(LayoutKind::col_block, rows, cols, ProcessGrid(1, ranks), 1,
                 std::max<std::int64_t>(1, ceil_div(cols, ranks)));
+}
+
+Layout Layout::col_block(std::int64_t rows, std::int64_t cols, std::vector<int> ranks) {
+  MAGMADNN_CHECK(!ranks.empty(), ValueError, "Layout::col_block: needs at least one rank");
+  const int p = static_cast<int>(ranks.size());
+  return Layout(LayoutKind::col_block, rows, cols, ProcessGrid(1, p, GridOrder::row_major, std::move(ranks)), 1,
+                std::max<std::int64_t>(1, ceil_div(cols, p)));
+}
+
+bool Layout::holds(int rank) const noexcept {
+  if (!is_replicated()) return grid_.row_of(rank) >= 0;
+  if (rank < 0) return false;
+  return group_.empty() || std::binary_search(group_.begin(), group_.end(), rank);
+}
+
+int Layout::max_rank() const noexcept {
+  if (!is_replicated()) return grid_.max_rank();
+  return group_.empty() ? -1 : group_.back();
 }
 
 Layout Layout::block_cyclic(std::int64_t rows, std::int64_t cols, ProcessGrid grid, std::int64_t mb, std::int64_t nb) {
@@ -104,12 +136,14 @@ std::string Layout::str() const {
   std::ostringstream s;
   s << layout_kind_name(kind_) << ' ' << rows_ << 'x' << cols_;
   if (!is_replicated()) s << " on " << grid_.str() << ", blocks " << mb_ << 'x' << nb_;
+  for (std::size_t p = 0; p < group_.size(); ++p) s << (p == 0 ? " on ranks " : ",") << group_[p];
   return s.str();
 }
 
 bool Layout::operator==(const Layout& o) const noexcept {
   if (rows_ != o.rows_ || cols_ != o.cols_ || is_replicated() != o.is_replicated()) return false;
-  return is_replicated() || (grid_ == o.grid_ && mb_ == o.mb_ && nb_ == o.nb_);
+  if (is_replicated()) return group_ == o.group_;
+  return grid_ == o.grid_ && mb_ == o.mb_ && nb_ == o.nb_;
 }
 
 }  // namespace magmadnn::distributed::dmath

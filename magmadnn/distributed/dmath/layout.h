@@ -4,15 +4,19 @@
 /// owns which element without asking anyone (dMath: no master).
 ///
 /// Four kinds, all but the first one description (2-D block-cyclic):
-///  - replicated:   every rank of the group holds the whole matrix;
+///  - replicated:   every rank of the group (or of a given subgroup) holds
+///                  the whole matrix;
 ///  - row_block:    a P x 1 grid with blocks of ceil(rows / P) rows, so rank
 ///                  p holds rows [p * mb, (p + 1) * mb) (the last ranks may
 ///                  hold fewer, or none, when rows do not divide evenly);
 ///  - col_block:    the same over columns (a 1 x P grid);
 ///  - block_cyclic: a Pr x Pc ProcessGrid with mb x nb blocks dealt
 ///                  round-robin over it in both dimensions.
-/// A rank at or beyond grid().size() holds nothing; a grid may therefore be
-/// smaller than the group it is used on, never larger (DistMatrix checks).
+/// A rank not on the grid holds nothing: a grid may use only some ranks of
+/// the group (ranks 0 .. size - 1, or those of its rank list), which is how
+/// a matrix lives on a subgroup, and redistribution between layouts on
+/// different rank sets moves a matrix to a subgroup or a supergroup. It may
+/// not name a rank the group lacks (DistMatrix checks).
 ///
 /// Each rank stores its elements as one dense row-major local matrix of
 /// local_rows(r) x local_cols(r), in increasing global order in both
@@ -27,6 +31,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "magmadnn/distributed/dmath/block_cyclic.h"
 #include "magmadnn/distributed/dmath/process_grid.h"
@@ -38,11 +43,15 @@ const char* layout_kind_name(LayoutKind kind) noexcept;
 
 class Layout {
  public:
-  /// Throw ValueError on a negative size, a rank count below 1 or a block
-  /// size below 1.
-  static Layout replicated(std::int64_t rows, std::int64_t cols);
+  /// Throw ValueError on a negative size, a rank count below 1, a block
+  /// size below 1, or a rank list with repeated or negative ranks.
+  /// `group`/`ranks`: the ranks that hold the matrix (all, or 0 .. ranks - 1,
+  /// when not given), in order for the block layouts.
+  static Layout replicated(std::int64_t rows, std::int64_t cols, std::vector<int> group = {});
   static Layout row_block(std::int64_t rows, std::int64_t cols, int ranks);
+  static Layout row_block(std::int64_t rows, std::int64_t cols, std::vector<int> ranks);
   static Layout col_block(std::int64_t rows, std::int64_t cols, int ranks);
+  static Layout col_block(std::int64_t rows, std::int64_t cols, std::vector<int> ranks);
   static Layout block_cyclic(std::int64_t rows, std::int64_t cols, ProcessGrid grid, std::int64_t mb,
                              std::int64_t nb);
 
@@ -59,16 +68,24 @@ class Layout {
   BlockCyclic1D row_map() const noexcept { return {rows_, mb_, grid_.rows()}; }
   BlockCyclic1D col_map() const noexcept { return {cols_, nb_, grid_.cols()}; }
 
-  /// `rank`'s grid row (column): 0 for every rank when replicated, -1 for a
-  /// rank that holds nothing.
-  int grid_row(int rank) const noexcept { return is_replicated() ? (rank >= 0 ? 0 : -1) : grid_.row_of(rank); }
-  int grid_col(int rank) const noexcept { return is_replicated() ? (rank >= 0 ? 0 : -1) : grid_.col_of(rank); }
+  /// A replicated layout's subgroup; empty when every rank holds it.
+  const std::vector<int>& group() const noexcept { return group_; }
+  /// Whether `rank` holds part of the matrix (possibly an empty part).
+  bool holds(int rank) const noexcept;
+  /// The largest rank that holds part of the matrix; -1 when replicated on
+  /// every rank.
+  int max_rank() const noexcept;
+
+  /// `rank`'s grid row (column): 0 for every holder of a replicated matrix,
+  /// -1 for a rank that holds nothing.
+  int grid_row(int rank) const noexcept { return is_replicated() ? (holds(rank) ? 0 : -1) : grid_.row_of(rank); }
+  int grid_col(int rank) const noexcept { return is_replicated() ? (holds(rank) ? 0 : -1) : grid_.col_of(rank); }
 
   /// The extents of `rank`'s local matrix.
   std::int64_t local_rows(int rank) const noexcept;
   std::int64_t local_cols(int rank) const noexcept;
   std::int64_t local_size(int rank) const noexcept { return local_rows(rank) * local_cols(rank); }
-  /// The largest local_size over the ranks of the grid.
+  /// The largest local_size over the ranks.
   std::int64_t max_local_size() const noexcept;
 
   /// The rank that holds element (i, j); -1 when replicated (every rank does).
@@ -83,7 +100,8 @@ class Layout {
   /// transposed grid; row_block and col_block swap.
   Layout transposed() const noexcept;
 
-  /// "block_cyclic 10x7 on 2x2 row-major, blocks 3x2"
+  /// "block_cyclic 10x7 on 2x2 row-major, blocks 3x2"; "replicated 4x4 on
+  /// ranks 1,2"
   std::string str() const;
 
   /// Equal distributions of equal shapes (the kind is not compared).
@@ -95,6 +113,7 @@ class Layout {
   std::int64_t rows_ = 0, cols_ = 0;
   ProcessGrid grid_;
   std::int64_t mb_ = 1, nb_ = 1;
+  std::vector<int> group_;  // replicated only
 };
 
 }  // namespace magmadnn::distributed::dmath

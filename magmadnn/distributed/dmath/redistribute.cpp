@@ -39,10 +39,12 @@ void copy_to_replicated(const DistMatrix<S>& from, DistMatrix<D>& to) {
   std::copy_n(from.local_data(), from.local_rows() * from.local_cols(), mine.begin());
   std::vector<S> all(static_cast<std::size_t>(slot) * static_cast<std::size_t>(comm.size()));
   comm.allgather(host_buffer(static_cast<const S*>(mine.data()), mine.size()), host_buffer(all.data(), all.size()));
+  if (!to.layout().holds(comm.rank())) return;
   const BlockCyclic1D rmap = lf.row_map(), cmap = lf.col_map();
   const std::int64_t cols = lf.cols();
-  for (int s = 0; s < lf.grid().size(); ++s) {
-    const int sr = lf.grid().row_of(s), sc = lf.grid().col_of(s);
+  for (int s = 0; s < comm.size(); ++s) {
+    const int sr = lf.grid_row(s), sc = lf.grid_col(s);
+    if (sr < 0) continue;
     const std::int64_t lr = rmap.extent(sr), lc = cmap.extent(sc);
     const S* block = all.data() + static_cast<std::size_t>(slot) * static_cast<std::size_t>(s);
     for (std::int64_t li = 0; li < lr; ++li) {
@@ -86,9 +88,15 @@ void redistribute(const DistMatrix<S>& from, DistMatrix<D>& to) {
     return detail::count(row_runs, lf.grid_row(s), lt.grid_row(d)) *
            detail::count(col_runs, lf.grid_col(s), lt.grid_col(d));
   };
-  // A replicated source serves each rank from its own copy; otherwise each
+  // A replicated source serves each of its holders from its own copy, and
+  // each other rank from one holder (spread over them); otherwise each
   // element has exactly one source, its owner.
-  const auto is_source = [&](int s, int d) { return lf.is_replicated() ? s == d : lf.grid_row(s) >= 0; };
+  const auto replica_for = [&](int d) {
+    if (lf.holds(d)) return d;
+    const std::vector<int>& group = lf.group();
+    return group[static_cast<std::size_t>(d) % group.size()];
+  };
+  const auto is_source = [&](int s, int d) { return lf.is_replicated() ? replica_for(d) == s : lf.holds(s); };
 
   // Buffers first, so that the requests (destroyed first) are waited for
   // before any buffer they use goes away.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "magmadnn/distributed/communicator.h"
@@ -33,26 +34,39 @@ class Rng {
   std::mt19937_64 gen_;
 };
 
-/// How many ranks a layout uses: usually the whole group, sometimes fewer
-/// (so that ranks holding nothing are exercised).
-inline int grid_ranks(Rng& rng, int group) { return rng.uniform_int(0, 3) == 0 ? rng.uniform_int(1, group) : group; }
+/// The ranks a layout uses: half the time the whole group in order, else a
+/// random subset (often all of it) in random order, so that subgroups,
+/// ranks holding nothing and any rank order are exercised.
+inline std::vector<int> some_ranks(Rng& rng, int group) {
+  std::vector<int> ranks(static_cast<std::size_t>(group));
+  for (int r = 0; r < group; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  if (rng.coin()) return ranks;
+  for (int r = group - 1; r > 0; --r) std::swap(ranks[static_cast<std::size_t>(r)],
+                                               ranks[static_cast<std::size_t>(rng.uniform_int(0, r))]);
+  ranks.resize(static_cast<std::size_t>(rng.coin() ? group : rng.uniform_int(1, group)));
+  return ranks;
+}
 
 /// A random layout of `kind` for a rows x cols matrix over `group` ranks:
-/// any grid shape and order, blocks of 1 to 5 (so sizes rarely divide).
+/// any subgroup, grid shape and order, blocks of 1 to 5 (so sizes rarely
+/// divide).
 inline Layout random_layout(Rng& rng, LayoutKind kind, std::int64_t rows, std::int64_t cols, int group) {
+  std::vector<int> ranks = some_ranks(rng, group);
   switch (kind) {
-    case LayoutKind::replicated: return Layout::replicated(rows, cols);
-    case LayoutKind::row_block: return Layout::row_block(rows, cols, grid_ranks(rng, group));
-    case LayoutKind::col_block: return Layout::col_block(rows, cols, grid_ranks(rng, group));
+    case LayoutKind::replicated:
+      return static_cast<int>(ranks.size()) == group ? Layout::replicated(rows, cols)
+                                                     : Layout::replicated(rows, cols, ranks);
+    case LayoutKind::row_block: return Layout::row_block(rows, cols, ranks);
+    case LayoutKind::col_block: return Layout::col_block(rows, cols, ranks);
     case LayoutKind::block_cyclic: break;
   }
-  const int ranks = grid_ranks(rng, group);
+  const int size = static_cast<int>(ranks.size());
   std::vector<int> divisors;
-  for (int d = 1; d <= ranks; ++d)
-    if (ranks % d == 0) divisors.push_back(d);
+  for (int d = 1; d <= size; ++d)
+    if (size % d == 0) divisors.push_back(d);
   const int pr = divisors[static_cast<std::size_t>(rng.uniform_int(0, static_cast<int>(divisors.size()) - 1))];
   const GridOrder order = rng.coin() ? GridOrder::row_major : GridOrder::col_major;
-  return Layout::block_cyclic(rows, cols, ProcessGrid(pr, ranks / pr, order), rng.uniform_int(1, 5),
+  return Layout::block_cyclic(rows, cols, ProcessGrid(pr, size / pr, order, ranks), rng.uniform_int(1, 5),
                               rng.uniform_int(1, 5));
 }
 

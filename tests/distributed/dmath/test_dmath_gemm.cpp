@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "dmath_test_util.h"
+#include "magmadnn/core/errors.h"
 #include "magmadnn/distributed/dmath/gemm.h"
 #include "magmadnn/distributed/dmath/local_gemm.h"
 
@@ -21,8 +24,43 @@ using magmadnn::distributed::dmath::gemm;
 
 namespace {
 
+// Runs gemm on the layouts given and compares every element of C with the
+// single-process product; returns the plan that ran.
+template <typename T>
+magmadnn::distributed::dmath::GemmPlan check_gemm(magmadnn::distributed::Communicator& comm, T alpha,
+                                                  const Layout& la, const std::vector<T>& a, bool ta,
+                                                  const Layout& lb, const std::vector<T>& b, bool tb, T beta,
+                                                  const Layout& lc, const std::vector<T>& c0,
+                                                  std::optional<GemmAlgorithm> force = std::nullopt) {
+  const std::int64_t m = lc.rows(), n = lc.cols(), k = ta ? la.rows() : la.cols();
+  auto reference = c0;
+  magmadnn::distributed::dmath::detail::local_gemm(ta, tb, m, n, k, alpha, a.data(), la.cols(), b.data(),
+                                                   lb.cols(), beta, reference.data(), n);
+  const auto da = DistMatrix<T>::from_global(comm, la, a.data());
+  const auto db = DistMatrix<T>::from_global(comm, lb, b.data());
+  auto dc = DistMatrix<T>::from_global(comm, lc, c0.data());
+  const auto plan = gemm(alpha, da, ta, db, tb, beta, dc, force);
+  if (force) EXPECT_EQ(plan.algorithm, *force);
+  const auto result = dc.to_global();
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double magnitude = 0;
+      for (std::int64_t p = 0; p < k; ++p)
+        magnitude += std::abs(static_cast<double>(ta ? a[p * m + i] : a[i * k + p]) *
+                              static_cast<double>(tb ? b[j * k + p] : b[p * n + j]));
+      magnitude = std::abs(static_cast<double>(alpha)) * magnitude +
+                  (beta == T(0) ? 0.0 : std::abs(static_cast<double>(beta) * c0[i * n + j]));
+      const double tol = 2.0 * (k + 2) * std::numeric_limits<T>::epsilon() * magnitude;
+      EXPECT_NEAR(result[i * n + j], reference[i * n + j], tol)
+          << "at (" << i << ", " << j << "), algorithm " << gemm_algorithm_name(plan.algorithm);
+      if (::testing::Test::HasFailure()) return plan;
+    }
+  return plan;
+}
+
 template <typename T>
 void every_combination(std::uint64_t seed, std::map<GemmAlgorithm, int>& ran) {
+  using ::testing::Test;
   auto& comm = dmath_world();
   const int group = comm.size();
   Rng rng(seed);
@@ -45,28 +83,20 @@ void every_combination(std::uint64_t seed, std::map<GemmAlgorithm, int>& ran) {
           SCOPED_TRACE("A " + la.str() + (ta ? " (T)" : "") + ", B " + lb.str() + (tb ? " (T)" : "") + ", C " +
                        lc.str() + " on " + std::to_string(group) + " ranks");
 
-          auto reference = c0;
-          magmadnn::distributed::dmath::detail::local_gemm(ta, tb, m, n, k, alpha, a.data(), la.cols(), b.data(),
-                                                           lb.cols(), beta, reference.data(), n);
-          const auto da = DistMatrix<T>::from_global(comm, la, a.data());
-          const auto db = DistMatrix<T>::from_global(comm, lb, b.data());
-          auto dc = DistMatrix<T>::from_global(comm, lc, c0.data());
-          const auto plan = gemm(alpha, da, ta, db, tb, beta, dc);
+          // The plan chosen, then each algorithm forced (remapping as it must).
+          const auto plan = check_gemm(comm, alpha, la, a, ta, lb, b, tb, beta, lc, c0);
           ++ran[plan.algorithm];
-          const auto result = dc.to_global();
-
-          for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t j = 0; j < n; ++j) {
-              double magnitude = 0;
-              for (std::int64_t p = 0; p < k; ++p)
-                magnitude += std::abs(static_cast<double>(ta ? a[p * m + i] : a[i * k + p]) *
-                                      static_cast<double>(tb ? b[j * k + p] : b[p * n + j]));
-              magnitude = std::abs(static_cast<double>(alpha)) * magnitude +
-                          (beta == T(0) ? 0.0 : std::abs(static_cast<double>(beta) * c0[i * n + j]));
-              const double tol = 2.0 * (k + 2) * std::numeric_limits<T>::epsilon() * magnitude;
-              ASSERT_NEAR(result[i * n + j], reference[i * n + j], tol)
-                  << "at (" << i << ", " << j << "), algorithm " << gemm_algorithm_name(plan.algorithm);
+          for (GemmAlgorithm alg : {GemmAlgorithm::local, GemmAlgorithm::reduce, GemmAlgorithm::summa}) {
+            SCOPED_TRACE(std::string("forced ") + gemm_algorithm_name(alg));
+            if (alg == GemmAlgorithm::summa && lc.is_replicated()) {
+              DistMatrix<T> dc(comm, lc);
+              EXPECT_THROW(gemm(alpha, DistMatrix<T>(comm, la), ta, DistMatrix<T>(comm, lb), tb, beta, dc, alg),
+                           magmadnn::NotSupportedError);
+              continue;
             }
+            check_gemm(comm, alpha, la, a, ta, lb, b, tb, beta, lc, c0, alg);
+          }
+          if (Test::HasFailure()) return;
         }
 }
 
@@ -75,6 +105,9 @@ void every_combination(std::uint64_t seed, std::map<GemmAlgorithm, int>& ran) {
 TEST(DmathGemm, EveryLayoutCombinationFloat) {
   std::map<GemmAlgorithm, int> ran;
   every_combination<float>(201, ran);
+  if (dmath_world().rank() == 0)
+    std::printf("algorithms run: local %d, reduce %d, summa %d\n", ran[GemmAlgorithm::local],
+                ran[GemmAlgorithm::reduce], ran[GemmAlgorithm::summa]);
   if (dmath_world().size() > 1) {
     // The random layouts reach every algorithm.
     EXPECT_GT(ran[GemmAlgorithm::local], 0);
@@ -88,7 +121,81 @@ TEST(DmathGemm, EveryLayoutCombinationDouble) {
   every_combination<double>(202, ran);
 }
 
-// Each algorithm on operands laid out for it (no remap), larger blocks.
+namespace {
+
+// Operands laid out for `alg` as they are: random grids (any subgroup and
+// order), blocks and transposes; the algorithm must run without a remap.
+template <typename T>
+void fitting(GemmAlgorithm alg, std::uint64_t seed) {
+  auto& comm = dmath_world();
+  const int g = comm.size();
+  Rng rng(seed);
+  for (int trial = 0; trial < 48; ++trial) {
+    const bool ta = trial & 1, tb = trial & 2;
+    const std::int64_t m = rng.uniform_int(1, 40), n = rng.uniform_int(1, 40), k = rng.uniform_int(1, 40);
+    const std::vector<int> ranks = some_ranks(rng, g);
+    const int size = static_cast<int>(ranks.size());
+    const std::int64_t kb = rng.uniform_int(1, 8);
+    Layout va = Layout::replicated(m, k), vb = Layout::replicated(k, n), lc = Layout::replicated(m, n);
+    switch (alg) {
+      case GemmAlgorithm::local:
+        if (rng.coin()) {  // rows of C and op(A), op(B) replicated
+          const std::int64_t mb = rng.uniform_int(1, 8);
+          lc = Layout::block_cyclic(m, n, ProcessGrid(size, 1, GridOrder::row_major, ranks), mb, 1);
+          va = Layout::block_cyclic(m, k, lc.grid(), mb, 1);
+        } else {  // the mirror image over columns
+          const std::int64_t nb = rng.uniform_int(1, 8);
+          lc = Layout::block_cyclic(m, n, ProcessGrid(1, size, GridOrder::row_major, ranks), 1, nb);
+          vb = Layout::block_cyclic(k, n, lc.grid(), 1, nb);
+        }
+        break;
+      case GemmAlgorithm::reduce:
+        va = Layout::block_cyclic(m, k, ProcessGrid(1, size, GridOrder::row_major, ranks), 1, kb);
+        vb = va.transposed();
+        vb = Layout::block_cyclic(k, n, vb.grid(), kb, 1);
+        lc = random_layout(rng, kKinds[rng.uniform_int(0, 3)], m, n, g);
+        break;
+      case GemmAlgorithm::summa: {
+        std::vector<int> divisors;
+        for (int d = 1; d <= size; ++d)
+          if (size % d == 0) divisors.push_back(d);
+        const int pr = divisors[static_cast<std::size_t>(rng.uniform_int(0, static_cast<int>(divisors.size()) - 1))];
+        const ProcessGrid grid(pr, size / pr, rng.coin() ? GridOrder::row_major : GridOrder::col_major, ranks);
+        const std::int64_t mb = rng.uniform_int(1, 8), nb = rng.uniform_int(1, 8);
+        lc = Layout::block_cyclic(m, n, grid, mb, nb);
+        va = Layout::block_cyclic(m, k, grid, mb, kb);
+        vb = Layout::block_cyclic(k, n, grid, rng.uniform_int(1, 8), nb);
+        break;
+      }
+    }
+    const Layout la = ta ? va.transposed() : va, lb = tb ? vb.transposed() : vb;
+    SCOPED_TRACE("A " + la.str() + (ta ? " (T)" : "") + ", B " + lb.str() + (tb ? " (T)" : "") + ", C " +
+                 lc.str() + " on " + std::to_string(g) + " ranks");
+    const auto a = random_matrix<T>(rng, la.rows(), la.cols());
+    const auto b = random_matrix<T>(rng, lb.rows(), lb.cols());
+    const auto c0 = random_matrix<T>(rng, m, n);
+    const auto plan = check_gemm(comm, T(1), la, a, ta, lb, b, tb, T(0.5), lc, c0, alg);
+    EXPECT_FALSE(plan.remap_a || plan.remap_b);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+}  // namespace
+
+TEST(DmathGemm, LocalOnFittingLayouts) {
+  fitting<float>(GemmAlgorithm::local, 211);
+  fitting<double>(GemmAlgorithm::local, 212);
+}
+TEST(DmathGemm, ReduceOnFittingLayouts) {
+  fitting<float>(GemmAlgorithm::reduce, 213);
+  fitting<double>(GemmAlgorithm::reduce, 214);
+}
+TEST(DmathGemm, SummaOnFittingLayouts) {
+  fitting<float>(GemmAlgorithm::summa, 215);
+  fitting<double>(GemmAlgorithm::summa, 216);
+}
+
+// The choice without forcing, on operands laid out for each algorithm.
 TEST(DmathGemm, EachAlgorithmWithoutRemapDouble) {
   auto& comm = dmath_world();
   const int g = comm.size();

@@ -28,19 +28,21 @@ void check_maps(const Layout& l, int group) {
       const auto [li, lj] = l.local_index(i, j);
       if (l.is_replicated()) {
         ASSERT_EQ(o, -1);
-        for (int r = 0; r < group; ++r) ++held[r];
+        for (int r = 0; r < group; ++r) held[r] += l.holds(r) ? 1 : 0;
         continue;
       }
       ASSERT_GE(o, 0);
-      ASSERT_LT(o, l.grid().size());
+      ASSERT_LT(o, group);
+      ASSERT_TRUE(l.holds(o));
       ASSERT_LT(li, l.local_rows(o));
       ASSERT_LT(lj, l.local_cols(o));
       ASSERT_EQ(l.global_index(o, li, lj), std::make_pair(i, j));
       ++held[o];
     }
   }
-  std::int64_t total = 0;
+  std::int64_t total = 0, holders = 0;
   for (int r = 0; r < group; ++r) {
+    holders += l.holds(r) ? 1 : 0;
     EXPECT_EQ(held[r], l.local_size(r)) << "rank " << r;
     EXPECT_LE(l.local_size(r), l.max_local_size());
     total += held[r];
@@ -51,7 +53,7 @@ void check_maps(const Layout& l, int group) {
         ASSERT_EQ(l.local_index(i, j), std::make_pair(li, lj));
       }
   }
-  EXPECT_EQ(total, l.is_replicated() ? l.size() * group : l.size());
+  EXPECT_EQ(total, l.is_replicated() ? l.size() * holders : l.size());
 }
 
 }  // namespace
@@ -111,6 +113,30 @@ TEST(DmathLayout, EqualDistributionsCompareEqualWhateverTheirKind) {
   EXPECT_FALSE(Layout::replicated(3, 3) == Layout::block_cyclic(3, 3, ProcessGrid(1, 1), 3, 3));
 }
 
+TEST(DmathLayout, RankListsPlaceAGridOnASubgroup) {
+  const ProcessGrid g(2, 2, GridOrder::col_major, {5, 2, 7, 0});
+  EXPECT_EQ(g.rank_of(1, 0), 2);
+  EXPECT_EQ(g.rank_of(0, 1), 7);
+  EXPECT_EQ(g.row_of(7), 0);
+  EXPECT_EQ(g.col_of(7), 1);
+  EXPECT_EQ(g.row_of(1), -1);
+  EXPECT_EQ(g.max_rank(), 7);
+  EXPECT_EQ(g.transposed().rank_of(1, 0), 7);
+  // The list 0, 1, ... is no list at all.
+  EXPECT_EQ(ProcessGrid(1, 3, GridOrder::row_major, {0, 1, 2}), ProcessGrid(1, 3));
+  const Layout rep = Layout::replicated(3, 3, {4, 1});
+  EXPECT_TRUE(rep.holds(1));
+  EXPECT_FALSE(rep.holds(0));
+  EXPECT_EQ(rep.local_size(0), 0);
+  EXPECT_EQ(rep.local_size(4), 9);
+  EXPECT_EQ(rep.max_rank(), 4);
+  EXPECT_FALSE(rep == Layout::replicated(3, 3));
+  const Layout rows = Layout::row_block(6, 2, std::vector<int>{3, 1});
+  EXPECT_EQ(rows.owner(0, 0), 3);
+  EXPECT_EQ(rows.owner(5, 1), 1);
+  EXPECT_EQ(rows.local_rows(0), 0);
+}
+
 TEST(DmathLayout, GridsNumberRanksInTheirOrder) {
   const ProcessGrid row(2, 3), col(2, 3, GridOrder::col_major);
   EXPECT_EQ(row.rank_of(1, 0), 3);
@@ -130,12 +156,15 @@ TEST(DmathLayout, BadArgumentsAreRefusedWithTheirValues) {
   EXPECT_THROW(Layout::block_cyclic(4, 4, ProcessGrid(2, 2), 0, 1), ValueError);
   EXPECT_THROW(Layout::row_block(-1, 4, 2), ValueError);
   EXPECT_THROW(Layout::col_block(4, 4, 0), ValueError);
+  EXPECT_THROW(ProcessGrid(2, 2, GridOrder::row_major, {0, 1, 2}), ValueError);
+  EXPECT_THROW(ProcessGrid(1, 2, GridOrder::row_major, {3, 3}), ValueError);
+  EXPECT_THROW(Layout::replicated(2, 2, {1, -1}), ValueError);
   magmadnn::distributed::LocalCommunicator one;
   try {
     magmadnn::distributed::dmath::DistMatrix<float> m(one, Layout::row_block(4, 4, 2));
     FAIL() << "a 2-rank layout on a 1-rank group was accepted";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("needs 2 ranks but the group has 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("needs rank 1 but the group has 1 ranks"), std::string::npos) << e.what();
   }
 }
 

@@ -52,6 +52,31 @@ void every_pair(std::uint64_t seed) {
 TEST(DmathRedistribute, EveryPairOfLayoutsFloat) { every_pair<float, double>(101); }
 TEST(DmathRedistribute, EveryPairOfLayoutsDouble) { every_pair<double, float>(102); }
 
+// Onto a subgroup in reverse rank order, replicated on one rank, and back
+// onto the whole group.
+TEST(DmathRedistribute, ToASubgroupAndBack) {
+  auto& comm = dmath_world();
+  const int g = comm.size();
+  Rng rng(103);
+  const std::int64_t rows = 11, cols = 9;
+  const auto global = random_matrix<double>(rng, rows, cols);
+  std::vector<int> reversed;
+  for (int r = g - 1; r >= (g > 1 ? 1 : 0); --r) reversed.push_back(r);  // all but rank 0, when there are others
+  const Layout on_all = Layout::block_cyclic(rows, cols, ProcessGrid::near_square(g), 2, 3);
+  const Layout on_sub = Layout::block_cyclic(rows, cols, ProcessGrid(1, static_cast<int>(reversed.size()),
+                                                                     GridOrder::row_major, reversed), 4, 2);
+  const Layout on_one = Layout::replicated(rows, cols, {g - 1});
+  const auto a = DistMatrix<double>::from_global(comm, on_all, global.data());
+  const auto b = a.redistribute(on_sub);
+  if (g > 1 && comm.rank() == 0) EXPECT_EQ(b.local_rows() * b.local_cols(), 0);
+  const auto c = b.redistribute(on_one);
+  if (comm.rank() == g - 1) {
+    ASSERT_EQ(c.local_rows() * c.local_cols(), rows * cols);
+    EXPECT_EQ(std::vector<double>(c.local_data(), c.local_data() + rows * cols), global);
+  }
+  EXPECT_EQ(c.redistribute(Layout::row_block(rows, cols, g)).to_global(), global);
+}
+
 TEST(DmathRedistribute, ShapesAndGroupsMustMatch) {
   auto& comm = dmath_world();
   const DistMatrix<double> a(comm, Layout::replicated(4, 3));
