@@ -7,6 +7,7 @@
 // time that is enough to prefer no communication over some, and a small
 // remap over a large one.
 #include <algorithm>
+#include <vector>
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/distributed/dmath/gemm.h"
@@ -89,20 +90,17 @@ double remap_cost(const Layout& from, const Layout& to, int ranks) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-struct Candidate {
-  GemmPlan plan;
-};
-
-Candidate candidate(GemmAlgorithm alg, const Layout& va, const Layout& vb, const Layout& ta, const Layout& tb,
-                    double own_traffic, int ranks) {
-  Candidate c;
-  c.plan.algorithm = alg;
-  c.plan.op_a = ta;
-  c.plan.op_b = tb;
-  c.plan.remap_a = !(ta == va);
-  c.plan.remap_b = !(tb == vb);
-  c.plan.received = remap_cost(va, ta, ranks) + remap_cost(vb, tb, ranks) + own_traffic;
-  return c;
+// Running `alg` after bringing op(A) from va to ta and op(B) from vb to tb.
+GemmPlan candidate(GemmAlgorithm alg, const Layout& va, const Layout& vb, const Layout& ta, const Layout& tb,
+                   double own_traffic, int ranks) {
+  GemmPlan p;
+  p.algorithm = alg;
+  p.op_a = ta;
+  p.op_b = tb;
+  p.remap_a = !(ta == va);
+  p.remap_b = !(tb == vb);
+  p.received = remap_cost(va, ta, ranks) + remap_cost(vb, tb, ranks) + own_traffic;
+  return p;
 }
 
 }  // namespace
@@ -122,7 +120,7 @@ GemmPlan plan_gemm(const Layout& a, bool trans_a, const Layout& b, bool trans_b,
   // allreduce twice that.
   const double reduce_traffic = (c.is_replicated() ? 2 : 1) * mn * (g - 1) / g;
   // Operands as they are first, so that on equal cost no remap happens.
-  std::vector<Candidate> options;
+  std::vector<GemmPlan> options;
   options.push_back(candidate(GemmAlgorithm::local, va, vb, va, vb, 0, ranks));
   options.push_back(candidate(GemmAlgorithm::reduce, va, vb, va, vb, reduce_traffic, ranks));
   const int pr = c.grid().rows(), pc = c.grid().cols();
@@ -167,18 +165,18 @@ GemmPlan plan_gemm(const Layout& a, bool trans_a, const Layout& b, bool trans_b,
   }
   // Only candidates whose layouts fit their algorithm count (a local plan,
   // say, needs C's blocks to line up with whole rows or columns).
-  const Candidate* best = nullptr;
-  for (const Candidate& o : options) {
-    if (force && o.plan.algorithm != *force) continue;
-    const bool fits = o.plan.algorithm == GemmAlgorithm::local   ? local_fits(o.plan.op_a, o.plan.op_b, c, ranks)
-                      : o.plan.algorithm == GemmAlgorithm::reduce ? reduce_fits(o.plan.op_a, o.plan.op_b, ranks)
-                                                                  : summa_fits(o.plan.op_a, o.plan.op_b, c);
-    if (fits && (!best || o.plan.received < best->plan.received)) best = &o;
+  const GemmPlan* best = nullptr;
+  for (const GemmPlan& o : options) {
+    if (force && o.algorithm != *force) continue;
+    const bool fits = o.algorithm == GemmAlgorithm::local    ? local_fits(o.op_a, o.op_b, c, ranks)
+                      : o.algorithm == GemmAlgorithm::reduce ? reduce_fits(o.op_a, o.op_b, ranks)
+                                                             : summa_fits(o.op_a, o.op_b, c);
+    if (fits && (!best || o.received < best->received)) best = &o;
   }
   MAGMADNN_CHECK(best != nullptr, NotSupportedError,
                  "gemm: " << (force ? gemm_algorithm_name(*force) : "no algorithm") << " cannot compute C "
                           << c.str() << " from op(A) " << va.str() << ", op(B) " << vb.str());
-  return best->plan;
+  return *best;
 }
 
 }  // namespace magmadnn::distributed::dmath

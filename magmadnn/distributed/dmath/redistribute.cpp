@@ -16,11 +16,14 @@ using detail::Run;
 template <typename F>
 void walk_piece(const std::vector<Run>& row_runs, const std::vector<Run>& col_runs, int sr, int sc, int dr, int dc,
                 F&& f) {
+  std::vector<Run> cols;
+  for (const Run& cr : col_runs)
+    if (cr.src == sc && cr.dst == dc) cols.push_back(cr);
+  if (cols.empty()) return;
   for (const Run& rr : row_runs) {
     if (rr.src != sr || rr.dst != dr) continue;
     for (std::int64_t i = rr.begin; i < rr.end; ++i)
-      for (const Run& cr : col_runs)
-        if (cr.src == sc && cr.dst == dc) f(i, cr);
+      for (const Run& cr : cols) f(i, cr);
   }
 }
 
@@ -76,7 +79,9 @@ void redistribute(const DistMatrix<S>& from, DistMatrix<D>& to) {
     convert_n(from.local_data(), from.local_rows() * from.local_cols(), to.local_data());
     return;
   }
-  if (lt.is_replicated() && ranks > 1) {
+  // Onto every rank from a split source: one allgather beats P^2 messages.
+  // (Onto a subgroup, or from copies, point to point sends less.)
+  if (lt.is_replicated() && lt.group().empty() && !lf.is_replicated() && ranks > 1) {
     copy_to_replicated(from, to);
     return;
   }

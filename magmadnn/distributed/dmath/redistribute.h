@@ -13,8 +13,9 @@
 ///  - equal layouts: a local copy;
 ///  - a replicated source: every rank takes its part from its own copy (no
 ///    communication);
-///  - a replicated target from a split source: one allgather of the local
-///    matrices, each padded to the largest (cheaper than P^2 messages).
+///  - a target replicated on every rank from a split source: one allgather
+///    of the local matrices, each padded to the largest (cheaper than P^2
+///    messages).
 ///
 /// The element type may change on the way (float <-> double, dMath §3.3's
 /// precision change): messages carry the source type, and each element is
