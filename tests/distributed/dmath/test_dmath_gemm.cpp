@@ -195,6 +195,29 @@ TEST(DmathGemm, SummaOnFittingLayouts) {
   fitting<double>(GemmAlgorithm::summa, 216);
 }
 
+// Products large enough for oneDNN's float path (the small ones above go to
+// OpenBLAS), every algorithm and transpose pair.
+TEST(DmathGemm, LargerFloatProducts) {
+  auto& comm = dmath_world();
+  const int g = comm.size();
+  Rng rng(217);
+  const std::int64_t m = 130, n = 120, k = 140;
+  const ProcessGrid grid = ProcessGrid::near_square(g);
+  for (int t = 0; t < 4; ++t) {
+    const bool ta = t & 1, tb = t & 2;
+    const Layout va = Layout::block_cyclic(m, k, grid, 32, 48), vb = Layout::block_cyclic(k, n, grid, 40, 32);
+    const Layout la = ta ? va.transposed() : va, lb = tb ? vb.transposed() : vb;
+    const Layout lc = Layout::block_cyclic(m, n, grid, 32, 32);
+    const auto a = random_matrix<float>(rng, la.rows(), la.cols());
+    const auto b = random_matrix<float>(rng, lb.rows(), lb.cols());
+    const auto c0 = random_matrix<float>(rng, m, n);
+    for (GemmAlgorithm alg : {GemmAlgorithm::local, GemmAlgorithm::reduce, GemmAlgorithm::summa}) {
+      SCOPED_TRACE(std::string(gemm_algorithm_name(alg)) + (ta ? ", A^T" : "") + (tb ? ", B^T" : ""));
+      check_gemm(comm, 1.5f, la, a, ta, lb, b, tb, -0.5f, lc, c0, alg);
+    }
+  }
+}
+
 // The choice without forcing, on operands laid out for each algorithm.
 TEST(DmathGemm, EachAlgorithmWithoutRemapDouble) {
   auto& comm = dmath_world();
