@@ -1,7 +1,8 @@
 # dMath's distributed matrices (magmadnn/distributed/dmath/): one test
 # program, run directly (one local rank, label cpu) and, with MPI, under the
 # launcher at 1, 2, 3 and 4 ranks (label mpi), oversubscribed, each bounded.
-add_executable(test_dmath dmath/dmath_test_main.cpp dmath/test_dmath_layout.cpp dmath/test_dmath_redistribute.cpp
+# main() is the strategy tests' (one world communicator, failures printed per rank).
+add_executable(test_dmath strategy_test_main.cpp dmath/test_dmath_layout.cpp dmath/test_dmath_redistribute.cpp
                dmath/test_dmath_gemm.cpp)
 target_link_libraries(test_dmath PRIVATE magmadnn GTest::gtest)
 target_include_directories(test_dmath PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/dmath)

@@ -47,99 +47,89 @@ std::vector<Panel> panels(const BlockCyclic1D& ka, const BlockCyclic1D& kb) {
   return out;
 }
 
-// One panel in flight: where this rank reads its A and B pieces from (its own
-// storage, a packed copy of it, or a received copy), and the transfers.
+// One operand's share of a panel on this rank: where the product reads it
+// (the rank's own storage, a packed copy of it, or a received copy).
 template <typename T>
-struct Slot {
-  std::vector<T> a_buf, b_buf;
-  const T* a = nullptr;
-  const T* b = nullptr;
-  std::int64_t lda = 0, ldb = 0;
-  bool ta = false, tb = false;
-  std::vector<RequestPtr> transfers;
+struct PanelPiece {
+  std::vector<T> buf;
+  const T* data = nullptr;
+  std::int64_t ld = 0;
 };
+
+// Posts one operand's panel of width w over a line of the grid (a process
+// row for A, a column for B), `peers` being the other ranks of the line and
+// `root` the one that holds the panel. The piece is `extent` x w of op(X),
+// stored either as w whole rows of the local matrix (contiguous: sent as it
+// is) or as w columns of it (packed first unless nobody needs it sent);
+// either way it keeps the stored orientation, so op() still applies.
+template <typename T>
+void post_panel(Communicator& comm, const Operand<T>& x, bool as_rows, std::int64_t local_begin, std::int64_t extent,
+                std::int64_t w, int root, const std::vector<int>& peers, int tag, PanelPiece<T>& piece,
+                std::vector<RequestPtr>& transfers) {
+  const std::size_t count = static_cast<std::size_t>(extent * w);
+  if (count == 0) return;
+  if (comm.rank() == root) {
+    if (as_rows) {
+      piece.data = x.data + local_begin * x.ld;
+      piece.ld = x.ld;
+    } else if (peers.empty()) {
+      piece.data = x.data + local_begin;
+      piece.ld = x.ld;
+    } else {
+      piece.buf.resize(count);
+      for (std::int64_t r = 0; r < extent; ++r)
+        std::copy_n(x.data + r * x.ld + local_begin, w, piece.buf.data() + r * w);
+      piece.data = piece.buf.data();
+      piece.ld = w;
+    }
+    for (int peer : peers) transfers.push_back(comm.isend(host_buffer(piece.data, count), peer, tag));
+  } else {
+    piece.buf.resize(count);
+    transfers.push_back(comm.irecv(host_buffer(piece.buf.data(), count), root, tag));
+    piece.data = piece.buf.data();
+    piece.ld = as_rows ? extent : w;
+  }
+}
 
 }  // namespace
 
 template <typename T>
 void gemm_summa(T alpha, const Operand<T>& a, const Operand<T>& b, T beta, DistMatrix<T>& c) {
   Communicator& comm = c.comm();
-  const Layout& lc = c.layout();
-  const ProcessGrid& grid = lc.grid();
+  const ProcessGrid& grid = c.layout().grid();
   const int me = comm.rank(), i = grid.row_of(me), j = grid.col_of(me);
   if (i < 0) return;  // off the grid: no part of C, no panel to pass on
   const std::int64_t m = c.local_rows(), n = c.local_cols();
   scale(c.local_data(), m * n, beta);
   const std::vector<Panel> plan = panels(a.layout.col_map(), b.layout.row_map());
+  std::vector<int> row_peers, col_peers;
+  for (int jj = 0; jj < grid.cols(); ++jj)
+    if (jj != j) row_peers.push_back(grid.rank_of(i, jj));
+  for (int ii = 0; ii < grid.rows(); ++ii)
+    if (ii != i) col_peers.push_back(grid.rank_of(ii, j));
 
-  const auto start = [&](const Panel& p, Slot<T>& s) {
-    const std::int64_t w = p.width;
-    // A panel: m x w of op(A), held by grid column p.a_owner.
-    if (m > 0) {
-      s.ta = a.trans;
-      if (j == p.a_owner) {
-        if (a.trans) {  // stored rows: contiguous w x m
-          s.a = a.data + p.a_local * a.ld;
-          s.lda = a.ld;
-        } else if (grid.cols() == 1) {  // nobody to send to: read in place
-          s.a = a.data + p.a_local;
-          s.lda = a.ld;
-        } else {
-          s.a_buf.resize(static_cast<std::size_t>(m * w));
-          for (std::int64_t r = 0; r < m; ++r)
-            std::copy_n(a.data + r * a.ld + p.a_local, w, s.a_buf.data() + r * w);
-          s.a = s.a_buf.data();
-          s.lda = w;
-        }
-        for (int jj = 0; jj < grid.cols(); ++jj)
-          if (jj != j) s.transfers.push_back(comm.isend(host_buffer(s.a, static_cast<std::size_t>(m * w)),
-                                                        grid.rank_of(i, jj), kSummaTagA));
-      } else {
-        s.a_buf.resize(static_cast<std::size_t>(m * w));
-        s.transfers.push_back(
-            comm.irecv(host_buffer(s.a_buf.data(), s.a_buf.size()), grid.rank_of(i, p.a_owner), kSummaTagA));
-        s.a = s.a_buf.data();
-        s.lda = a.trans ? m : w;
-      }
-    }
-    // B panel: w x n of op(B), held by grid row p.b_owner.
-    if (n > 0) {
-      s.tb = b.trans;
-      if (i == p.b_owner) {
-        if (!b.trans) {  // stored rows: contiguous w x n
-          s.b = b.data + p.b_local * b.ld;
-          s.ldb = b.ld;
-        } else if (grid.rows() == 1) {
-          s.b = b.data + p.b_local;
-          s.ldb = b.ld;
-        } else {  // stored columns of an n x k_local matrix: pack as n x w
-          s.b_buf.resize(static_cast<std::size_t>(n * w));
-          for (std::int64_t r = 0; r < n; ++r)
-            std::copy_n(b.data + r * b.ld + p.b_local, w, s.b_buf.data() + r * w);
-          s.b = s.b_buf.data();
-          s.ldb = w;
-        }
-        for (int ii = 0; ii < grid.rows(); ++ii)
-          if (ii != i) s.transfers.push_back(comm.isend(host_buffer(s.b, static_cast<std::size_t>(n * w)),
-                                                        grid.rank_of(ii, j), kSummaTagB));
-      } else {
-        s.b_buf.resize(static_cast<std::size_t>(n * w));
-        s.transfers.push_back(
-            comm.irecv(host_buffer(s.b_buf.data(), s.b_buf.size()), grid.rank_of(p.b_owner, j), kSummaTagB));
-        s.b = s.b_buf.data();
-        s.ldb = b.trans ? w : n;
-      }
-    }
+  // A panel of op(A) (m x w) is w stored rows when A is transposed; a panel
+  // of op(B) (w x n) is w stored rows when B is not.
+  struct Slot {
+    PanelPiece<T> a, b;
+    std::vector<RequestPtr> transfers;
   };
-
-  Slot<T> slots[2];
+  const auto start = [&](const Panel& p, Slot& s) {
+    const int a_root = grid.rank_of(i, p.a_owner), b_root = grid.rank_of(p.b_owner, j);
+    post_panel(comm, a, a.trans, p.a_local, m, p.width, a_root,
+               me == a_root ? row_peers : std::vector<int>{}, kSummaTagA, s.a, s.transfers);
+    post_panel(comm, b, !b.trans, p.b_local, n, p.width, b_root,
+               me == b_root ? col_peers : std::vector<int>{}, kSummaTagB, s.b, s.transfers);
+  };
+  Slot slots[2];
   if (!plan.empty()) start(plan[0], slots[0]);
   for (std::size_t t = 0; t < plan.size(); ++t) {
-    Slot<T>& s = slots[t % 2];
+    Slot& s = slots[t % 2];
     if (t + 1 < plan.size()) start(plan[t + 1], slots[(t + 1) % 2]);
     wait_all(s.transfers);
     s.transfers.clear();
-    local_gemm(s.ta, s.tb, m, n, plan[t].width, alpha, s.a, s.lda, s.b, s.ldb, T(1), c.local_data(), n);
+    local_gemm(a.trans, b.trans, m, n, plan[t].width, alpha, s.a.data, s.a.ld, s.b.data, s.b.ld, T(1),
+               c.local_data(), n);
   }
 }
 

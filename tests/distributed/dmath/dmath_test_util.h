@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <utility>
 #include <vector>
@@ -11,7 +12,10 @@
 #include "magmadnn/distributed/communicator.h"
 #include "magmadnn/distributed/dmath/layout.h"
 
-magmadnn::distributed::Communicator& dmath_world();
+/// The world every test uses: the strategy tests' main() (make_communicator
+/// "auto": MPI under a launcher, else one local rank) serves these too.
+std::shared_ptr<magmadnn::distributed::Communicator> strategy_world();
+inline magmadnn::distributed::Communicator& dmath_world() { return *strategy_world(); }
 
 namespace dtest {
 
