@@ -6,6 +6,7 @@
 #include "args.h"
 #include "checkpoint_config.h"
 #include "cli.h"
+#include "lead_process.h"
 #include "magmadnn/run/build_network.h"
 #include "magmadnn/run/dataset.h"
 
@@ -23,6 +24,8 @@ const std::vector<OptionSpec> kOptions = {
 }  // namespace
 
 int evaluate_command(const std::vector<std::string>& args, std::ostream& out) {
+  // Under mpirun every rank would print the same result: rank 0 alone works.
+  if (!lead_process()) return 0;
   const ParsedArgs a = parse_args("magmadnn evaluate", args, kOptions);
   if (a.has("help")) {
     out << usage_text("magmadnn evaluate --checkpoint FILE [--data DIR]",

@@ -7,6 +7,7 @@
 #include "args.h"
 #include "checkpoint_config.h"
 #include "cli.h"
+#include "lead_process.h"
 #include "magmadnn/run/build_network.h"
 #include "magmadnn/run/dataset.h"
 
@@ -58,6 +59,8 @@ bool same_file(const std::string& a, const std::string& b) {
 }  // namespace
 
 int predict_command(const std::vector<std::string>& args, std::ostream& out) {
+  // Under mpirun every rank would print the same result: rank 0 alone works.
+  if (!lead_process()) return 0;
   const ParsedArgs a = parse_args("magmadnn predict", args, kOptions);
   if (a.has("help")) {
     out << usage_text("magmadnn predict --checkpoint FILE --input IDX-or-CSV [--output CSV]",

@@ -39,6 +39,8 @@ const std::vector<OptionSpec> kOptions = {
     {"out", "DIR", "run folder (default runs/<name>-<date>-<time>)"},
     {"data", "DIR", "folder of the MNIST-format IDX files (default /usr/share/datasets/fashion-mnist)"},
     {"resume", "", "continue the run in --out DIR from its checkpoint"},
+    {"checkpoint-every", "N", "also write checkpoint.bin inside an epoch: every N training steps (under mpirun: "
+                              "after every N-th global batch of an epoch); 0 (default): at epoch ends only"},
     {"overwrite", "", "replace the run already in --out DIR"},
     {"threads", "N", "CPU threads, at most 4 per hardware thread (default: OpenMP's choice)"},
     {"limit-train", "N", "use only the first N training samples"},
@@ -162,8 +164,8 @@ class NullBuffer : public std::streambuf {
 }  // namespace
 
 static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config, bool resume,
-                           bool quiet, bool profile, const std::shared_ptr<distributed::Communicator>& comm,
-                           std::ostream& out);
+                           bool quiet, bool profile, std::int64_t checkpoint_every,
+                           const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out);
 static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out);
 
 int train_command(const std::vector<std::string>& args, std::ostream& out) {
@@ -194,6 +196,8 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
   const bool resume = a.has("resume"), quiet = a.has("quiet"), lead = comm->rank() == 0;
   if (resume && !a.has("out")) throw UsageError("magmadnn train: --resume needs --out DIR (the run to continue)");
   const std::int64_t threads = a.has("threads") ? a.integer("threads", 1, max_threads()) : 0;  // checked up front
+  const std::int64_t checkpoint_every =
+      a.has("checkpoint-every") ? a.integer("checkpoint-every", 0, limits::samples.max) : 0;
   // Rank 0 resolves the config and the run folder; every rank trains on
   // what it sent (the seed included), whatever its own files say.
   const Json shared = share_config(*comm, [&] {
@@ -210,7 +214,6 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
     return 0;
   }
   if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
-  if (comm->size() > 1) check_run_strategy(spec.distributed);  // before the run folder is touched
 
   TrainingRun run(spec);  // loads the data, builds the network
   const RunFolder rf(shared["out"].get<std::string>());
@@ -219,13 +222,14 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
     RunOptions ro;
     ro.checkpoint_path = rf.checkpoint_path();
     ro.resume = resume;
+    ro.checkpoint_every_steps = checkpoint_every;  // every rank takes part in a mid-epoch checkpoint
     ro.communicator = comm;
     run.run(ro);
     return 0;
   }
   try {
     prepare_folder(rf, resume, a.has("overwrite"), out);
-    return train_in_folder(rf, run, spec, config, resume, quiet, a.has("profile"), comm, out);
+    return train_in_folder(rf, run, spec, config, resume, quiet, a.has("profile"), checkpoint_every, comm, out);
   } catch (...) {
     // A new run that failed before its first checkpoint gives the folder back
     // to the run it was replacing (the same steps as after a kill).
@@ -239,8 +243,8 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
 }
 
 static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config, bool resume,
-                           bool quiet, bool profile, const std::shared_ptr<distributed::Communicator>& comm,
-                           std::ostream& out) {
+                           bool quiet, bool profile, std::int64_t checkpoint_every,
+                           const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out) {
   model::NeuralNetwork<float>& net = run.network();
   rf.write_config(config);
   attach_config(net, config, run.sample_shape(), run.classes());
@@ -260,9 +264,16 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
   RunOptions ro;
   ro.checkpoint_path = rf.checkpoint_path();
   ro.resume = resume;
+  ro.checkpoint_every_steps = checkpoint_every;
   ro.profile = profile;
   if (comm->size() > 1) ro.communicator = comm;
-  if (!quiet) ro.callbacks.push_back(std::make_shared<model::ProgressBar<float>>(out));
+  if (!quiet) {
+    // Under asgd rank 0 serves and trains on no data: no running values for a
+    // bar to show, so one line per epoch (its values are the workers' sums).
+    const bool serves = comm->size() > 1 && spec.distributed.strategy == "asgd";
+    ro.callbacks.push_back(std::make_shared<model::ProgressBar<float>>(
+        out, serves ? model::ProgressMode::Plain : model::ProgressMode::Auto));
+  }
   // test_every_epoch: the scores of the epochs before a --resume are kept.
   TestCurve earlier;
   if (spec.test_every_epoch && resume && fs::exists(rf.file("test_per_epoch.csv"))) {
@@ -313,6 +324,11 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
   std::snprintf(line, sizeof line, "test accuracy: %.4f (loss %.4g) in %.1f s\n", ev.accuracy, ev.loss,
                 result.fit_seconds);
   out << line;
+  if (result.summary.contains("staleness") && !quiet) {
+    const Json& st = result.summary["staleness"];
+    out << "asgd staleness: max " << st["max"].get<std::int64_t>() << ", mean " << st["mean"].get<double>() << " over "
+        << st["gradients"].get<std::int64_t>() << " gradients (bound " << st["bound"].get<std::int64_t>() << ")\n";
+  }
   if (!quiet) out << "run folder: " << rf.dir() << " (report.html, summary.json, metrics.csv, checkpoint.bin)\n";
   return 0;
 }

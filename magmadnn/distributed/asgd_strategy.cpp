@@ -79,7 +79,11 @@ void AsgdStrategy<T>::apply(const T* gradient, T scale) {
     const T* src = gradient + layout_.offset(i);
     for (std::int64_t j = 0; j < g.size(); ++j) dst[j] = src[j] * scale;
   }
-  net_->optimizer().step(exprs_, table_);
+  // The rate and step number of the global step: W gradients make one
+  // round, as one averaged step would in a synchronous run.
+  optimizer::Optimizer<T>& opt = net_->optimizer();
+  opt.set_step_count(step_base_ + std::min(global_step(), server_steps_));
+  opt.step(exprs_, table_);
 }
 
 template <typename T>
@@ -191,6 +195,7 @@ void AsgdStrategy<T>::start_serving() {
   header_.assign(n, {});
   pending_.resize(n);
   incoming_.resize(flat_.size());
+  step_base_ = net_->optimizer().step_count();  // after a resume: the checkpoint's
   for (int w = 0; w < ranks; ++w) {
     const auto u = static_cast<std::size_t>(w);
     if (w != server) pending_[u] = comm.irecv(host_buffer(header_[u].data(), 2), w, kTagRequest);
@@ -218,6 +223,7 @@ void AsgdStrategy<T>::serve_step() {
       std::this_thread::sleep_for(this->options_.poll_interval);
     }
   }
+  net_->optimizer().set_step_count(step_base_ + target);  // every worker has completed `target` steps
   StepTiming step;
   step.steps = 1;
   step.compute_seconds = seconds(t0 - step_mark_);
@@ -251,6 +257,24 @@ void AsgdStrategy<T>::finalize() {
   }
   comm.broadcast(host_buffer(flat_.data(), flat_.size()), server);
   if (!is_server()) layout_.write_values(flat_.data());
+}
+
+template <typename T>
+void AsgdStrategy<T>::synchronize() {
+  if (this->comm_->size() == 1) return;
+  MAGMADNN_CHECK(!finalized_, ValueError, "AsgdStrategy::synchronize after finalize");
+  Communicator& comm = *this->comm_;
+  const int server = this->options_.server_rank;
+  // Between the server's steps every worker has completed server_steps_
+  // steps and has its reply: the weights now hold every gradient so far.
+  std::int64_t version = server_steps_;
+  if (is_server()) layout_.read_values(flat_.data());
+  comm.broadcast(host_buffer(&version, 1), server);
+  comm.broadcast(host_buffer(flat_.data(), flat_.size()), server);
+  if (!is_server()) {
+    layout_.write_values(flat_.data());
+    version_ = version;
+  }
 }
 
 template class AsgdStrategy<float>;

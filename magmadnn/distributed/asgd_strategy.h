@@ -27,9 +27,11 @@
 ///
 /// Each gradient is applied as it arrives, scaled by 1 / (number of
 /// workers), so that a full round moves the weights as one step of
-/// gradient averaging would with plain SGD; the server's optimizer counts
-/// one step per gradient. With one rank there is nobody to serve: the
-/// strategy then trains locally.
+/// gradient averaging would with plain SGD. The server's optimizer counts
+/// global steps, not gradients: each gradient is applied at the rate (and
+/// step number) of the global step, so a schedule in epochs runs as in a
+/// synchronous run, and a checkpoint's step count is the run's. With one
+/// rank there is nobody to serve: the strategy then trains locally.
 ///
 /// Requires: every rank takes the same number of steps, then calls
 /// finalize() (workers tell the server they are done there; until then the
@@ -39,7 +41,9 @@
 /// communicator's timeout while the server waits for it makes the server
 /// throw CommError naming it (and a worker that takes more steps than the
 /// server is named too). The server's share of the data is not trained on:
-/// shard the data over the workers. The protocol uses point-to-point tags
+/// shard the data over the workers (model::DataShard::server_rank).
+/// synchronize() (collective, between steps) gives every worker the
+/// server's current weights and their version. The protocol uses point-to-point tags
 /// 7200 to 7203 on the strategy's communicator.
 #pragma once
 
@@ -57,6 +61,7 @@ class AsgdStrategy final : public Strategy<T> {
   std::string name() const override { return "asgd"; }
   void attach(model::NeuralNetwork<T>& net) override;
   void finalize() override;
+  void synchronize() override;
   StalenessStats staleness() const override;
 
  private:
@@ -85,6 +90,7 @@ class AsgdStrategy final : public Strategy<T> {
   std::chrono::steady_clock::time_point step_mark_;
   // Server: per rank (the server's own entries unused), kept across steps.
   std::int64_t server_steps_ = 0;
+  std::int64_t step_base_ = 0;                // the optimizer's step count when serving began
   std::vector<std::int64_t> clock_;           // steps pushed; finished: the largest int64
   std::vector<std::int64_t> last_staleness_;  // of the gradient awaiting its reply
   std::vector<bool> waiting_;                 // pushed, reply not yet sent

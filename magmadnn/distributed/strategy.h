@@ -22,7 +22,8 @@
 ///  - "ps": rank 0 gathers and averages the gradients, runs the optimizer and
 ///    broadcasts the weights (ps_strategy.h);
 ///  - "asgd": asynchronous SGD against a server rank with bounded staleness
-///    (asgd_strategy.h). The server rank does not train on data.
+///    (asgd_strategy.h). The server rank does not train on data
+///    (model::DataShard::server_rank gives the data to the others).
 ///
 /// Requires: every rank attaches the same kind of strategy, with the same
 /// options, to a network of the same architecture, and runs the same number
@@ -135,6 +136,11 @@ class Strategy {
   /// parameters (asgd: the server's; weight-avg: the average). Needed by
   /// asgd (workers tell the server they are done); harmless for the others.
   virtual void finalize() {}
+  /// Collective, between steps: every rank takes the authoritative weights
+  /// where the strategy lets the ranks hold others (asgd: the server's, with
+  /// their version), e.g. before an evaluation. The other strategies do
+  /// nothing (weight-avg keeps its own averaging schedule).
+  virtual void synchronize() {}
 
   /// Totals over every step since attach, and the last step alone.
   const StepTiming& timing() const noexcept { return total_; }

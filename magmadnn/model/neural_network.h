@@ -219,6 +219,8 @@ class NeuralNetwork {
   void check_data(const Tensor<T>& x, const Tensor<T>* y, const char* what) const;
   Evaluation evaluate_batches(const Tensor<T>& x, const Tensor<T>& y);
   void train_step(double& batch_loss, std::int64_t& correct);
+  void serve_step();
+  void checkpoint_across_ranks();
   bool train_batches(const Tensor<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader, bool inline_batches,
                      std::vector<std::shared_ptr<Callback<T>>>& callbacks);
   EpochRecord close_epoch(const FitOptions<T>& options);
@@ -263,6 +265,8 @@ class NeuralNetwork {
   std::string last_checkpoint_;
   bool stop_ = false;
   DataShard shard_;       // fit's options.shard, for the epoch in progress
+  std::string shard_checkpoint_path_;  // a shard's mid-epoch checkpoints (rank 0 writes)
+  std::int64_t shard_checkpoint_every_ = 0;
   double grad_scale_ = 1.0;  // this step's factor for hooked gradients (DataShard)
 
   Tensor<T> bx_, by_;       // batch staging buffers (reused)

@@ -84,6 +84,37 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
   if (ready_hooks_.after_update) ready_hooks_.after_update();
 }
 
+// A data-parallel server's step (DataShard::server_rank): no data, no
+// forward or backward pass; its strategy serves the others in the hooks.
+template <typename T>
+void NeuralNetwork<T>::serve_step() {
+  if (ready_hooks_.finish) ready_hooks_.finish();
+  if (ready_hooks_.after_update) ready_hooks_.after_update();
+}
+
+// A mid-epoch checkpoint of a data-parallel run: every rank adds its part of
+// the epoch's sums so far, rank 0 saves them as the global ones and goes on
+// with its own.
+template <typename T>
+void NeuralNetwork<T>::checkpoint_across_ranks() {
+  std::vector<double> sums = {partial_.loss, static_cast<double>(partial_.correct),
+                              static_cast<double>(partial_.samples)};
+  shard_.sum(sums);
+  MAGMADNN_CHECK(sums.size() == 3, ValueError, "DataShard::sum changed the length of its values");
+  if (shard_.rank != 0) return;
+  const EpochTotals own = partial_;
+  partial_.loss = sums[0];
+  partial_.correct = std::llround(sums[1]);
+  partial_.samples = std::llround(sums[2]);
+  try {
+    save(shard_checkpoint_path_);
+  } catch (...) {
+    partial_ = own;
+    throw;
+  }
+  partial_ = own;
+}
+
 // The batches of the epoch in progress, from the cursor on. False when a
 // callback stopped training inside the epoch (the cursor then stays there).
 template <typename T>
@@ -105,14 +136,23 @@ bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, dat
   logs.epoch = epoch_ + 1;
   logs.batches = nb;
   const bool sharded = shard_.size > 1;
+  const int trainers = shard_.trainers(), trainer = shard_.trainer_index();
+  const bool serves = sharded && trainer < 0;
   while (batch_ < nb) {
     const std::int64_t m = std::min(bs, n - batch_ * bs);
     // This rank's rows of the global batch; an empty slice trains on the
     // batch's first row with weight 0, so the rank still meets every collective.
-    const data::RowRange mine = sharded ? data::shard_rows(m, shard_.rank, shard_.size) : data::RowRange{0, m};
+    const data::RowRange mine = serves    ? data::RowRange{0, 0}
+                                : sharded ? data::shard_rows(m, trainer, trainers)
+                                          : data::RowRange{0, m};
     const std::int64_t first = mine.count > 0 ? mine.begin : 0, fed = std::max<std::int64_t>(mine.count, 1);
-    grad_scale_ = sharded ? static_cast<double>(shard_.size * mine.count) / static_cast<double>(m) : 1.0;
-    if (inline_batches) {
+    grad_scale_ = sharded ? static_cast<double>(trainers * mine.count) / static_cast<double>(m) : 1.0;
+    if (serves) {
+      if (!inline_batches) {  // the loader's batch is not used, but its order is kept
+        MAGMADNN_CHECK(loader.next(batch) && batch.index == batch_ && batch.size == m, ValueError,
+                       "NeuralNetwork::fit: the data loader did not deliver batch " << batch_ << " of " << nb);
+      }
+    } else if (inline_batches) {
       std::optional<op::Profiler::Scope> scope;
       if (op::Profiler::enabled()) scope.emplace("step", "feed batch", "", op::detail::device_sync_of(x));
       feed(x, y, rows, batch_ * bs + first, fed);
@@ -128,7 +168,11 @@ bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, dat
     }
     double l = 0.0;
     std::int64_t c = 0;
-    train_step(l, c);
+    if (serves) {
+      serve_step();
+    } else {
+      train_step(l, c);
+    }
     if (mine.count == 0) c = 0;
     partial_.loss += l * static_cast<double>(mine.count);
     partial_.correct += c;
@@ -143,6 +187,10 @@ bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, dat
     logs.epoch_loss = partial_.loss / done;
     logs.epoch_accuracy = static_cast<double>(partial_.correct) / done;
     logs.seconds = partial_.seconds;
+    // Before the callbacks, as a Checkpointer would be (the first of them).
+    if (sharded && shard_checkpoint_every_ > 0 && batch_ < nb && batch_ % shard_checkpoint_every_ == 0) {
+      checkpoint_across_ranks();
+    }
     for (auto& cb : callbacks) cb->on_batch_end(*this, logs);
     if (stop_) return batch_ == nb;
   }
@@ -152,14 +200,17 @@ bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, dat
 // The finished epoch's record (validation included); moves the cursor on.
 template <typename T>
 EpochRecord NeuralNetwork<T>::close_epoch(const FitOptions<T>& options) {
+  if (shard_.size > 1 && shard_.at_epoch_end) shard_.at_epoch_end();
   std::optional<Evaluation> v;
   if (options.validation_x != nullptr) {
     const op::Profiler::Pause not_training;  // a profile of fit is a profile of training steps
-    if (shard_.size > 1 && shard_.before_validation) shard_.before_validation();
     if (shard_.size == 1) {
       v = evaluate_batches(*options.validation_x, *options.validation_y);
     } else {
-      const data::RowRange mine = data::shard_rows(options.validation_x->shape()[0], shard_.rank, shard_.size);
+      const int trainer = shard_.trainer_index();
+      const data::RowRange mine = trainer < 0 ? data::RowRange{0, 0}
+                                              : data::shard_rows(options.validation_x->shape()[0], trainer,
+                                                                 shard_.trainers());
       v = mine.count > 0 ? evaluate_batches(options.validation_x->slice(mine.begin, mine.begin + mine.count),
                                             options.validation_y->slice(mine.begin, mine.begin + mine.count))
                          : Evaluation{};
@@ -211,9 +262,12 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
   const DataShard& shard = options.shard;
   MAGMADNN_CHECK(shard.size >= 1 && shard.rank >= 0 && shard.rank < shard.size, ValueError,
                  "NeuralNetwork::fit: shard rank " << shard.rank << " of " << shard.size << " ranks");
-  MAGMADNN_CHECK(shard.size == 1 || (shard.sum && options.checkpoint_every_batches == 0), ValueError,
-                 "NeuralNetwork::fit: a shard of " << shard.size
-                     << " ranks needs a sum function and checkpoints per epoch only (checkpoint_every_batches 0)");
+  MAGMADNN_CHECK(shard.size == 1 || shard.sum, ValueError,
+                 "NeuralNetwork::fit: a shard of " << shard.size << " ranks needs a sum function");
+  MAGMADNN_CHECK(shard.server_rank >= -1 && shard.server_rank < shard.size, ValueError,
+                 "NeuralNetwork::fit: shard server rank " << shard.server_rank << " of " << shard.size << " ranks");
+  MAGMADNN_CHECK(options.checkpoint_every_batches >= 0, ValueError,
+                 "NeuralNetwork::fit: checkpoint_every_batches " << options.checkpoint_every_batches << " is negative");
   MAGMADNN_CHECK(options.checkpoint_path.empty() == false ||
                      (options.checkpoint_every_epochs == 0 && options.checkpoint_every_batches == 0 && !options.resume),
                  ValueError, "NeuralNetwork::fit: checkpoint options need a checkpoint_path");
@@ -278,10 +332,16 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
   const bool inline_batches = options.loader_workers == 0 && options.augment.empty();
 
   // Checkpoints first: the other callbacks of a batch or epoch find its checkpoint written.
+  // Across ranks only rank 0 writes, and fit itself places the mid-epoch
+  // ones (every rank takes part: they hold sums over the ranks).
   std::vector<std::shared_ptr<Callback<T>>> callbacks;
-  if (options.checkpoint_every_epochs > 0 || options.checkpoint_every_batches > 0) {
-    callbacks.push_back(std::make_shared<Checkpointer<T>>(options.checkpoint_path, options.checkpoint_every_epochs,
-                                                          options.checkpoint_every_batches));
+  const bool sharded = shard.size > 1;
+  shard_checkpoint_path_ = sharded ? options.checkpoint_path : std::string();
+  shard_checkpoint_every_ = sharded ? options.checkpoint_every_batches : 0;
+  const unsigned int every_epochs = sharded && shard.rank != 0 ? 0 : options.checkpoint_every_epochs;
+  const std::int64_t every_batches = sharded ? 0 : options.checkpoint_every_batches;
+  if (every_epochs > 0 || every_batches > 0) {
+    callbacks.push_back(std::make_shared<Checkpointer<T>>(options.checkpoint_path, every_epochs, every_batches));
   }
   callbacks.insert(callbacks.end(), options.callbacks.begin(), options.callbacks.end());
   if (options.verbose) callbacks.push_back(std::make_shared<ProgressBar<T>>());
@@ -347,6 +407,8 @@ magmadnn_error_t NeuralNetwork<T>::fit(Tensor<T>* x, Tensor<T>* y, metric_t& met
 // The rest of NeuralNetwork is instantiated in neural_network.cpp.
 #define MAGMADNN_FIT_INSTANTIATE(T)                                                                  \
   template void NeuralNetwork<T>::train_step(double&, std::int64_t&);                                \
+  template void NeuralNetwork<T>::serve_step();                                                      \
+  template void NeuralNetwork<T>::checkpoint_across_ranks();                                         \
   template bool NeuralNetwork<T>::train_batches(const Tensor<T>&, const Tensor<T>&, data::DataLoader<T>&, bool, \
                                                 std::vector<std::shared_ptr<Callback<T>>>&);         \
   template EpochRecord NeuralNetwork<T>::close_epoch(const FitOptions<T>&);                         \

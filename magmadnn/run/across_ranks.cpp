@@ -29,18 +29,18 @@ std::vector<Tensor<float>*> layer_state(model::NeuralNetwork<float>& net) {
   return t;
 }
 
-void broadcast_tensors(distributed::Communicator& comm, const std::vector<Tensor<float>*>& tensors) {
+void broadcast_tensors(distributed::Communicator& comm, const std::vector<Tensor<float>*>& tensors, int root) {
   if (comm.size() == 1) return;
   std::vector<distributed::RequestPtr> pending;
   std::vector<Tensor<float>> staged;  // tensors outside host memory travel through a host copy
   staged.reserve(tensors.size());
   for (Tensor<float>* t : tensors) {
     if (t->get_memory_type() != DEVICE) {  // host-readable: HOST or managed
-      pending.push_back(comm.ibroadcast(host_buffer(t->mutable_host_data(), static_cast<std::size_t>(t->size())), 0));
+      pending.push_back(comm.ibroadcast(host_buffer(t->mutable_host_data(), static_cast<std::size_t>(t->size())), root));
     } else {
       staged.push_back(t->to(HOST));
       pending.push_back(comm.ibroadcast(
-          host_buffer(staged.back().mutable_host_data(), static_cast<std::size_t>(staged.back().size())), 0));
+          host_buffer(staged.back().mutable_host_data(), static_cast<std::size_t>(staged.back().size())), root));
     }
   }
   distributed::wait_all(pending);
@@ -121,8 +121,8 @@ void check_same_on_every_rank(distributed::Communicator& comm, std::uint64_t val
                                      << " rank(s) differs from rank 0's: every rank must load the same data");
 }
 
-void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net) {
-  broadcast_tensors(comm, layer_state(net));
+void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net, int root) {
+  broadcast_tensors(comm, layer_state(net), root);
 }
 
 model::Evaluation evaluate_across(distributed::Communicator& comm, model::NeuralNetwork<float>& net,

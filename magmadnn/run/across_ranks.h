@@ -36,9 +36,9 @@ Json share_config(distributed::Communicator& comm, const std::function<Json()>& 
 /// A model::DataShard::sum that sums over `comm`'s ranks (in double).
 std::function<void(std::vector<double>&)> sum_across(std::shared_ptr<distributed::Communicator> comm);
 
-/// Rank 0's layer state (BatchNorm running statistics) on every rank:
+/// Rank `root`'s layer state (BatchNorm running statistics) on every rank:
 /// each rank's own drift apart during training, since each sees its slice.
-void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net);
+void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net, int root = 0);
 
 /// A 64-bit fingerprint of `t`'s shape and values (not cryptographic: it
 /// tells data sets apart, it does not authenticate them).

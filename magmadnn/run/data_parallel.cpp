@@ -1,27 +1,32 @@
 #include "magmadnn/run/data_parallel.h"
 
-namespace magmadnn::run {
+#include "magmadnn/run/across_ranks.h"
 
-void check_run_strategy(const DistributedSpec& spec) {
-  MAGMADNN_CHECK(spec.strategy != "asgd", NotSupportedError,
-                 "strategy \"asgd\" is not available to a training run yet: its server rank trains on no data, and "
-                 "the run's sampler gives every rank a slice; use allreduce, ring, ps or weight-avg");
-}
+namespace magmadnn::run {
 
 DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, const DistributedSpec& spec,
                            model::NeuralNetwork<float>& net)
     : comm_(std::move(comm)), net_(net) {
   MAGMADNN_CHECK(comm_ != nullptr, ValueError, "DataParallel: no communicator");
-  check_run_strategy(spec);
   distributed::StrategyOptions o;
   o.bucket_bytes = static_cast<std::size_t>(spec.bucket_mb * 1024.0 * 1024.0);
   o.average_every = static_cast<int>(spec.average_every);
   o.staleness_bound = static_cast<int>(spec.staleness);
+  o.server_rank = 0;  // ps and asgd: rank 0 holds the weights, as it writes the checkpoints
   strategy_ = distributed::make_strategy<float>(spec.strategy, comm_, o);
+  server_rank_ = server_rank_for(spec, comm_->size());
+  staleness_bound_ = spec.staleness;
   strategy_->attach(net_);  // rank 0's initial weights to every rank
 }
 
 DataParallel::~DataParallel() = default;
+
+void DataParallel::epoch_end() {
+  strategy_->synchronize();
+  // The server's layer state never saw data: the first worker's stands for the model.
+  const int state_root = server_rank_ == 0 ? 1 : 0;
+  broadcast_layer_state(*comm_, net_, state_root);
+}
 
 void DataParallel::finish() { strategy_->finalize(); }
 
@@ -33,6 +38,17 @@ Json DataParallel::timing() const {
   j["communication_seconds"] = t.comm_seconds;
   j["overlapped_seconds"] = t.overlapped_seconds;
   j["exposed_seconds"] = t.exposed_seconds();
+  return j;
+}
+
+Json DataParallel::staleness() const {
+  if (strategy_->name() != "asgd") return Json();
+  const distributed::StalenessStats s = strategy_->staleness();
+  Json j;
+  j["bound"] = staleness_bound_;
+  j["gradients"] = s.gradients;
+  j["max"] = s.max;
+  j["mean"] = s.mean;
   return j;
 }
 

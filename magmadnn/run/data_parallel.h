@@ -1,15 +1,19 @@
 /// @file data_parallel.h
 /// DataParallel: what a TrainingRun across ranks attaches to its network,
 /// the strategy that spec.distributed names (distributed/strategy.h) built
-/// on the run's communicator, and the timing split it reports.
+/// on the run's communicator, how the run's sampler shares the data among
+/// the ranks under it, and the timing (and, for asgd, staleness) it reports.
 ///
 /// Requires: every rank constructs it at the same point with the same spec
-/// and an identically built network, and calls finish() once after
-/// training. Guarantees: after construction every rank holds rank 0's
-/// initial weights (the strategy's attach broadcasts them; nothing else
-/// does); after finish() every rank holds the same weights; "asgd" is
-/// refused with NotSupportedError (its server rank trains on no data, which
-/// the run's sampler does not account for).
+/// and an identically built network, calls epoch_end() at every epoch's end
+/// and finish() once after training. Guarantees: after construction every
+/// rank holds rank 0's initial weights (the strategy's attach broadcasts
+/// them; nothing else does); after epoch_end() and after finish() every rank
+/// holds the model's weights and rank 0 its layer state. Under "asgd" rank 0
+/// is the parameter server: it trains on no data (server_rank() is 0), the
+/// other ranks share every global batch, and the model is the server's
+/// weights, with the layer state (BatchNorm statistics) of rank 1, the first
+/// worker.
 #pragma once
 
 #include <memory>
@@ -21,10 +25,6 @@
 
 namespace magmadnn::run {
 
-/// NotSupportedError when `spec` names a strategy a training run cannot use
-/// (today "asgd"); call it before anything is written.
-void check_run_strategy(const DistributedSpec& spec);
-
 class DataParallel {
  public:
   DataParallel(std::shared_ptr<distributed::Communicator> comm, const DistributedSpec& spec,
@@ -32,6 +32,18 @@ class DataParallel {
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
   ~DataParallel();
+
+  /// The rank that trains on no data (model::DataShard::server_rank): 0
+  /// under asgd on more than one rank, else -1.
+  static int server_rank_for(const DistributedSpec& spec, int ranks) noexcept {
+    return spec.strategy == "asgd" && ranks > 1 ? 0 : -1;
+  }
+  int server_rank() const noexcept { return server_rank_; }
+
+  /// Collective, at an epoch's end (model::DataShard::at_epoch_end): every
+  /// rank takes the model's weights (asgd: the server's) and one rank's
+  /// layer state, so validation, checkpoints and test scores see one model.
+  void epoch_end();
 
   /// Collective, once after training: every rank ends with the same weights.
   void finish();
@@ -41,10 +53,17 @@ class DataParallel {
   /// exposed seconds so far.
   Json timing() const;
 
+  /// summary.json's "staleness" (asgd only; null otherwise): the bound, and
+  /// the count, maximum and mean staleness of the gradients this rank
+  /// applied (on the server: all of them) or sent (on a worker).
+  Json staleness() const;
+
  private:
   std::shared_ptr<distributed::Communicator> comm_;
   model::NeuralNetwork<float>& net_;
   std::unique_ptr<distributed::Strategy<float>> strategy_;
+  int server_rank_ = -1;
+  std::int64_t staleness_bound_ = 0;
 };
 
 }  // namespace magmadnn::run

@@ -101,23 +101,24 @@ RunResult TrainingRun::run(const RunOptions& options) {
   fo.callbacks.insert(fo.callbacks.end(), options.callbacks.begin(), options.callbacks.end());
   fo.checkpoint_path = options.checkpoint_path;
   fo.checkpoint_every_epochs = options.checkpoint_path.empty() ? 0 : 1;
+  fo.checkpoint_every_batches = options.checkpoint_path.empty() ? 0 : options.checkpoint_every_steps;
   fo.resume = options.resume;
 
   const std::shared_ptr<distributed::Communicator>& comm = options.communicator;
   const int ranks = comm ? comm->size() : 1;
   std::unique_ptr<DataParallel> parallel;
   if (ranks > 1) {
-    MAGMADNN_CHECK(spec_.batch_size >= ranks, ValueError,
+    const int trainers = ranks - (DataParallel::server_rank_for(spec_.distributed, ranks) >= 0 ? 1 : 0);
+    MAGMADNN_CHECK(spec_.batch_size >= trainers, ValueError,
                    "TrainingRun: batch_size " << spec_.batch_size << " is the global batch and must give each of the "
-                                              << ranks << " ranks at least one row");
+                                              << trainers << " ranks that train at least one row");
     comm->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(spec_.distributed.watchdog_s * 1000.0)));
     // The slices are cut from each rank's own copy of the data: a rank whose
     // files differ would train on other rows without a word.
     check_same_on_every_rank(*comm, fingerprint(train_.x) ^ (fingerprint(train_.y) * 31), "the training data");
     parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net);  // rank 0's initial weights
-    fo.shard = {comm->rank(), ranks, sum_across(comm), [&comm, &net] { broadcast_layer_state(*comm, net); }};
-    // Every rank reads the checkpoint to resume; only rank 0 writes it.
-    if (comm->rank() != 0) fo.checkpoint_every_epochs = 0;
+    DataParallel* dp = parallel.get();
+    fo.shard = {comm->rank(), ranks, dp->server_rank(), sum_across(comm), [dp] { dp->epoch_end(); }};
   }
 
   const bool peak_is_training = reset_peak_rss();  // else the peak is the whole process's
@@ -136,7 +137,10 @@ RunResult TrainingRun::run(const RunOptions& options) {
   r.test_curve = test_curve_;
   r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
   r.summary["memory"] = memory(peak, peak_is_training);
-  if (parallel) r.summary["timing"] = parallel->timing();
+  if (parallel) {
+    r.summary["timing"] = parallel->timing();
+    if (const Json st = parallel->staleness(); !st.is_null()) r.summary["staleness"] = st;
+  }
   return r;
 }
 

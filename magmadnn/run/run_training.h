@@ -49,6 +49,11 @@ struct RunOptions {
   std::string checkpoint_path;
   /// Continue from checkpoint_path when it exists (spec.epochs is then the total).
   bool resume = false;
+  /// Also checkpoint inside an epoch (0: never): alone, every this many
+  /// optimizer steps; across ranks, after every this many global batches of
+  /// an epoch (model::DataShard). The cursor is global, so such a checkpoint
+  /// resumes on any rank count at the same sample.
+  std::int64_t checkpoint_every_steps = 0;
   /// Called during fit, after the run's own (checkpoints, early stopping).
   std::vector<std::shared_ptr<model::Callback<float>>> callbacks;
   /// Time every op of the training steps (op::Profiler); the caller prints it.
@@ -60,8 +65,10 @@ struct RunOptions {
   /// slice of it (data::shard_rows), the epoch metrics, validation and test
   /// scores are summed across ranks (every rank returns the same RunResult),
   /// and only rank 0 writes checkpoints (every rank reads checkpoint_path
-  /// when resuming, so it must be on a file system all ranks see). Only
-  /// rank 0 should be given callbacks that write or print.
+  /// when resuming, so it must be on a file system all ranks see). Under
+  /// "asgd" rank 0 is the parameter server and trains on no data: the other
+  /// ranks share each global batch, and the model is the server's weights.
+  /// Only rank 0 should be given callbacks that write or print.
   std::shared_ptr<distributed::Communicator> communicator;
 };
 

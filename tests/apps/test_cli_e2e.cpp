@@ -694,7 +694,7 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   r = run_cmd({"train", "--help"});
   for (const char* opt : {"--config", "--preset", "--layers", "--epochs", "--batch-size", "--lr", "--seed", "--out",
                           "--data", "--resume", "--threads", "--limit-train", "--limit-test", "--quiet", "--profile",
-                          "--strategy", "--watchdog"}) {
+                          "--strategy", "--watchdog", "--checkpoint-every"}) {
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
   }
   r = run_cmd({"bench", "--help"});

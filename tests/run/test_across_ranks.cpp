@@ -13,6 +13,7 @@
 
 #include "support/run_fixtures.h"
 #include "magmadnn/data/shard.h"
+#include "magmadnn/io/checkpoint.h"
 #include "magmadnn/io/idx.h"
 #include "magmadnn/run/run_training.h"
 #include "thread_communicator.h"
@@ -98,8 +99,11 @@ class TrainingAcrossRanks : public ::testing::Test {
 
   // Runs `spec` on `ranks` threads; each rank's outcome, in rank order.
   // `last_spec`, when given, is the last rank's instead.
+  // `every`: a mid-epoch checkpoint every this many global batches;
+  // `stop_after`: every rank stops training after this many steps (0: never).
   static std::vector<RankOutcome> run_on(int ranks, const TrainSpec& spec, const std::string& checkpoint = "",
-                                         bool resume = false, const TrainSpec* last_spec = nullptr) {
+                                         bool resume = false, const TrainSpec* last_spec = nullptr,
+                                         std::int64_t every = 0, std::int64_t stop_after = 0) {
     auto group = std::make_shared<dtest::ThreadGroup>(ranks);
     std::vector<std::unique_ptr<TrainingRun>> runs;
     for (int r = 0; r < ranks; ++r) {  // seeding is global: one at a time
@@ -115,8 +119,11 @@ class TrainingAcrossRanks : public ::testing::Test {
           o.communicator = std::make_shared<dtest::ThreadCommunicator>(group, r);
           o.checkpoint_path = checkpoint;
           o.resume = resume;
+          o.checkpoint_every_steps = every;
           auto count = std::make_shared<model::LambdaCallback<float>>();
-          count->batch_end = [&out, r](model::NeuralNetwork<float>&, const model::BatchLogs&) { ++out[r].steps; };
+          count->batch_end = [&out, r, stop_after](model::NeuralNetwork<float>& m, const model::BatchLogs&) {
+            if (++out[r].steps == stop_after) m.stop_training();
+          };
           o.callbacks.push_back(count);
           out[r].result = runs[r]->run(o);
           out[r].weights = weights(runs[r]->network());
@@ -192,6 +199,40 @@ TEST_F(TrainingAcrossRanks, ACheckpointResumesOnAnotherRankCount) {
     EXPECT_EQ(rest[0].steps, 2 * 4) << "two epochs of four global batches after the resume";
     EXPECT_LT(max_abs_diff(rest[0].weights, uninterrupted), 5e-5f);
     EXPECT_EQ(rest.back().weights, rest[0].weights);
+  }
+}
+
+// A mid-epoch checkpoint of 3 ranks (the slices 18/18/17 and 1/0/0) holds
+// the global cursor and the sums of every rank: resumed on 1 and on 4 ranks
+// it ends at the uninterrupted weights and epoch records.
+TEST_F(TrainingAcrossRanks, AMidEpochCheckpointResumesOnAnotherRankCount) {
+  TrainingRun alone(spec(3));
+  const RunResult one = alone.run();
+  const std::vector<float> uninterrupted = weights(alone.network());
+
+  const std::string ckpt = dir_ + "/mid.ckpt";
+  // Four global batches an epoch, a checkpoint after the second of each:
+  // stopped after step 7 (batch 3 of epoch 2), the file holds batch 2 of epoch 2.
+  const std::vector<RankOutcome> cut = run_on(3, spec(3), ckpt, false, nullptr, /*every=*/2, /*stop_after=*/7);
+  for (const RankOutcome& o : cut) ASSERT_EQ(o.error, "");
+  const io::Checkpoint ck = io::read_checkpoint(ckpt);
+  ASSERT_EQ(ck.get_int("train.epoch"), 1);
+  ASSERT_EQ(ck.get_int("train.batch"), 2);
+  EXPECT_EQ(ck.get_int("train.partial_samples"), 2 * 53) << "the sums of all three ranks";
+  for (int ranks : {1, 4}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const std::string mine = dir_ + "/mid" + std::to_string(ranks) + ".ckpt";
+    fs::copy_file(ckpt, mine, fs::copy_options::overwrite_existing);
+    const std::vector<RankOutcome> rest = run_on(ranks, spec(3), mine, /*resume=*/true, nullptr, /*every=*/2);
+    for (const RankOutcome& o : rest) ASSERT_EQ(o.error, "");
+    EXPECT_EQ(rest[0].steps, 2 + 4) << "the rest of epoch 2, then epoch 3";
+    EXPECT_LT(max_abs_diff(rest[0].weights, uninterrupted), 5e-5f);
+    EXPECT_EQ(rest.back().weights, rest[0].weights);
+    ASSERT_EQ(rest[0].result.history.size(), 3u);
+    for (std::size_t e = 0; e < 3; ++e) {
+      EXPECT_NEAR(rest[0].result.history[e].train_loss, one.history[e].train_loss, 1e-5) << "epoch " << e + 1;
+      EXPECT_NEAR(rest[0].result.history[e].train_accuracy, one.history[e].train_accuracy, 1e-12) << "epoch " << e + 1;
+    }
   }
 }
 
