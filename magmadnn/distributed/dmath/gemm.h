@@ -14,17 +14,20 @@
 ///            blocks: every rank forms a partial m x n product of its k
 ///            slice, then one reduce-scatter into C's layout (allreduce when
 ///            C is replicated);
-///  - summa:  C 2-D block-cyclic on a Pr x Pc grid, op(A) on the same grid
+///  - summa:  C split over a Pr x Pc grid (any layout but replicated; row-
+///            and column-block are P x 1 and 1 x P grids), op(A) on the same grid
 ///            with C's row blocks, op(B) with C's column blocks (k blocks
 ///            free): for each k panel, its owner column broadcasts the A
 ///            panel along process rows and its owner row the B panel down
 ///            process columns, and every rank accumulates a local product;
 ///            the next panel's messages are in flight during this panel's
 ///            product (one panel of look-ahead).
-/// When the operands do not fit an algorithm as they are, each candidate is
-/// costed by the elements a rank receives (remapping plus the algorithm's
-/// own traffic) and the cheapest one runs; ties go to operands as they are,
-/// then to local, reduce and summa in that order. `force` restricts the
+/// Candidates are each algorithm on the operands as they are and on the
+/// cheapest remapping of op(A) and op(B) that fits it (keeping an operand
+/// already in place). Each is costed by the elements a rank receives
+/// (remapping plus the algorithm's own traffic), and the cheapest that fits
+/// runs; ties go to operands as they are, then to local, reduce and summa in
+/// that order. `force` restricts the
 /// choice to one algorithm (the cheapest way to run it), for benchmarks and
 /// tests; NotSupportedError when it cannot run (summa needs a C that is not
 /// replicated). A transposed operand costs nothing: the transpose of a
