@@ -6,9 +6,9 @@
 /// Four kinds, all but the first one description (2-D block-cyclic):
 ///  - replicated:   every rank of the group (or of a given subgroup) holds
 ///                  the whole matrix;
-///  - row_block:    a P x 1 grid with blocks of ceil(rows / P) rows, so rank
-///                  p holds rows [p * mb, (p + 1) * mb) (the last ranks may
-///                  hold fewer, or none, when rows do not divide evenly);
+///  - row_block:    a P x 1 grid with blocks of ceil(rows / P) rows, so the
+///                  p-th rank holds rows [p * mb, (p + 1) * mb) (the last ones
+///                  may hold fewer, or none, when rows do not divide evenly);
 ///  - col_block:    the same over columns (a 1 x P grid);
 ///  - block_cyclic: a Pr x Pc ProcessGrid with mb x nb blocks dealt
 ///                  round-robin over it in both dimensions.
