@@ -27,7 +27,7 @@ namespace magmadnn::distributed::dmath {
 
 template <typename T>
 class DistMatrix;
-/// Defined in redistribute.h (declared here for DistMatrix::redistribute).
+/// Declared here for DistMatrix::redistribute; its contract is in redistribute.h.
 template <typename S, typename D>
 void redistribute(const DistMatrix<S>& from, DistMatrix<D>& to);
 

@@ -90,6 +90,12 @@ double remap_cost(const Layout& from, const Layout& to, int ranks) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// A block-cyclic target; blocks sized from an extent that may be 0 (an empty
+// product) are made at least 1.
+Layout target(std::int64_t rows, std::int64_t cols, const ProcessGrid& grid, std::int64_t mb, std::int64_t nb) {
+  return Layout::block_cyclic(rows, cols, grid, std::max<std::int64_t>(mb, 1), std::max<std::int64_t>(nb, 1));
+}
+
 // Running `alg` after bringing op(A) from va to ta and op(B) from vb to tb.
 GemmPlan candidate(GemmAlgorithm alg, const Layout& va, const Layout& vb, const Layout& ta, const Layout& tb,
                    double own_traffic, int ranks) {
@@ -132,22 +138,22 @@ GemmPlan plan_gemm(const Layout& a, bool trans_a, const Layout& b, bool trans_b,
   // replicated); an operand replicated already is kept where it suffices.
   {
     Layout ta = Layout::replicated(m, k), tb = Layout::replicated(k, n);
-    if (!c.is_replicated() && c.grid().cols() == 1) ta = Layout::block_cyclic(m, k, c.grid(), c.mb(), k);
-    if (!c.is_replicated() && c.grid().rows() == 1) tb = Layout::block_cyclic(k, n, c.grid(), k, c.nb());
+    if (!c.is_replicated() && c.grid().cols() == 1) ta = target(m, k, c.grid(), c.mb(), k);
+    if (!c.is_replicated() && c.grid().rows() == 1) tb = target(k, n, c.grid(), k, c.nb());
     options.push_back(candidate(GemmAlgorithm::local, va, vb, va.is_replicated() ? va : ta,
                                 vb.is_replicated() ? vb : tb, 0, ranks));
     options.push_back(candidate(GemmAlgorithm::local, va, vb, ta, tb, 0, ranks));
   }
   // reduce: keep an operand already split along k only, match the other to it.
   {
-    Layout ta = Layout::block_cyclic(m, k, ProcessGrid(1, ranks), m, std::max<std::int64_t>(1, ceil_div(k, ranks)));
-    Layout tb = Layout::block_cyclic(k, n, ProcessGrid(ranks, 1), ta.nb(), n);
+    Layout ta = target(m, k, ProcessGrid(1, ranks), m, std::max<std::int64_t>(1, ceil_div(k, ranks)));
+    Layout tb = target(k, n, ProcessGrid(ranks, 1), ta.nb(), n);
     if (!va.is_replicated() && va.grid().rows() == 1) {
       ta = va;
-      tb = Layout::block_cyclic(k, n, va.grid().transposed(), va.nb(), n);
+      tb = target(k, n, va.grid().transposed(), va.nb(), n);
     } else if (!vb.is_replicated() && vb.grid().cols() == 1) {
       tb = vb;
-      ta = Layout::block_cyclic(m, k, vb.grid().transposed(), m, vb.mb());
+      ta = target(m, k, vb.grid().transposed(), m, vb.mb());
     }
     options.push_back(candidate(GemmAlgorithm::reduce, va, vb, ta, tb, reduce_traffic, ranks));
   }
@@ -159,8 +165,8 @@ GemmPlan plan_gemm(const Layout& a, bool trans_a, const Layout& b, bool trans_b,
     std::int64_t kb = std::clamp<std::int64_t>(ceil_div(k, std::max(pr, pc)), 1, 256);
     if (keep_a) kb = va.nb();
     else if (keep_b) kb = vb.mb();
-    const Layout ta = keep_a ? va : Layout::block_cyclic(m, k, c.grid(), c.mb(), kb);
-    const Layout tb = keep_b ? vb : Layout::block_cyclic(k, n, c.grid(), kb, c.nb());
+    const Layout ta = keep_a ? va : target(m, k, c.grid(), c.mb(), kb);
+    const Layout tb = keep_b ? vb : target(k, n, c.grid(), kb, c.nb());
     options.push_back(candidate(GemmAlgorithm::summa, va, vb, ta, tb, panels, ranks));
   }
   // Only candidates whose layouts fit their algorithm count (a local plan,

@@ -6,6 +6,7 @@
 // the magnitudes of its terms (double: about 1e-14 here; float: about 1e-5).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -214,6 +215,26 @@ TEST(DmathGemm, LargerFloatProducts) {
     for (GemmAlgorithm alg : {GemmAlgorithm::local, GemmAlgorithm::reduce, GemmAlgorithm::summa}) {
       SCOPED_TRACE(std::string(gemm_algorithm_name(alg)) + (ta ? ", A^T" : "") + (tb ? ", B^T" : ""));
       check_gemm(comm, 1.5f, la, a, ta, lb, b, tb, -0.5f, lc, c0, alg);
+    }
+  }
+}
+
+// Empty extents: k = 0 leaves C = beta C, and empty matrices move and
+// multiply like any other, under every algorithm.
+TEST(DmathGemm, EmptyExtents) {
+  auto& comm = dmath_world();
+  const int g = comm.size();
+  const ProcessGrid grid = ProcessGrid::near_square(g);
+  Rng rng(218);
+  for (auto [m, n, k] : {std::array<std::int64_t, 3>{5, 4, 0}, {0, 4, 3}, {5, 0, 3}}) {
+    const auto a = random_matrix<double>(rng, m, k);
+    const auto b = random_matrix<double>(rng, k, n);
+    const auto c0 = random_matrix<double>(rng, m, n);
+    for (GemmAlgorithm alg : {GemmAlgorithm::local, GemmAlgorithm::reduce, GemmAlgorithm::summa}) {
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
+                   gemm_algorithm_name(alg));
+      check_gemm(comm, 1.0, Layout::row_block(m, k, g), a, false, Layout::col_block(k, n, g), b, false, 0.25,
+                 Layout::block_cyclic(m, n, grid, 2, 2), c0, alg);
     }
   }
 }
