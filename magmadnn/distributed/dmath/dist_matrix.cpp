@@ -1,6 +1,9 @@
 #include "magmadnn/distributed/dmath/dist_matrix.h"
 
+#include <algorithm>
+
 #include "magmadnn/core/errors.h"
+#include "magmadnn/distributed/dmath/local_runs.h"
 #include "magmadnn/distributed/dmath/redistribute.h"
 
 namespace magmadnn::distributed::dmath {
@@ -18,13 +21,10 @@ DistMatrix<T>::DistMatrix(Communicator& comm, Layout layout) : comm_(&comm), lay
 template <typename T>
 DistMatrix<T> DistMatrix<T>::from_global(Communicator& comm, Layout layout, const T* global) {
   DistMatrix m(comm, std::move(layout));
-  const int rank = comm.rank();
-  for (std::int64_t li = 0; li < m.local_rows_; ++li) {
-    for (std::int64_t lj = 0; lj < m.local_cols_; ++lj) {
-      const auto [i, j] = m.layout_.global_index(rank, li, lj);
-      m.local(li, lj) = global[i * m.cols() + j];
-    }
-  }
+  detail::for_each_local_run(m.layout_, comm.rank(),
+                             [&](std::int64_t li, std::int64_t lj, std::int64_t i, std::int64_t j, std::int64_t len) {
+                               std::copy_n(global + i * m.cols() + j, len, &m.local(li, lj));
+                             });
   return m;
 }
 

@@ -5,10 +5,10 @@
 // block), so that one reduce-scatter leaves each rank exactly its block,
 // whatever C's layout: (P - 1)/P of C received per rank, half an allreduce.
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "magmadnn/distributed/dmath/local_gemm.h"
+#include "magmadnn/distributed/dmath/local_runs.h"
 #include "magmadnn/distributed/dmath/operand.h"
 
 namespace magmadnn::distributed::dmath::detail {
@@ -34,20 +34,12 @@ void gemm_reduce(T alpha, const Operand<T>& a, const Operand<T>& b, T beta, Dist
   }
   const std::int64_t slot = lc.max_local_size();
   std::vector<T> packed(static_cast<std::size_t>(slot * comm.size()), T(0));
-  const BlockCyclic1D rmap = lc.row_map(), cmap = lc.col_map();
   for (int d = 0; d < comm.size(); ++d) {
-    const int dr = lc.grid_row(d), dc = lc.grid_col(d);
-    if (dr < 0) continue;
-    const std::int64_t lr = rmap.extent(dr), lcn = cmap.extent(dc);
     T* block = packed.data() + slot * d;
-    for (std::int64_t li = 0; li < lr; ++li) {
-      const T* row = partial.data() + rmap.global_index(li, dr) * n;
-      for (std::int64_t lj = 0; lj < lcn;) {
-        const std::int64_t len = std::min(lcn - lj, cmap.block - lj % cmap.block);
-        std::memcpy(block + li * lcn + lj, row + cmap.global_index(lj, dc), static_cast<std::size_t>(len) * sizeof(T));
-        lj += len;
-      }
-    }
+    const std::int64_t ld = lc.local_cols(d);
+    for_each_local_run(lc, d, [&](std::int64_t li, std::int64_t lj, std::int64_t i, std::int64_t j, std::int64_t len) {
+      std::copy_n(partial.data() + i * n + j, len, block + li * ld + lj);
+    });
   }
   std::vector<T> mine(static_cast<std::size_t>(slot));
   comm.reduce_scatter(host_buffer(static_cast<const T*>(packed.data()), packed.size()),

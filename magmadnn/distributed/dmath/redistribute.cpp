@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/distributed/dmath/local_runs.h"
 #include "magmadnn/distributed/dmath/runs.h"
 
 namespace magmadnn::distributed::dmath {
@@ -43,22 +44,13 @@ void copy_to_replicated(const DistMatrix<S>& from, DistMatrix<D>& to) {
   std::vector<S> all(static_cast<std::size_t>(slot) * static_cast<std::size_t>(comm.size()));
   comm.allgather(host_buffer(static_cast<const S*>(mine.data()), mine.size()), host_buffer(all.data(), all.size()));
   if (!to.layout().holds(comm.rank())) return;
-  const BlockCyclic1D rmap = lf.row_map(), cmap = lf.col_map();
-  const std::int64_t cols = lf.cols();
   for (int s = 0; s < comm.size(); ++s) {
-    const int sr = lf.grid_row(s), sc = lf.grid_col(s);
-    if (sr < 0) continue;
-    const std::int64_t lr = rmap.extent(sr), lc = cmap.extent(sc);
     const S* block = all.data() + static_cast<std::size_t>(slot) * static_cast<std::size_t>(s);
-    for (std::int64_t li = 0; li < lr; ++li) {
-      D* row = to.local_data() + rmap.global_index(li, sr) * cols;
-      // Local columns come in blocks that are contiguous globally too.
-      for (std::int64_t lj = 0; lj < lc;) {
-        const std::int64_t len = std::min(lc - lj, cmap.block - lj % cmap.block);
-        convert_n(block + li * lc + lj, len, row + cmap.global_index(lj, sc));
-        lj += len;
-      }
-    }
+    const std::int64_t ld = lf.local_cols(s), cols = lf.cols();
+    detail::for_each_local_run(lf, s, [&](std::int64_t li, std::int64_t lj, std::int64_t i, std::int64_t j,
+                                          std::int64_t len) {
+      convert_n(block + li * ld + lj, len, to.local_data() + i * cols + j);
+    });
   }
 }
 
