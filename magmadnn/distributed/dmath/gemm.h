@@ -20,7 +20,7 @@
 ///            free): for each k panel, its owner column broadcasts the A
 ///            panel along process rows and its owner row the B panel down
 ///            process columns, and every rank accumulates a local product;
-///            the next panel's messages are in flight during this panel's
+///            the next panel's messages are posted before this panel's
 ///            product (one panel of look-ahead).
 /// Candidates are each algorithm on the operands as they are and on the
 /// cheapest remapping of op(A) and op(B) that fits it (keeping an operand

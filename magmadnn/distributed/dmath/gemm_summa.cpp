@@ -6,8 +6,10 @@
 // For panel t, the grid column that owns it sends its rows of the A panel
 // along each grid row, the grid row that owns it sends the B panel down
 // each grid column, and every rank adds A_panel * B_panel to its block of C.
-// Panel t + 1's messages are posted before panel t's product, so transfer
-// and arithmetic overlap. A panel that is a strided piece of the local
+// Panel t + 1's messages are posted before panel t's product. How much of
+// their transfer overlaps the product is up to the MPI library's progress:
+// without an asynchronous progress thread, a message too large to go eagerly
+// moves mostly inside the next wait. A panel that is a strided piece of the local
 // matrix is packed once, on its owner, then sent; a contiguous one goes as
 // it is. The broadcasts are flat (the owner sends to each member), which
 // suits the small grids of a node; a ring or tree would suit large ones.
