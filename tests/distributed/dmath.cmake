@@ -1,0 +1,21 @@
+# dMath's distributed matrices (magmadnn/distributed/dmath/): one test
+# program, run directly (one local rank, label cpu) and, with MPI, under the
+# launcher at 1, 2, 3 and 4 ranks (label mpi), oversubscribed, each bounded.
+# main() is the strategy tests' (one world communicator, failures printed per rank).
+add_executable(test_dmath strategy_test_main.cpp dmath/test_dmath_layout.cpp dmath/test_dmath_redistribute.cpp
+               dmath/test_dmath_gemm.cpp)
+target_link_libraries(test_dmath PRIVATE magmadnn GTest::gtest)
+target_include_directories(test_dmath PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/dmath)
+add_test(NAME dmath_local COMMAND test_dmath)
+set_tests_properties(dmath_local PROPERTIES LABELS cpu TIMEOUT 120 ENVIRONMENT OMP_NUM_THREADS=1)
+if(MAGMADNN_HAVE_MPI)
+  string(REPLACE "|" ";" _dmath_launch "${MAGMADNN_MPI_LAUNCH}")
+  list(SUBLIST _dmath_launch 3 -1 _dmath_launch_flags)
+  foreach(_ranks 1 2 3 4)
+    add_test(NAME dmath_np${_ranks}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_ranks} ${_dmath_launch_flags}
+                     $<TARGET_FILE:test_dmath>)
+    set_tests_properties(dmath_np${_ranks} PROPERTIES LABELS mpi TIMEOUT 240
+                         ENVIRONMENT "${MAGMADNN_MPI_TEST_ENV};OMP_NUM_THREADS=1")
+  endforeach()
+endif()
