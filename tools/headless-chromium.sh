@@ -3,7 +3,10 @@
 # $WORK removed on exit, and defines
 #   chrome ARGS...   headless Chromium at WIDTH x HEIGHT, device scale 1, a
 #                    private profile per call (parallel runs neither share nor
-#                    lock one; no network is needed), stderr in $WORK/chromium.log.
+#                    lock one; no network is needed), stderr in $WORK/chromium.log;
+#   screenshot PAGE OUT   a PNG of the window at OUT (replaced), or fail();
+#   print_text PAGE TXT   the page printed to PDF and read back as text into
+#                    TXT by pdftotext, or fail().
 # Requires, before sourcing: WIDTH, HEIGHT, and fail() (print and exit).
 # shellcheck shell=bash
 
@@ -28,4 +31,15 @@ chrome() {
   profile="$(mktemp -d -p "$WORK")"
   timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
     --user-data-dir="$profile" --window-size="$WIDTH,$HEIGHT" "$@" 2>"$WORK/chromium.log"
+}
+screenshot() {
+  rm -f "$2"
+  chrome --screenshot="$2" "file://$1" >/dev/null || true
+  [[ -s "$2" ]] || fail "chromium wrote no screenshot to $2 ($(tail -n 3 "$WORK/chromium.log"))"
+}
+print_text() {
+  rm -f "$WORK/print.pdf"
+  chrome --no-pdf-header-footer --print-to-pdf="$WORK/print.pdf" "file://$1" >/dev/null || true
+  [[ -s "$WORK/print.pdf" ]] || fail "chromium printed no PDF ($(tail -n 3 "$WORK/chromium.log"))"
+  pdftotext "$WORK/print.pdf" "$2" || fail "pdftotext could not read the printed page"
 }

@@ -32,12 +32,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/headless-chromium.sh"
 
 # The screenshot, the printed text, and the page's own measurements (series
 # and legend boxes, the widest element) written into its DOM and dumped.
-rm -f "$OUT"
-chrome --screenshot="$OUT" "file://$PAGE" >/dev/null || true
-[[ -s "$OUT" ]] || fail "chromium wrote no screenshot to $OUT ($(tail -n 3 "$WORK/chromium.log"))"
-chrome --no-pdf-header-footer --print-to-pdf="$WORK/page.pdf" "file://$PAGE" >/dev/null || true
-[[ -s "$WORK/page.pdf" ]] || fail "chromium printed no PDF ($(tail -n 3 "$WORK/chromium.log"))"
-pdftotext "$WORK/page.pdf" "$WORK/page.txt" || fail "pdftotext could not read the printed page"
+screenshot "$PAGE" "$OUT"
+print_text "$PAGE" "$WORK/page.txt"
 cp "$PAGE" "$WORK/measure.html"
 cat >>"$WORK/measure.html" <<'JS'
 <script>

@@ -34,9 +34,7 @@ FAILED=()  # checks 2 and 3 both run, so one report names everything wrong
 source "$(dirname "${BASH_SOURCE[0]}")/headless-chromium.sh"
 
 # 1. The screenshot.
-rm -f "$OUT"
-chrome --screenshot="$OUT" "file://$REPORT" >/dev/null || true
-[[ -s "$OUT" ]] || fail "chromium wrote no screenshot to $OUT ($(tail -n 3 "$WORK/chromium.log"))"
+screenshot "$REPORT" "$OUT"
 python3 - "$OUT" "$WIDTH" "$HEIGHT" <<'PY' || exit 1
 import struct, sys
 path, w, h = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -50,9 +48,7 @@ print(f"screenshot-report: screenshot {path} ({width}x{height})")
 PY
 
 # 2. The headline values in the printed text.
-chrome --no-pdf-header-footer --print-to-pdf="$WORK/report.pdf" "file://$REPORT" >/dev/null || true
-[[ -s "$WORK/report.pdf" ]] || fail "chromium printed no PDF ($(tail -n 3 "$WORK/chromium.log"))"
-pdftotext "$WORK/report.pdf" "$WORK/report.txt" || fail "pdftotext could not read the printed page"
+print_text "$REPORT" "$WORK/report.txt"
 python3 - "$SUMMARY" "$WORK/report.txt" <<'PY' || FAILED+=("headline values")
 import json, re, sys
 

@@ -35,14 +35,10 @@ fail() { echo "screenshot-tune: FAILED: $*" >&2; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/headless-chromium.sh"
 
 # 1. The screenshot.
-rm -f "$OUT"
-chrome --screenshot="$OUT" "file://$PAGE" >/dev/null || true
-[[ -s "$OUT" ]] || fail "chromium wrote no screenshot to $OUT ($(tail -n 3 "$WORK/chromium.log"))"
+screenshot "$PAGE" "$OUT"
 
 # 4. The printed text.
-chrome --no-pdf-header-footer --print-to-pdf="$WORK/page.pdf" "file://$PAGE" >/dev/null || true
-[[ -s "$WORK/page.pdf" ]] || fail "chromium printed no PDF ($(tail -n 3 "$WORK/chromium.log"))"
-pdftotext "$WORK/page.pdf" "$WORK/page.txt" || fail "pdftotext could not read the printed page"
+print_text "$PAGE" "$WORK/page.txt"
 
 # 2, 3 and 5: the page exercised by a script of ours, which writes what it
 # found into the DOM that chromium dumps. Script errors are caught from the
