@@ -16,7 +16,6 @@
 #include "magmadnn/tensor/dispatch.h"
 #include "magmadnn/data/dataloader.h"
 #include "magmadnn/data/shard.h"
-#include "magmadnn/tensor/math.h"
 #include "magmadnn/model/batch_order.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/model/network_detail.h"
