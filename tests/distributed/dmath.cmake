@@ -8,14 +8,4 @@ target_link_libraries(test_dmath PRIVATE magmadnn GTest::gtest)
 target_include_directories(test_dmath PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/dmath)
 add_test(NAME dmath_local COMMAND test_dmath)
 set_tests_properties(dmath_local PROPERTIES LABELS cpu TIMEOUT 120 ENVIRONMENT OMP_NUM_THREADS=1)
-if(MAGMADNN_HAVE_MPI)
-  string(REPLACE "|" ";" _dmath_launch "${MAGMADNN_MPI_LAUNCH}")
-  list(SUBLIST _dmath_launch 3 -1 _dmath_launch_flags)
-  foreach(_ranks 1 2 3 4)
-    add_test(NAME dmath_np${_ranks}
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_ranks} ${_dmath_launch_flags}
-                     $<TARGET_FILE:test_dmath>)
-    set_tests_properties(dmath_np${_ranks} PROPERTIES LABELS mpi TIMEOUT 240
-                         ENVIRONMENT "${MAGMADNN_MPI_TEST_ENV};OMP_NUM_THREADS=1")
-  endforeach()
-endif()
+magmadnn_add_mpi_test(NAME dmath TARGET test_dmath RANKS 1 2 3 4 TIMEOUT 240)
