@@ -3,7 +3,8 @@
 # launcher at 1, 2, 3 and 4 ranks (label mpi), oversubscribed, each bounded.
 # main() is the strategy tests' (one world communicator, failures printed per rank).
 add_executable(test_dmath strategy_test_main.cpp dmath/test_dmath_layout.cpp dmath/test_dmath_redistribute.cpp
-               dmath/test_dmath_gemm.cpp dmath/test_dmath_elementwise.cpp)
+               dmath/test_dmath_gemm.cpp dmath/test_dmath_elementwise.cpp
+               dmath/test_dmath_replica.cpp)
 target_link_libraries(test_dmath PRIVATE magmadnn GTest::gtest)
 target_include_directories(test_dmath PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/dmath)
 add_test(NAME dmath_local COMMAND test_dmath)

@@ -1,6 +1,7 @@
 #include "magmadnn/distributed/dmath/dist_matrix.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/distributed/dmath/local_runs.h"
@@ -26,6 +27,12 @@ DistMatrix<T> DistMatrix<T>::from_global(Communicator& comm, Layout layout, cons
                                std::copy_n(global + i * m.cols() + j, len, &m.local(li, lj));
                              });
   return m;
+}
+
+template <typename T>
+std::uint64_t DistMatrix<T>::next_stamp() noexcept {
+  static std::atomic<std::uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 template <typename T>

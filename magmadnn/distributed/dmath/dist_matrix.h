@@ -15,6 +15,15 @@
 /// Guarantees: local() is local_rows() x local_cols(), row-major and dense,
 /// zero-initialised by the constructor; a rank that the layout gives nothing
 /// holds an empty local matrix and still takes part in collective calls.
+///
+/// Versions: stamp() identifies the matrix's contents. It is new (unique in
+/// the process) when a matrix is made and each time it is marked changed,
+/// and copies share it with their source. Every dmath operation that writes
+/// a matrix marks it; code that writes local blocks itself calls
+/// mark_changed() afterwards, on every rank of the group (a rank with an
+/// empty block too), since a Replica compares stamps to decide whether to
+/// copy again without asking the other ranks, and all ranks must decide
+/// alike (dMath's "keep what you've seen").
 #pragma once
 
 #include <cstdint>
@@ -55,6 +64,10 @@ class DistMatrix {
   T& local(std::int64_t li, std::int64_t lj) noexcept { return local_[li * local_cols_ + lj]; }
   const T& local(std::int64_t li, std::int64_t lj) const noexcept { return local_[li * local_cols_ + lj]; }
 
+  /// See "Versions" above.
+  std::uint64_t stamp() const noexcept { return stamp_; }
+  void mark_changed() noexcept { stamp_ = next_stamp(); }
+
   /// The whole matrix, row-major, on every rank. Collective.
   std::vector<T> to_global() const;
 
@@ -68,13 +81,16 @@ class DistMatrix {
   Layout layout_;
   std::int64_t local_rows_ = 0, local_cols_ = 0;
   std::vector<T> local_;
+  std::uint64_t stamp_ = next_stamp();
+
+  static std::uint64_t next_stamp() noexcept;
 };
 
 template <typename T>
 template <typename U>
 DistMatrix<U> DistMatrix<T>::redistribute(const Layout& to) const {
   DistMatrix<U> out(*comm_, to);
-  dmath::redistribute(*this, out);
+  dmath::redistribute(*this, out);  // marks `out`
   return out;
 }
 

@@ -52,6 +52,7 @@ void axpby(T alpha, const DistMatrix<T>& X, T beta, DistMatrix<T>& Y) {
   } else {
     for (std::int64_t k = 0; k < n; ++k) yp[k] = alpha * xp[k] + beta * yp[k];
   }
+  Y.mark_changed();
 }
 
 template <typename T>
@@ -65,6 +66,7 @@ void hadamard(const DistMatrix<T>& A, const DistMatrix<T>& B, DistMatrix<T>& C) 
   const DistMatrix<T>& b = laid_out_as(B, C.layout(), rb);
   const std::int64_t n = C.local_rows() * C.local_cols();
   for (std::int64_t k = 0; k < n; ++k) C.local_data()[k] = a.local_data()[k] * b.local_data()[k];
+  C.mark_changed();
 }
 
 template <typename T>
@@ -78,6 +80,7 @@ void add_row_vector(const DistMatrix<T>& b, DistMatrix<T>& Y) {
                                T* y = &Y.local(li, lj);
                                for (std::int64_t t = 0; t < len; ++t) y[t] += whole[static_cast<std::size_t>(j + t)];
                              });
+  Y.mark_changed();
 }
 
 template <typename T>
@@ -92,6 +95,7 @@ void add_col_vector(const DistMatrix<T>& b, DistMatrix<T>& Y) {
                                const T v = whole[static_cast<std::size_t>(i)];
                                for (std::int64_t t = 0; t < len; ++t) y[t] += v;
                              });
+  Y.mark_changed();
 }
 
 #define MAGMADNN_DMATH_ELEMENTWISE(T)                                         \

@@ -51,6 +51,7 @@ void transform(DistMatrix<T>& Y, F&& f) {
   T* p = Y.local_data();
   const std::int64_t n = Y.local_rows() * Y.local_cols();
   for (std::int64_t k = 0; k < n; ++k) p[k] = f(p[k]);
+  Y.mark_changed();
 }
 
 }  // namespace magmadnn::distributed::dmath

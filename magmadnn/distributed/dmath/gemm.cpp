@@ -1,18 +1,36 @@
 #include "magmadnn/distributed/dmath/gemm.h"
 
 #include <optional>
+#include <string>
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/distributed/dmath/operand.h"
+#include "magmadnn/distributed/dmath/plan_cache_detail.h"
 
 namespace magmadnn::distributed::dmath {
+namespace {
+
+detail::PlanStore<GemmPlan>& plans() {
+  static detail::PlanStore<GemmPlan> store;
+  static const bool registered = (detail::on_reset([]() noexcept { plans().clear(); }), true);
+  (void)registered;
+  return store;
+}
+
+}  // namespace
 
 template <typename T>
 GemmPlan gemm(T alpha, const DistMatrix<T>& A, bool trans_a, const DistMatrix<T>& B, bool trans_b, T beta,
               DistMatrix<T>& C, std::optional<GemmAlgorithm> force) {
   MAGMADNN_CHECK(&A.comm() == &C.comm() && &B.comm() == &C.comm(), ValueError,
                  "gemm: A, B and C must live on the same communicator");
-  const GemmPlan plan = plan_gemm(A.layout(), trans_a, B.layout(), trans_b, C.layout(), C.comm().size(), force);
+  const int ranks = C.comm().size();
+  const std::string key = A.layout().str() + (trans_a ? " T * " : " * ") + B.layout().str() + (trans_b ? " T -> " : " -> ") +
+                          C.layout().str() + " / " + std::to_string(ranks) +
+                          (force ? std::string(" forced ") + gemm_algorithm_name(*force) : std::string());
+  const GemmPlan plan = *plans().get(key, [&] {
+    return plan_gemm(A.layout(), trans_a, B.layout(), trans_b, C.layout(), ranks, force);
+  });
   // The remapped operand is stored as the transpose of its target when
   // flagged, so that op() of it has the layout the plan asks for.
   std::optional<DistMatrix<T>> a2, b2;
@@ -24,6 +42,7 @@ GemmPlan gemm(T alpha, const DistMatrix<T>& A, bool trans_a, const DistMatrix<T>
     case GemmAlgorithm::reduce: detail::gemm_reduce(alpha, a, b, beta, C); break;
     case GemmAlgorithm::summa: detail::gemm_summa(alpha, a, b, beta, C); break;
   }
+  C.mark_changed();
   return plan;
 }
 

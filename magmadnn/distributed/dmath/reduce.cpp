@@ -60,6 +60,7 @@ void reduce_lines(const DistMatrix<T>& A, ReduceOp op, DistMatrix<T>& out, bool 
           T& slot = o[along_rows ? li : lj];
           slot = combine(op, slot, A.local(li, lj));
         }
+      out.mark_changed();
       return;
     }
   }
@@ -82,6 +83,7 @@ void reduce_lines(const DistMatrix<T>& A, ReduceOp op, DistMatrix<T>& out, bool 
     for (std::int64_t t = 0; t < len; ++t)
       out.local(li, lj + t) = partial[static_cast<std::size_t>(along_rows ? i : j + t)];
   });
+  out.mark_changed();
 }
 
 }  // namespace

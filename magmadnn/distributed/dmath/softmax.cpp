@@ -52,6 +52,7 @@ void softmax_rows(const DistMatrix<T>& X, DistMatrix<T>& Y) {
   } else {
     Y = Z.redistribute(Y.layout());
   }
+  Y.mark_changed();
 }
 
 template void softmax_rows<float>(const DistMatrix<float>&, DistMatrix<float>&);
