@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 
 const std::vector<OptionSpec> kOptions = {
     {"config", "FILE", "JSON config (merged over --preset when both are given)"},
-    {"preset", "NAME", "start from a preset: mlp (default without --config), lenet5"},
+    {"preset", "NAME", "start from a preset: mlp (default without --config), lenet5, resnet"},
     {"layers", "N", "mlp preset: number of hidden layers of 528 sigmoid units (default 1)"},
     {"epochs", "N", "epochs to train (with --resume: the run's new total)"},
     {"batch-size", "N", "samples per training step"},
@@ -167,7 +167,7 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
 int train_command(const std::vector<std::string>& args, std::ostream& out) {
   const ParsedArgs a = parse_args("magmadnn train", args, kOptions);
   if (a.has("help")) {
-    out << usage_text("magmadnn train [--config FILE] [--preset mlp|lenet5] [options]", kAbout, kOptions);
+    out << usage_text("magmadnn train [--config FILE] [--preset mlp|lenet5|resnet] [options]", kAbout, kOptions);
     return 0;
   }
   // A single process (no launcher) gets the local communicator: no MPI at all.

@@ -140,6 +140,12 @@ std::string name_key(const std::string& name) {
   return slash == std::string::npos ? name : name.substr(slash + 1);
 }
 
+std::string layer_key(const std::string& layer_name, const std::string& name) {
+  const std::string prefix = layer_name + "/";
+  if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0) return name.substr(prefix.size());
+  return name_key(name);
+}
+
 std::vector<std::string> unique_names(const std::vector<std::string>& names) {
   std::map<std::string, int> count;
   std::vector<std::string> out;

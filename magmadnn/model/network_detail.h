@@ -31,6 +31,11 @@ std::vector<std::int64_t> row_classes(const Tensor<T>& pred);
 std::string structural_prefix(std::size_t index, const std::string& type_name);
 /// The part of "<layer>/<key>" after the last '/'.
 std::string name_key(const std::string& name);
+/// The key of `name` ("<layer name>/<key>") within the layer called
+/// `layer_name`: everything after "<layer name>/", so that a composite
+/// layer's keys ("conv1/W" of a residual block) stay apart; name_key(name)
+/// when `name` does not start with the layer's name.
+std::string layer_key(const std::string& layer_name, const std::string& name);
 /// The same names with "#2", "#3", ... appended to repeats.
 std::vector<std::string> unique_names(const std::vector<std::string>& names);
 

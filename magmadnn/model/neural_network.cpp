@@ -133,9 +133,9 @@ void NeuralNetwork<T>::build(optimizer::loss_t loss) {
       if (!seen.insert(v.get()).second) continue;
       params_.push_back(v);
       param_exprs_.push_back(v);
-      names.push_back(prefix + detail::name_key(name));
+      names.push_back(prefix + detail::layer_key(l->get_name(), name));
     }
-    for (auto& [name, t] : l->get_state()) state_.emplace_back(prefix + detail::name_key(name), t);
+    for (auto& [name, t] : l->get_state()) state_.emplace_back(prefix + detail::layer_key(l->get_name(), name), t);
   }
   param_names_ = detail::unique_names(names);
   grad_ptrs_.assign(params_.size(), nullptr);

@@ -98,6 +98,13 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
       } else if (l.type == "pool") {
         x = push(chain, layer::pooling<float>(x, {l.kernel[0], l.kernel[1]}, {l.padding[0], l.padding[1]},
                                               {l.stride[0], l.stride[1]}, l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
+      } else if (l.type == "global_pool") {
+        const Shape s = x->get_output_shape();
+        MAGMADNN_CHECK(s.ndim() == 4, ShapeError, "global_pool needs {N, C, H, W} input, got " << s);
+        x = push(chain, layer::pooling<float>(x, {s[2], s[3]}, {0, 0}, {s[2], s[3]},
+                                              l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
+      } else if (l.type == "residual") {
+        x = push(chain, layer::residual<float>(x, l.filters, {l.stride[0], l.stride[1]}));
       } else if (l.type == "flatten") {
         x = push(chain, layer::flatten<float>(x));
       } else if (l.type == "dropout") {

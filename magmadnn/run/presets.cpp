@@ -48,13 +48,42 @@ Json lenet5() {
   return j;
 }
 
+// A small residual network (ResNet-8: a 3x3 stem and one basic block per
+// stage, 16, 32 and 64 channels, the last two halving H and W) with batch
+// normalisation and global average pooling, for 28x28 Fashion-MNIST: the
+// second convolutional workload beside LeNet-5, and the one with the shapes
+// of modern networks (3x3 kernels, many channels, 1x1 projections).
+Json resnet() {
+  Json j;
+  j["name"] = "resnet";
+  j["layers"] = Json::array({
+      {{"type", "conv2d"}, {"filters", 16}, {"kernel", {3, 3}}, {"padding", {1, 1}}, {"bias", false}},
+      {{"type", "batchnorm"}},
+      {{"type", "activation"}, {"function", "relu"}},
+      {{"type", "residual"}, {"filters", 16}},
+      {{"type", "residual"}, {"filters", 32}, {"stride", {2, 2}}},
+      {{"type", "residual"}, {"filters", 64}, {"stride", {2, 2}}},
+      {{"type", "global_pool"}, {"mode", "average"}},
+      {{"type", "flatten"}},
+      {{"type", "dense"}, {"units", 10}, {"activation", "softmax"}},
+  });
+  j["loss"] = "cross_entropy";
+  j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}};
+  j["schedule"] = {{"type", "cosine"}};
+  j["epochs"] = 2;
+  j["batch_size"] = 128;
+  j["seed"] = 42;
+  return j;
+}
+
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"mlp", "lenet5"}; }
+std::vector<std::string> preset_names() { return {"mlp", "lenet5", "resnet"}; }
 
 Json preset(const std::string& name, int hidden_layers) {
   if (name == "mlp") return mlp(hidden_layers);
   if (name == "lenet5") return lenet5();
+  if (name == "resnet") return resnet();
   std::string names;
   for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
   throw ConfigError("--preset", "unknown preset \"" + name + "\" (available: " + names + ")");

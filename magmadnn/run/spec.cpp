@@ -24,7 +24,8 @@ const std::vector<std::string>& activation_choices() {
   }();
   return names;
 }
-const std::vector<std::string> kLayerTypes = {"dense", "conv2d", "pool", "flatten", "dropout", "batchnorm", "activation"};
+const std::vector<std::string> kLayerTypes = {"dense",     "conv2d",      "pool",     "global_pool", "flatten",
+                                               "dropout",   "batchnorm",   "residual", "activation"};
 
 std::string quoted_list(const std::vector<std::string>& names) {
   std::string s;
@@ -178,6 +179,14 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
     l.kernel = o.pair("kernel", {2, 2}, limits::window);
     l.padding = o.pair("padding", {0, 0}, limits::padding);
     l.stride = o.pair("stride", l.kernel, limits::window);
+  } else if (l.type == "global_pool") {
+    Obj o(j, path, {"type", "mode"}, what);
+    l.mode = o.choice("mode", "average", {"max", "average"});
+  } else if (l.type == "residual") {
+    Obj o(j, path, {"type", "filters", "stride"}, what);
+    if (!o.has("filters")) throw ConfigError(o.at("filters"), "missing (a residual block needs its output channels)");
+    l.filters = o.integer("filters", 0, limits::filters);
+    l.stride = o.pair("stride", {1, 1}, limits::window);
   } else if (l.type == "dropout") {
     Obj o(j, path, {"type", "rate"}, what);
     l.rate = o.number("rate", 0.5, 0.0, 1.0, /*hi_open=*/true);
@@ -489,6 +498,11 @@ Json to_json(const TrainSpec& s) {
       o["mode"] = l.mode;
       o["kernel"] = l.kernel;
       o["padding"] = l.padding;
+      o["stride"] = l.stride;
+    } else if (l.type == "global_pool") {
+      o["mode"] = l.mode;
+    } else if (l.type == "residual") {
+      o["filters"] = l.filters;
       o["stride"] = l.stride;
     } else if (l.type == "dropout") {
       o["rate"] = l.rate;

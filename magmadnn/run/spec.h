@@ -11,6 +11,8 @@
 ///                 {"type": "conv2d", "filters": 6, "kernel": [5,5], "padding": [2,2],
 ///                  "stride": [1,1], "dilation": [1,1], "activation": "relu"},
 ///                 {"type": "pool", "mode": "max", "kernel": [2,2], "stride": [2,2]},
+///                 {"type": "global_pool", "mode": "average"},   (the whole H x W)
+///                 {"type": "residual", "filters": 32, "stride": [2,2]},   (layer/residual_layer.h)
 ///                 {"type": "dropout", "rate": 0.5}, {"type": "batchnorm"},
 ///                 {"type": "activation", "function": "relu"} ],
 ///     "loss": "cross_entropy" | "mse",
@@ -91,15 +93,16 @@ inline constexpr IntRange growth_max{1, 4'294'967'295};  ///< batch_growth.max (
 
 /// One layer of the network, in the order it is applied.
 struct LayerSpec {
-  std::string type;                    ///< dense, conv2d, pool, flatten, dropout, batchnorm, activation
+  std::string type;                    ///< dense, conv2d, pool, global_pool, flatten, dropout, batchnorm,
+                                       ///< residual, activation
   std::int64_t units = 0;              ///< dense
-  std::int64_t filters = 0;            ///< conv2d
+  std::int64_t filters = 0;            ///< conv2d, residual
   std::vector<std::int64_t> kernel;    ///< conv2d, pool: {h, w}
   std::vector<std::int64_t> padding;   ///< conv2d, pool: {h, w}
-  std::vector<std::int64_t> stride;    ///< conv2d, pool: {h, w}
+  std::vector<std::int64_t> stride;    ///< conv2d, pool, residual: {h, w}
   std::vector<std::int64_t> dilation;  ///< conv2d: {h, w}
   std::string activation = "none";     ///< dense/conv2d: applied after; activation layer: its function
-  std::string mode = "max";            ///< pool: max or average
+  std::string mode = "max";            ///< pool, global_pool: max or average
   double rate = 0.0;                   ///< dropout probability
   bool bias = true;                    ///< dense, conv2d
   bool operator==(const LayerSpec&) const = default;

@@ -97,3 +97,36 @@ TEST_F(RunTraining, MissingDataNamesTheFolder) {
     EXPECT_NE(std::string(e.what()).find("nowhere"), std::string::npos) << e.what();
   }
 }
+
+// A residual network (residual blocks with batch normalisation, global
+// average pooling) from the config: it learns the stripes, and a run resumed
+// from its checkpoint (weights, every block's running statistics, optimizer
+// state) ends exactly where an uninterrupted run does.
+TEST_F(RunTraining, AResidualNetworkLearnsAndResumesExactly) {
+  const auto residual_spec = [&](std::int64_t epochs) {
+    return parse_config({{"name", "tiny_resnet"},
+                         {"layers", Json::array({{{"type", "conv2d"}, {"filters", 4}, {"kernel", {3, 3}},
+                                                  {"padding", {1, 1}}, {"bias", false}},
+                                                 {{"type", "batchnorm"}},
+                                                 {{"type", "activation"}, {"function", "relu"}},
+                                                 {{"type", "residual"}, {"filters", 4}},
+                                                 {{"type", "residual"}, {"filters", 8}, {"stride", {2, 2}}},
+                                                 {{"type", "global_pool"}},
+                                                 {{"type", "flatten"}},
+                                                 {{"type", "dense"}, {"units", 3}, {"activation", "softmax"}}})},
+                         {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}}},
+                         {"epochs", epochs},
+                         {"batch_size", 20},
+                         {"data", {{"dataset", "idx"}, {"dir", dir_}, {"val_split", 0.2}}}});
+  };
+  const RunResult whole = run_training(residual_spec(4));
+  EXPECT_GE(whole.test.accuracy, 0.9);  // separable classes
+  RunOptions o;
+  o.checkpoint_path = dir_ + "/resnet.ckpt";
+  TrainingRun(residual_spec(2)).run(o);
+  o.resume = true;
+  const RunResult resumed = TrainingRun(residual_spec(4)).run(o);
+  ASSERT_EQ(resumed.history.size(), 4u);
+  EXPECT_EQ(resumed.history.back().train_loss, whole.history.back().train_loss);
+  EXPECT_EQ(resumed.test.loss, whole.test.loss);
+}

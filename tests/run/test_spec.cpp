@@ -119,7 +119,7 @@ TEST(CliConfig, ErrorsNameThePathAndTheValue) {
   EXPECT_EQ(error_of(with("/layers/0/padding", -1)),
             "layers[0].padding: expected an integer in [0, 65536] or [h, w] of such integers, got -1");
   EXPECT_EQ(error_of(with("/layers/1/type", "maxpool")),
-            R"(layers[1].type: expected one of "dense", "conv2d", "pool", "flatten", "dropout", "batchnorm", "activation", got "maxpool")");
+            R"(layers[1].type: expected one of "dense", "conv2d", "pool", "global_pool", "flatten", "dropout", "batchnorm", "residual", "activation", got "maxpool")");
   EXPECT_EQ(error_of(with("/layers/2", 3)), "layers[2]: expected a layer object, got 3");
   EXPECT_EQ(error_of(with("/loss", "hinge")), R"(loss: expected one of "cross_entropy", "mse", got "hinge")");
   EXPECT_EQ(error_of(with("/data/val_split", 1)), "data.val_split: expected a number in [0, 1), got 1");
@@ -311,6 +311,42 @@ TEST(CliPresets, MlpMatchesThePaperBenchmark) {
   EXPECT_EQ(parse_config(preset("mlp")).layers.size(), 3u);  // one hidden layer by default
 }
 
+TEST(CliPresets, ResnetHasAStemThreeResidualStagesAndGlobalPooling) {
+  const TrainSpec s = parse_config(preset("resnet"));
+  std::vector<std::int64_t> filters;
+  std::vector<std::int64_t> strides;
+  int global = 0;
+  for (const auto& l : s.layers) {
+    if (l.type == "residual") filters.push_back(l.filters), strides.push_back(l.stride[0]);
+    global += l.type == "global_pool";
+  }
+  EXPECT_EQ(filters, (std::vector<std::int64_t>{16, 32, 64}));
+  EXPECT_EQ(strides, (std::vector<std::int64_t>{1, 2, 2}));
+  EXPECT_EQ(global, 1);
+  EXPECT_EQ(s.layers.front().type, "conv2d");
+  EXPECT_FALSE(s.layers.front().bias);
+  EXPECT_EQ(s.batch_size, 128);
+  // The config round-trips through JSON, residual and global_pool settings included.
+  EXPECT_EQ(parse_config(to_json(s)).layers, s.layers);
+}
+
+TEST(CliConfig, ResidualAndGlobalPoolSettingsAreChecked) {
+  const auto with = [](Json layer) {
+    Json j = {{"layers", Json::array({layer, {{"type", "dense"}, {"units", 10}}})}};
+    try {
+      parse_config(j);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(with({{"type", "residual"}}).find("layers[0].filters: missing"), std::string::npos);
+  EXPECT_NE(with({{"type", "residual"}, {"filters", 8}, {"stride", 0}}).find("layers[0].stride"), std::string::npos);
+  EXPECT_NE(with({{"type", "residual"}, {"filters", 8}, {"kernel", 3}}).find("layers[0].kernel"), std::string::npos);
+  EXPECT_NE(with({{"type", "global_pool"}, {"mode", "median"}}).find("layers[0].mode"), std::string::npos);
+  EXPECT_EQ(with({{"type", "global_pool"}, {"mode", "max"}}), "");
+}
+
 TEST(CliPresets, Lenet5UsesReluMaxPoolingAndMomentum) {
   const TrainSpec s = parse_config(preset("lenet5"));
   int convs = 0, pools = 0, dense = 0;
@@ -331,10 +367,10 @@ TEST(CliPresets, Lenet5UsesReluMaxPoolingAndMomentum) {
 
 TEST(CliPresets, UnknownNameListsTheAvailableOnes) {
   try {
-    preset("resnet");
+    preset("vgg16");
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_STREQ(e.what(), R"(--preset: unknown preset "resnet" (available: mlp, lenet5))");
+    EXPECT_STREQ(e.what(), R"(--preset: unknown preset "vgg16" (available: mlp, lenet5, resnet))");
   }
 }
 
