@@ -4,6 +4,7 @@ Pixels become float32 in [0, 1] (x / 255), labels become one-hot float32
 rows, so every framework starts from the same arrays. The whole set is loaded
 into memory before any timer starts.
 """
+import argparse
 import gzip
 import math
 import os
@@ -63,6 +64,18 @@ def common_args(parser):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", default=None)
     return parser
+
+
+def peer_args(description, **defaults):
+    """Parses a peer script's flags: common_args, --no-shuffle, the script's
+    own defaults (its network's settings), and sets OMP_NUM_THREADS from
+    --threads before the framework is imported."""
+    parser = common_args(argparse.ArgumentParser(description=description))
+    parser.add_argument("--no-shuffle", dest="shuffle", action="store_false")
+    parser.set_defaults(**defaults)
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    return args
 
 
 def cosine_factor(step, total):

@@ -6,7 +6,6 @@ every parameter), batch 100, 5 epochs, Fashion-MNIST.
 Prints one JSON record (framework, model, layers, threads, seconds,
 test_accuracy, ...) on stdout. Usage: pytorch_mlp.py --layers 2 --threads 1
 """
-import argparse
 import os
 import sys
 
@@ -15,10 +14,7 @@ import fashion_mnist  # noqa: E402
 
 
 def main():
-    p = fashion_mnist.common_args(argparse.ArgumentParser(description=__doc__))
-    p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
-    args = p.parse_args()
-    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    args = fashion_mnist.peer_args(__doc__)
     import torch
     import torch_common
 

@@ -10,7 +10,6 @@ annealed per step over the run; 1 epoch by default (a timing run). He
 
 Prints one JSON record on stdout. Usage: pytorch_resnet.py --threads 1
 """
-import argparse
 import os
 import sys
 
@@ -19,11 +18,9 @@ import fashion_mnist  # noqa: E402
 
 
 def main():
-    p = fashion_mnist.common_args(argparse.ArgumentParser(description=__doc__))
-    p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
-    p.set_defaults(epochs=1, lr=0.1, momentum=0.9, weight_decay=0.0, batch_size=128, layers=0, schedule="cosine")
-    args = p.parse_args()
-    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    args = fashion_mnist.peer_args(__doc__,
+                                   epochs=1, lr=0.1, momentum=0.9, weight_decay=0.0, batch_size=128,
+                                   layers=0, schedule="cosine")
     import torch
     import torch_common
 

@@ -7,7 +7,6 @@ the run, 1 epoch.
 
 Prints one JSON record on stdout. Usage: tensorflow_lenet5.py --threads 2
 """
-import argparse
 import os
 import sys
 
@@ -16,11 +15,9 @@ import fashion_mnist  # noqa: E402
 
 
 def main():
-    p = fashion_mnist.common_args(argparse.ArgumentParser(description=__doc__))
-    p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
-    p.set_defaults(epochs=1, lr=0.05, momentum=0.9, weight_decay=0.0, batch_size=64, layers=0, schedule="cosine")
-    args = p.parse_args()
-    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    args = fashion_mnist.peer_args(__doc__,
+                                   epochs=1, lr=0.05, momentum=0.9, weight_decay=0.0, batch_size=64,
+                                   layers=0, schedule="cosine")
     import tf_common
 
     tf = tf_common.setup_threads(args.threads)

@@ -5,7 +5,6 @@ on every parameter, batch 100, 5 epochs, Fashion-MNIST.
 
 Prints one JSON record on stdout. Usage: tensorflow_mlp.py --layers 2 --threads 2
 """
-import argparse
 import os
 import sys
 
@@ -14,10 +13,7 @@ import fashion_mnist  # noqa: E402
 
 
 def main():
-    p = fashion_mnist.common_args(argparse.ArgumentParser(description=__doc__))
-    p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
-    args = p.parse_args()
-    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    args = fashion_mnist.peer_args(__doc__)
     import tf_common
 
     tf = tf_common.setup_threads(args.threads)

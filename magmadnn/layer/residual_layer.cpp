@@ -36,7 +36,8 @@ ResidualLayer<T>::ResidualLayer(op::Expr<T> x, std::int64_t filters, Dims2 strid
   const Shape in = this->known_input_shape();
   MAGMADNN_CHECK(in.ndim() == 4, ShapeError,
                  "layer::residual " << this->name_ << ": input must be {N, C, H, W}, got " << in);
-  MAGMADNN_CHECK(filters >= 1, ValueError, "layer::residual " << this->name_ << ": filters must be >= 1, got " << filters);
+  MAGMADNN_CHECK(filters >= 1, ValueError,
+                 "layer::residual " << this->name_ << ": filters must be >= 1, got " << filters);
   MAGMADNN_CHECK(stride.h >= 1 && stride.w >= 1, ValueError,
                  "layer::residual " << this->name_ << ": strides must be >= 1, got " << stride.h << "x" << stride.w);
   auto c1 = conv(this->input_, "conv1", 3, filters, stride);

@@ -8,16 +8,6 @@
 #include "magmadnn/distributed/dmath/plan_cache_detail.h"
 
 namespace magmadnn::distributed::dmath {
-namespace {
-
-detail::PlanStore<GemmPlan>& plans() {
-  static detail::PlanStore<GemmPlan> store;
-  static const bool registered = (detail::on_reset([]() noexcept { plans().clear(); }), true);
-  (void)registered;
-  return store;
-}
-
-}  // namespace
 
 template <typename T>
 GemmPlan gemm(T alpha, const DistMatrix<T>& A, bool trans_a, const DistMatrix<T>& B, bool trans_b, T beta,
@@ -25,10 +15,10 @@ GemmPlan gemm(T alpha, const DistMatrix<T>& A, bool trans_a, const DistMatrix<T>
   MAGMADNN_CHECK(&A.comm() == &C.comm() && &B.comm() == &C.comm(), ValueError,
                  "gemm: A, B and C must live on the same communicator");
   const int ranks = C.comm().size();
-  const std::string key = A.layout().str() + (trans_a ? " T * " : " * ") + B.layout().str() + (trans_b ? " T -> " : " -> ") +
-                          C.layout().str() + " / " + std::to_string(ranks) +
+  const std::string key = A.layout().str() + (trans_a ? " T * " : " * ") + B.layout().str() +
+                          (trans_b ? " T -> " : " -> ") + C.layout().str() + " / " + std::to_string(ranks) +
                           (force ? std::string(" forced ") + gemm_algorithm_name(*force) : std::string());
-  const GemmPlan plan = *plans().get(key, [&] {
+  const GemmPlan plan = *detail::plan_store<GemmPlan>().get(key, [&] {
     return plan_gemm(A.layout(), trans_a, B.layout(), trans_b, C.layout(), ranks, force);
   });
   // The remapped operand is stored as the transpose of its target when

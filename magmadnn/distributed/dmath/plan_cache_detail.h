@@ -59,4 +59,14 @@ class PlanStore {
 /// Registers a store's clear() with reset_plan_cache().
 void on_reset(void (*clear)() noexcept);
 
+/// The process's one store of plans of type Plan, emptied by
+/// reset_plan_cache().
+template <typename Plan>
+PlanStore<Plan>& plan_store() {
+  static PlanStore<Plan> store;
+  static const bool registered = (on_reset([]() noexcept { plan_store<Plan>().clear(); }), true);
+  (void)registered;
+  return store;
+}
+
 }  // namespace magmadnn::distributed::dmath::detail

@@ -92,12 +92,6 @@ RedistributePlan make_plan(const Layout& lf, const Layout& lt, int ranks, int me
   return plan;
 }
 
-detail::PlanStore<RedistributePlan>& plans() {
-  static detail::PlanStore<RedistributePlan> store;
-  static const bool registered = (detail::on_reset([]() noexcept { plans().clear(); }), true);
-  (void)registered;
-  return store;
-}
 
 }  // namespace
 
@@ -126,7 +120,8 @@ void redistribute(const DistMatrix<S>& from, DistMatrix<D>& to) {
   }
 
   const std::string key = lf.str() + " -> " + lt.str() + " / " + std::to_string(ranks) + " @" + std::to_string(me);
-  const std::shared_ptr<const RedistributePlan> plan = plans().get(key, [&] { return make_plan(lf, lt, ranks, me); });
+  const std::shared_ptr<const RedistributePlan> plan =
+      detail::plan_store<RedistributePlan>().get(key, [&] { return make_plan(lf, lt, ranks, me); });
   const std::vector<Run>& row_runs = plan->row_runs;
   const std::vector<Run>& col_runs = plan->col_runs;
   const BlockCyclic1D frm = lf.row_map(), fcm = lf.col_map(), trm = lt.row_map(), tcm = lt.col_map();

@@ -37,7 +37,8 @@ using detail::combine;
 template <typename T>
 void reduce_lines(const DistMatrix<T>& A, ReduceOp op, DistMatrix<T>& out, bool along_rows, const char* where) {
   detail::check_reduce_op(where, op);
-  MAGMADNN_CHECK(&A.comm() == &out.comm(), ValueError, "dmath::" << where << ": A and out live on different communicators");
+  MAGMADNN_CHECK(&A.comm() == &out.comm(), ValueError,
+                 "dmath::" << where << ": A and out live on different communicators");
   const std::int64_t n = along_rows ? A.rows() : A.cols();
   MAGMADNN_CHECK(along_rows ? (out.rows() == n && out.cols() == 1) : (out.rows() == 1 && out.cols() == n), ShapeError,
                  "dmath::" << where << ": out is " << out.rows() << "x" << out.cols() << ", the reduction of a "

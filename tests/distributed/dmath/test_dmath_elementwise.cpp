@@ -111,18 +111,23 @@ void reductions_every_layout(std::uint64_t seed) {
         for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min}) {
           SCOPED_TRACE(magmadnn::distributed::reduce_op_name(op));
           std::vector<T> by_row(static_cast<std::size_t>(rows)), by_col(static_cast<std::size_t>(cols));
+          const auto fold = [op](T acc, T v) {
+            return op == ReduceOp::sum ? acc + v : op == ReduceOp::max ? std::max(acc, v) : std::min(acc, v);
+          };
           T all = op == ReduceOp::sum ? T(0) : a[0];
           for (std::int64_t i = 0; i < rows; ++i)
             for (std::int64_t j = 0; j < cols; ++j) {
               const T v = a[static_cast<std::size_t>(i * cols + j)];
               T& r = by_row[static_cast<std::size_t>(i)];
               T& c = by_col[static_cast<std::size_t>(j)];
-              if (j == 0) r = v; else r = op == ReduceOp::sum ? r + v : op == ReduceOp::max ? std::max(r, v) : std::min(r, v);
-              if (i == 0) c = v; else c = op == ReduceOp::sum ? c + v : op == ReduceOp::max ? std::max(c, v) : std::min(c, v);
-              if (op == ReduceOp::sum || i + j > 0) all = op == ReduceOp::sum ? all + v : op == ReduceOp::max ? std::max(all, v) : std::min(all, v);
+              r = j == 0 ? v : fold(r, v);
+              c = i == 0 ? v : fold(c, v);
+              if (op == ReduceOp::sum || i + j > 0) all = fold(all, v);
             }
           // Terms lie in [-1, 1]: each of two sums of n of them is off by at most n * n * eps.
-          const auto tol = [&](std::int64_t n) { return op == ReduceOp::sum ? 2.0 * double(n) * double(n) * eps : 0.0; };
+          const auto tol = [&](std::int64_t n) {
+            return op == ReduceOp::sum ? 2.0 * double(n) * double(n) * eps : 0.0;
+          };
           DistMatrix<T> rs(dmath_world(), random_layout(rng, ko, rows, 1, g));
           dm::reduce_rows(A, op, rs);
           expect_holds(rs, by_row, tol(cols));
