@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/core/thread_precision.h"
 
 namespace magmadnn::autocast {
 namespace {
@@ -21,7 +22,6 @@ constexpr std::array<Rule, 9> kTable{{
     {OpKind::Elementwise, "elementwise", false, "memory-bound; updates of fp32 masters must not round"},
 }};
 
-thread_local Precision tl_precision = Precision::FP32;
 std::atomic<std::uint64_t> g_casts{0};
 
 }  // namespace
@@ -44,14 +44,14 @@ dtype compute_dtype(OpKind kind, Precision p) {
   }
 }
 
-Precision current() noexcept { return tl_precision; }
+Precision current() noexcept { return thread_precision(); }
 
 bool bf16(OpKind kind) noexcept {
-  return tl_precision == Precision::BF16 && kTable[static_cast<std::size_t>(kind)].low_precision;
+  return thread_precision() == Precision::BF16 && kTable[static_cast<std::size_t>(kind)].low_precision;
 }
 
-AutocastScope::AutocastScope(Precision p) noexcept : previous_(tl_precision) { tl_precision = p; }
-AutocastScope::~AutocastScope() { tl_precision = previous_; }
+AutocastScope::AutocastScope(Precision p) noexcept : previous_(thread_precision()) { set_thread_precision(p); }
+AutocastScope::~AutocastScope() { set_thread_precision(previous_); }
 
 std::uint64_t cast_count() noexcept { return g_casts.load(std::memory_order_relaxed); }
 void count_cast() noexcept { g_casts.fetch_add(1, std::memory_order_relaxed); }

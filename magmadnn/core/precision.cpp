@@ -23,11 +23,14 @@ Precision parse_precision(const std::string& name) {
 
 void check_precision_available(Precision p, bool on_gpu) {
   if (p == Precision::FP32) return;
-  // Until the cuBLASLt/cuDNN paths exist, a GPU run at another precision
-  // would compute in fp32 and report otherwise: refuse it instead.
+  // tf32 is a mode of the GPU's float GEMMs and convolutions (cuBLAS
+  // compute type, cuDNN math type). bf16 and fp16 need the graph's low-
+  // precision paths on the device, which do not exist yet: a GPU run at
+  // those would compute in fp32 and report otherwise, so it is refused.
+  if (on_gpu && p == Precision::TF32) return;
   MAGMADNN_CHECK(!on_gpu, NotSupportedError,
-                 "precision " << precision_name(p) << " is not implemented on the GPU yet (bf16 runs on the CPU "
-                              << "only, via oneDNN); use fp32 on the GPU");
+                 "precision " << precision_name(p) << " is not implemented on the GPU yet (tf32 and fp32 are; bf16 "
+                              << "runs on the CPU, via oneDNN)");
   MAGMADNN_CHECK(p != Precision::FP16, NotSupportedError,
                  "precision fp16 needs a GPU: the CPU has no fast half-precision GEMM or convolution (oneDNN "
                  "computes f16 only on AVX512-FP16/AMX-FP16 parts), so fp16 would be slower than fp32 and still "

@@ -8,8 +8,9 @@
 ///    to be fast); the rest stays float (see compute/autocast.h).
 ///  - FP16: as BF16 with IEEE half, on a GPU only, with dynamic loss scaling
 ///    (optimizer/loss_scaler.h). Not implemented yet.
-///  - TF32: float storage, GPU GEMMs on tensor cores with a 10-bit mantissa.
-///    Not implemented yet.
+///  - TF32: float storage, GPU GEMMs (cuBLAS, cuBLASLt) and convolutions
+///    (cuDNN) on tensor cores with a 10-bit mantissa and float accumulation
+///    (core/thread_precision.h tells the backend).
 ///
 /// Master weights, gradients and optimizer state are float in every mode.
 #pragma once
@@ -28,7 +29,7 @@ Precision parse_precision(const std::string& name);
 /// Throws NotSupportedError, saying why, when `p` cannot run where the
 /// training runs (`on_gpu`): fp16 and tf32 need a GPU (the CPU has neither
 /// half arithmetic worth using nor tensor cores, and silently computing in
-/// fp32 would make a run's precision a lie); on a GPU only fp32 is
+/// fp32 would make a run's precision a lie); on a GPU fp32 and tf32 are
 /// implemented so far. fp32 runs everywhere, bf16 on the CPU.
 void check_precision_available(Precision p, bool on_gpu);
 

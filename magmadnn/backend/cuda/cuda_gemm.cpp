@@ -5,7 +5,9 @@
 // the same ld. So row-major C = op(A) op(B) is computed as the column-major
 // C^T = op(B)^T op(A)^T: B goes first, A second, with m and n swapped.
 //
-// gemm: cublas{S,D}gemm (64-bit-size API). gemm_bias_act: one cuBLASLt matmul
+// gemm: cublas{S,D}gemm (64-bit-size API), or for float under precision tf32
+// (core/thread_precision.h) cublasGemmEx with TF32 tensor-core compute.
+// gemm_bias_act: one cuBLASLt matmul (TF32 compute likewise)
 // whose epilogue adds the bias and applies the activation where the op table
 // (unary_op_table.h, cuda_epilogue) says cuBLASLt has it, else the plain
 // product followed by one bias+activation kernel.
@@ -19,6 +21,7 @@
 #include "magmadnn/backend/cuda/cuda_check.h"
 #include "magmadnn/backend/cuda/cuda_kernels.h"
 #include "magmadnn/backend/unary_op_table.h"
+#include "magmadnn/core/thread_precision.h"
 
 namespace magmadnn::cuda {
 namespace {
@@ -63,7 +66,7 @@ using UniqueLtPref = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, LtPrefFre
 
 struct LtKey {
   int device;
-  bool f64, ta, tb;
+  bool f64, tf32, ta, tb;
   std::int64_t m, n, k, lda, ldb, ldc;
   int epilogue;
   unsigned align_a, align_b, align_c;  // alignment the chosen algorithm may assume
@@ -75,7 +78,8 @@ struct LtKeyHash {
     std::size_t h = 0;
     auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
     for (std::int64_t v : {k.m, k.n, k.k, k.lda, k.ldb, k.ldc}) mix(std::hash<std::int64_t>{}(v));
-    mix(static_cast<std::size_t>(k.device) << 8 | std::size_t(k.f64) << 2 | std::size_t(k.ta) << 1 | std::size_t(k.tb));
+    mix(static_cast<std::size_t>(k.device) << 8 | std::size_t(k.tf32) << 3 | std::size_t(k.f64) << 2 |
+        std::size_t(k.ta) << 1 | std::size_t(k.tb));
     mix(static_cast<std::size_t>(k.epilogue) << 32 | k.align_a << 20 | k.align_b << 10 | k.align_c);
     return h;
   }
@@ -142,8 +146,10 @@ class LtPlans {
   static std::unique_ptr<LtPlan> make_plan(const DeviceContext& c, const LtKey& key) {
     constexpr bool f64 = std::is_same_v<T, double>;
     const cudaDataType_t type = f64 ? CUDA_R_64F : CUDA_R_32F;
-    // Plain FP32 (no TF32) accumulation, as the CPU backend and cublasSgemm's default.
-    const cublasComputeType_t compute = f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+    // Plain FP32 (no TF32) accumulation, as the CPU backend and cublasSgemm's
+    // default, unless the run asked for TF32 (key.tf32: float data only).
+    const cublasComputeType_t compute =
+        f64 ? CUBLAS_COMPUTE_64F : (key.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
     auto plan = std::make_unique<LtPlan>();
 
     cublasLtMatmulDesc_t desc = nullptr;
@@ -206,6 +212,14 @@ void blas_gemm(const DeviceContext& c, bool ta, bool tb, std::int64_t m, std::in
   const std::int64_t ldy = fix_ld(lda, ta ? m : k, ta ? k : m);
   const std::int64_t ldd = fix_ld(ldc, n, m);
   if constexpr (std::is_same_v<T, float>) {
+    if (tf32_math()) {
+      // Float in and out, products on TF32 tensor cores (10-bit mantissa
+      // inputs, float accumulation): precision "tf32".
+      MAGMADNN_CUBLAS_CHECK(cublasGemmEx_64(c.blas.get(), op_of(tb), op_of(ta), n, m, k, &alpha, B, CUDA_R_32F, ldx,
+                                            A, CUDA_R_32F, ldy, &beta, C, CUDA_R_32F, ldd,
+                                            CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+      return;
+    }
     MAGMADNN_CUBLAS_CHECK(
         cublasSgemm_64(c.blas.get(), op_of(tb), op_of(ta), n, m, k, &alpha, B, ldx, A, ldy, &beta, C, ldd));
   } else {
@@ -242,6 +256,7 @@ void CudaKernels<T>::gemm_bias_act(bool ta, bool tb, std::int64_t m, std::int64_
     const cublasLtEpilogue_t epi = lt_epilogue(act, bias != nullptr);
     const LtKey key{c.device,
                     std::is_same_v<T, double>,
+                    std::is_same_v<T, float> && tf32_math(),
                     ta,
                     tb,
                     m,

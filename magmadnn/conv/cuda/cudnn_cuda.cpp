@@ -28,6 +28,7 @@
 #include "magmadnn/conv/algorithm.h"
 #include "magmadnn/conv/cuda/conv_context_cuda.h"
 #include "magmadnn/core/half.h"
+#include "magmadnn/core/thread_precision.h"
 #include "magmadnn/core/types.h"
 
 namespace magmadnn::conv::cuda {
@@ -63,10 +64,13 @@ constexpr cudnnDataType_t compute_type() {
 template <typename T>
 using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-// Math types acceptable for T, most wanted first.
+// Math types acceptable for T, most wanted first. Float under precision
+// tf32 (core/thread_precision.h) wants default math, which lets cuDNN use
+// TF32 tensor cores; otherwise FMA math, the strict FP32 the CPU computes.
 template <typename T>
 std::vector<cudnnMathType_t> math_order() {
   if constexpr (std::is_same_v<T, half>) return {CUDNN_TENSOR_OP_MATH, CUDNN_DEFAULT_MATH, CUDNN_FMA_MATH};
+  else if (std::is_same_v<T, float> && tf32_math()) return {CUDNN_DEFAULT_MATH, CUDNN_FMA_MATH};
   else return {CUDNN_FMA_MATH, CUDNN_DEFAULT_MATH};
 }
 
@@ -125,7 +129,9 @@ std::unique_ptr<CudnnPlan> make_plan(const ConvProblem& pr) {
                                                        CUDNN_CROSS_CORRELATION, compute_type<T>()));
   MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(c, int(g.groups)));
   // The heuristics list only algorithms the descriptor's math type allows.
-  const cudnnMathType_t widest = std::is_same_v<T, half> ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+  const cudnnMathType_t widest = std::is_same_v<T, half>                        ? CUDNN_TENSOR_OP_MATH
+                                 : std::is_same_v<T, float> && tf32_math() ? CUDNN_DEFAULT_MATH
+                                                                           : CUDNN_FMA_MATH;
   MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(c, widest));
   for (cudnnMathType_t& m : plan->math) m = widest;
   return plan;
@@ -188,9 +194,11 @@ void choose(cudnnHandle_t h, CudnnPlan& plan, const ConvProblem& pr, Pass pass) 
   plan.chosen[i] = true;
 }
 
-// "device dtype problem": to_string names every size and the whole geometry.
+// "device dtype problem": to_string names every size and the whole geometry;
+// " tf32" when float may use TF32 (a plan's math types depend on it).
 std::string plan_key(int device, dtype t, const ConvProblem& pr) {
-  return std::to_string(device) + " " + dtype_name(t) + " " + pr.to_string();
+  return std::to_string(device) + " " + dtype_name(t) + " " + pr.to_string() +
+         (t == dtype::f32 && tf32_math() ? " tf32" : "");
 }
 
 // Plans of all devices; a device's plans are used and evicted only inside a
