@@ -19,9 +19,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::uint64_t bytes_of(const Split& s) {
-  return sizeof(float) * static_cast<std::uint64_t>(s.x.size() + s.y.size());
-}
+// Images at their source precision (uint8: 1 byte a pixel), labels in float.
+std::uint64_t bytes_of(const Split& s) { return s.x.storage_bytes() + sizeof(float) * static_cast<std::uint64_t>(s.y.size()); }
 
 }  // namespace
 
@@ -49,7 +48,7 @@ TrainingRun::TrainingRun(const TrainSpec& spec) : spec_(spec) {
   {
     const Split all =
         load_split(spec_.data.dir, "train", spec_.data.limit_train, dataset_classes(spec_.data.dataset));
-    const data::Holdout h = data::holdout_split(all.x.shape()[0], spec_.data.val_split, spec_.seed, &all.labels);
+    const data::Holdout h = data::holdout_split(all.x.rows(), spec_.data.val_split, spec_.seed, &all.labels);
     train_ = subset(all, h.train);
     val_ = subset(all, h.validation);
   }
@@ -87,8 +86,8 @@ RunResult TrainingRun::run(const RunOptions& options) {
     };
     fo.callbacks.push_back(scorer);
   }
-  if (val_.x.shape()[0] > 0) {
-    fo.validation_x = &val_.x;
+  if (val_.x.rows() > 0) {
+    fo.validation_samples = &val_.x;
     fo.validation_y = &val_.y;
   }
   if (spec_.early_stopping.enabled) {
