@@ -83,6 +83,11 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
   }
   // Unscaled after the hooks: across ranks they have summed the gradients,
   // so an inf on any rank reaches every rank and all skip the same step.
+  // The table's tensors, which the optimizer reads (a hook may have handed
+  // back others, copied in above).
+  if (scaler_) {
+    for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
+  }
   const bool finite =
       !scaler_ ||
       scaler_->unscale(grad_ptrs_, opt_->step_count() + static_cast<std::int64_t>(scaler_->skips().size()) + 1);
