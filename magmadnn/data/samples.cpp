@@ -1,5 +1,6 @@
 #include "magmadnn/data/samples.h"
 
+#include <bit>
 #include <cstring>
 
 #include "magmadnn/backend/cpu/cpu_parallel.h"
@@ -116,11 +117,22 @@ void Samples<T>::gather(const std::int64_t* rows, std::int64_t begin, std::int64
     return;
   }
   const std::uint8_t* s = byte_data();
-  const std::array<T, 256>& table = *table_;
+  const T* table = table_->data();
   for_rows(count, row * static_cast<std::int64_t>(sizeof(T)), [&](std::int64_t i) {
     const std::uint8_t* in = s + row_of(i) * row;
     T* out = dst + i * row;
-    for (std::int64_t k = 0; k < row; ++k) out[k] = table[in[k]];
+    // Eight bytes per load: stores through `out` may alias any byte (uint8
+    // is a character type), so byte-wise loads would be reloaded after
+    // every store; one word held in a register is not.
+    std::int64_t k = 0;
+    if constexpr (std::endian::native == std::endian::little) {
+      for (; k + 8 <= row; k += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, in + k, sizeof w);
+        for (int j = 0; j < 8; ++j) out[k + j] = table[(w >> (8 * j)) & 0xff];
+      }
+    }
+    for (; k < row; ++k) out[k] = table[in[k]];
   });
 }
 
