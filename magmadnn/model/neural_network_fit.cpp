@@ -1,9 +1,10 @@
 // NeuralNetwork::fit: the training loop.
 //   loader order -> feed -> forward -> NaN check -> backward (gradient-ready
 //   hooks as gradients become final) -> finish hook -> gradient hook ->
-//   optimizer step (unless apply_update says no) -> after_update hook ->
+//   loss scaler's unscale (when fit has one) -> optimizer step (unless the
+//   scaler found an inf or NaN, or apply_update says no) -> after_update hook ->
 //   callbacks (checkpoints are the first callback);
-// or, for plain SGD without hooks: feed -> forward -> NaN check -> backward
+// or, for plain SGD without hooks or loss scaler: feed -> forward -> NaN check -> backward
 // with the update folded in -> callbacks.
 #include <chrono>
 #include <cmath>
@@ -81,10 +82,10 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
       }
     }
   }
-  // Unscaled after the hooks: across ranks they have summed the gradients,
-  // so an inf on any rank reaches every rank and all skip the same step.
-  // The table's tensors, which the optimizer reads (a hook may have handed
-  // back others, copied in above).
+  // Loss scaling: the gradients are unscaled after the hooks, which across
+  // ranks have summed them, so an inf on any rank reaches every rank and all
+  // skip the same step. The scaler works on the table's tensors, which the
+  // optimizer reads (a hook may have handed back others, copied in above).
   if (scaler_) {
     for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
   }
@@ -289,7 +290,8 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
 
   // Batches are gathered on the host; device-only data is staged there once.
   const bool stage = x_in.get_memory_type() == DEVICE || y_in.get_memory_type() == DEVICE;
-  const data::Samples<T> x = stage && x_in.get_memory_type() == DEVICE ? data::Samples<T>(x_in.tensor().to(HOST)) : x_in;
+  const data::Samples<T> x =
+      x_in.get_memory_type() == DEVICE ? data::Samples<T>(x_in.tensor().to(HOST)) : x_in;
   Tensor<T> ys = stage ? y_in.to(HOST) : Tensor<T>();
   const Tensor<T>& y = stage ? ys : y_in;
   const std::int64_t n = x.rows();

@@ -20,7 +20,9 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Images at their source precision (uint8: 1 byte a pixel), labels in float.
-std::uint64_t bytes_of(const Split& s) { return s.x.storage_bytes() + sizeof(float) * static_cast<std::uint64_t>(s.y.size()); }
+std::uint64_t bytes_of(const Split& s) {
+  return s.x.storage_bytes() + sizeof(float) * static_cast<std::uint64_t>(s.y.size());
+}
 
 }  // namespace
 
