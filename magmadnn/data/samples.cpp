@@ -1,6 +1,7 @@
 #include "magmadnn/data/samples.h"
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 #include "magmadnn/backend/cpu/cpu_parallel.h"
@@ -33,6 +34,27 @@ void for_rows(std::int64_t count, std::int64_t bytes_per_row, F&& f) {
   cpu::parallel_for(count, count * bytes_per_row >= (std::int64_t{1} << 16), f);
 }
 
+// The arithmetic forms gather may use instead of the table. The sum of a
+// product is used only where the product is exact (a power-of-two factor) or
+// nothing is added, so contracting it into an FMA cannot change a value.
+template <typename T>
+T by_multiply(std::uint8_t b, T factor, T shift) { return static_cast<T>(b) * factor + shift; }
+template <typename T>
+T by_divide(std::uint8_t b, T divisor, T shift) { return static_cast<T>(b) / divisor + shift; }
+
+template <typename T, typename F>
+bool gives_table(const std::array<T, 256>& table, F&& f) {
+  for (int b = 0; b < 256; ++b) {
+    if (!(f(static_cast<std::uint8_t>(b)) == table[b])) return false;
+  }
+  return true;
+}
+
+bool power_of_two(double x) {
+  int e = 0;
+  return x > 0 && std::frexp(x, &e) == 0.5;
+}
+
 }  // namespace
 
 template <typename T>
@@ -55,6 +77,18 @@ Samples<T> Samples<T>::from_bytes(const Shape& shape, std::shared_ptr<const std:
   s.bytes_ = std::move(bytes);
   s.scale_ = scale;
   s.table_ = promotion_table<T>(scale);
+  const auto factor = static_cast<T>(scale.scale), divisor = static_cast<T>(1.0 / scale.scale),
+             shift = static_cast<T>(scale.shift);
+  if ((scale.shift == 0.0 || power_of_two(scale.scale)) &&
+      gives_table(*s.table_, [&](std::uint8_t b) { return by_multiply(b, factor, shift); })) {
+    s.promotion_ = Promotion::Multiply;
+    s.factor_ = factor;
+  } else if (std::isfinite(1.0 / scale.scale) &&
+             gives_table(*s.table_, [&](std::uint8_t b) { return by_divide(b, divisor, shift); })) {
+    s.promotion_ = Promotion::Divide;
+    s.factor_ = divisor;
+  }
+  s.shift_t_ = shift;
   return s;
 }
 
@@ -118,9 +152,18 @@ void Samples<T>::gather(const std::int64_t* rows, std::int64_t begin, std::int64
   }
   const std::uint8_t* s = byte_data();
   const T* table = table_->data();
+  const T factor = factor_, shift = shift_t_;
   for_rows(count, row * static_cast<std::int64_t>(sizeof(T)), [&](std::int64_t i) {
     const std::uint8_t* in = s + row_of(i) * row;
     T* out = dst + i * row;
+    if (promotion_ == Promotion::Multiply) {
+      for (std::int64_t k = 0; k < row; ++k) out[k] = by_multiply(in[k], factor, shift);
+      return;
+    }
+    if (promotion_ == Promotion::Divide) {
+      for (std::int64_t k = 0; k < row; ++k) out[k] = by_divide(in[k], factor, shift);
+      return;
+    }
     // Eight bytes per load: stores through `out` may alias any byte (uint8
     // is a character type), so byte-wise loads would be reloaded after
     // every store; one word held in a register is not.

@@ -10,8 +10,10 @@
 ///    and CIFAR's loaders keep their images so (load_mnist_source).
 /// Whoever assembles a batch (the DataLoader, NeuralNetwork's feed) calls
 /// gather(), which promotes the batch's rows only. A byte b always becomes
-/// the same T: promotion reads a 256-entry table built with the loaders' own
-/// formula, so a batch is bit-identical to the one cut from the data set
+/// the same T: the 256 values are computed once with the loaders' own
+/// formula, and gather either reads them from that table or uses an
+/// arithmetic form in T found to give all 256 exactly (x 1/255 in double, / 255
+/// in float), so a batch is bit-identical to the one cut from the data set
 /// converted to T when it was read (load_mnist).
 ///
 /// A Samples is a cheap handle: copies share the storage, and a Tensor<T>
@@ -96,6 +98,10 @@ class Samples {
   std::int64_t offset_ = 0;  // first byte of row 0 in *bytes_
   ByteScale scale_;
   std::shared_ptr<const std::array<T, 256>> table_;  // byte -> T
+  // How gather promotes: by the table, or by arithmetic in T that gives the
+  // table's 256 values exactly (checked in from_bytes), which vectorises.
+  enum class Promotion { Table, Multiply, Divide } promotion_ = Promotion::Table;
+  T factor_ = T(1), shift_t_ = T(0);
 };
 
 }  // namespace magmadnn::data

@@ -163,3 +163,27 @@ TEST(Samples, ShortAndCorruptFilesStillThrowIOError) {
   std::ofstream(images, std::ios::binary) << "not an idx file";
   EXPECT_THROW(data::load_mnist_source<float>(dir.str(), data::Train), IOError);
 }
+
+// Whichever way gather promotes (a table, or arithmetic in T checked against
+// it), every byte becomes the readers' value: byte x scale + shift in
+// double, rounded to T once.
+template <typename T>
+void expect_every_byte_as_the_readers(data::ByteScale scale) {
+  auto all = std::make_shared<std::vector<std::uint8_t>>(256);
+  for (int b = 0; b < 256; ++b) (*all)[b] = static_cast<std::uint8_t>(b);
+  const auto s = data::Samples<T>::from_bytes({2, 128}, all, scale);
+  std::vector<T> out(256);
+  s.gather(nullptr, 0, 2, out.data());
+  for (int b = 0; b < 256; ++b)
+    ASSERT_EQ(out[b], static_cast<T>(static_cast<double>(b) * scale.scale + scale.shift))
+        << "byte " << b << ", scale " << scale.scale << ", shift " << scale.shift;
+}
+
+TEST(Samples, EveryByteAtEveryScaleIsTheReadersValue) {
+  for (const data::ByteScale s : {data::ByteScale{1.0 / 255.0, 0.0}, data::ByteScale{1.0 / 128.0, -1.0},
+                                  data::ByteScale{1.0, 0.0}, data::ByteScale{0.3, 0.7},
+                                  data::ByteScale{1.0 / 3.0, 0.1}, data::ByteScale{1.0 / 255.0, -0.5}}) {
+    expect_every_byte_as_the_readers<float>(s);
+    expect_every_byte_as_the_readers<double>(s);
+  }
+}
