@@ -4,7 +4,7 @@
 
 namespace magmadnn::cli {
 
-TestResults collect_test_results(const model::Evaluation& evaluation, const Tensor<float>& x,
+TestResults collect_test_results(const model::Evaluation& evaluation, const data::Samples<float>& x,
                                  const std::vector<std::int64_t>& labels, const std::vector<std::int64_t>& predicted,
                                  std::int64_t classes, std::size_t max_images) {
   TestResults r;
@@ -34,7 +34,6 @@ TestResults collect_test_results(const model::Evaluation& evaluation, const Tens
     return labels[a] != labels[b] ? labels[a] < labels[b] : a < b;
   });
   const std::int64_t h = d[2], w = d[3];
-  const float* pixels = x.host_data();
   for (std::size_t i : picked) {
     LabelledImage im;
     im.index = static_cast<std::int64_t>(i);
@@ -42,8 +41,9 @@ TestResults collect_test_results(const model::Evaluation& evaluation, const Tens
     im.predicted_class = predicted[i];
     im.height = h;
     im.width = w;
-    const float* first = pixels + static_cast<std::ptrdiff_t>(i) * h * w;
-    im.pixels.assign(first, first + h * w);
+    im.pixels.resize(static_cast<std::size_t>(h * w));
+    const auto row = static_cast<std::int64_t>(i);
+    x.gather(&row, 0, 1, im.pixels.data());
     r.misclassified.push_back(std::move(im));
   }
   return r;

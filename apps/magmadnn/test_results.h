@@ -10,6 +10,7 @@
 
 #include "magmadnn/model/metrics.h"
 #include "magmadnn/model/params.h"
+#include "magmadnn/data/samples.h"
 #include "magmadnn/tensor/tensor.h"
 
 namespace magmadnn::cli {
@@ -37,7 +38,7 @@ struct TestResults {
 /// from each true class (its first errors in test-set order) so that the
 /// kinds of mistakes are spread out; none when x is not {N, 1, H, W} (the
 /// matrix is still filled).
-TestResults collect_test_results(const model::Evaluation& evaluation, const Tensor<float>& x,
+TestResults collect_test_results(const model::Evaluation& evaluation, const data::Samples<float>& x,
                                  const std::vector<std::int64_t>& labels, const std::vector<std::int64_t>& predicted,
                                  std::int64_t classes, std::size_t max_images = 24);
 

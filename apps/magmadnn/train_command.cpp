@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <ostream>
 #include <thread>
@@ -54,6 +55,8 @@ const std::vector<OptionSpec> kOptions = {
     {"profile", "", "time every operation of the training steps and print where the time goes"},
     {"precision", "P", "fp32 (default), bf16 (bf16 GEMMs and convolutions, float accumulation and masters), fp16 "
                        "or tf32 (both GPU only); may change on --resume"},
+    {"loss-scaling", "MODE", "auto (default: on at fp16 only), on or off: dynamic loss scaling, which skips a step "
+                             "whose gradients overflow and halves the scale (see docs/mixed_precision.md)"},
     {"strategy", "NAME", "under mpirun: allreduce (default), weight-avg, ps, asgd or ring"},
     {"watchdog", "SECONDS", "under mpirun: fail when a rank misses a collective this long (default 60)"},
 };
@@ -108,6 +111,7 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
   if (a.has("early-stopping")) cfg["early_stopping"]["patience"] = a.integer("early-stopping", limits::patience.min, limits::patience.max);
   // Checkpoints hold float masters, so the precision may change on --resume.
   if (a.has("precision")) cfg["precision"] = a.str("precision");
+  if (a.has("loss-scaling")) cfg["loss_scaling"]["mode"] = a.str("loss-scaling");  // the config checks it
   // How the ranks train together may change on --resume (the run's result does not depend on it).
   if (a.has("strategy")) cfg["distributed"]["strategy"] = a.str("strategy");
   if (a.has("watchdog")) cfg["distributed"]["watchdog_s"] = a.positive("watchdog");  // the config caps it
@@ -236,6 +240,8 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
     out << "magmadnn train: " << spec.name << " (" << net.num_params() << " parameters) on "
         << run.train().x.shape()[0] << " training and " << run.test().x.shape()[0] << " test samples ("
         << run.validation().x.shape()[0] << " training samples held out for validation) from " << spec.data.dir
+        << " (" << std::fixed << std::setprecision(1) << static_cast<double>(run.dataset_bytes()) / 1e6
+        << std::defaultfloat << " MB in memory, images as " << run.train().x.storage_type() << ")"
         << "; run folder " << rf.dir() << (resume ? " (resuming)" : "");
     if (comm->size() > 1) {
       out << "; " << comm->size() << " ranks (" << comm->backend() << "), strategy " << spec.distributed.strategy
@@ -252,6 +258,7 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
   ro.profile = profile;
   if (comm->size() > 1) ro.communicator = comm;
   if (!quiet) {
+    ro.log = &out;
     // Under asgd rank 0 serves and trains on no data: no running values for a
     // bar to show, so one line per epoch (its values are the workers' sums).
     const bool serves = comm->size() > 1 && spec.distributed.strategy == "asgd";

@@ -27,6 +27,15 @@ template <typename T = float>
 ImageSet<T> load_cifar100(const std::string& dir, dataset_type split, bool coarse = false,
                           const ImageOptions& opts = {});
 
+/// load_cifar10 and load_cifar100 with the images kept as the files' uint8
+/// (1 byte a pixel; see load_mnist_source): promoted per batch, the same
+/// values as the float loaders give, bit for bit.
+template <typename T = float>
+SourceImageSet<T> load_cifar10_source(const std::string& dir, dataset_type split, const ImageOptions& opts = {});
+template <typename T = float>
+SourceImageSet<T> load_cifar100_source(const std::string& dir, dataset_type split, bool coarse = false,
+                                       const ImageOptions& opts = {});
+
 /// MagmaDNN v1's CIFAR10: the Test split, or training batch `batch_idx` (1..5).
 template <typename T>
 class CIFAR10 : public Dataset<T> {

@@ -50,8 +50,9 @@ struct DataLoader<T>::Impl {
     std::exception_ptr error;
   };
 
-  Tensor<T> x, y;  // views: shared storage, no copy
-  const T* xh = nullptr;
+  Samples<T> x;  // shared storage, no copy
+  Tensor<T> y;   // a view
+
   const T* yh = nullptr;
   std::int64_t n = 0, x_row = 0, y_row = 0;
   Shape x_sample;
@@ -88,9 +89,9 @@ struct DataLoader<T>::Impl {
     Tensor<T> bx(with_rows(x.shape(), m), stage), by(with_rows(y.shape(), m), stage);
     T* px = bx.mutable_host_data();
     T* py = by.mutable_host_data();
+    x.gather(ord.data(), begin, m, px);  // promoted from the data set's type here
     for (std::int64_t i = 0; i < m; ++i) {
       const std::int64_t s = ord[begin + i];
-      std::memcpy(px + i * x_row, xh + s * x_row, sizeof(T) * x_row);
       std::memcpy(py + i * y_row, yh + s * y_row, sizeof(T) * y_row);
       if (!augment.empty()) {
         SampleRng rng(seed, augment_stream(ep, s));
@@ -154,7 +155,7 @@ struct DataLoader<T>::Impl {
 };
 
 template <typename T>
-DataLoader<T>::DataLoader(const Tensor<T>& x, const Tensor<T>& y, LoaderOptions opts,
+DataLoader<T>::DataLoader(const Samples<T>& x, const Tensor<T>& y, LoaderOptions opts,
                           std::vector<std::shared_ptr<const Transform<T>>> augment)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
@@ -163,18 +164,17 @@ DataLoader<T>::DataLoader(const Tensor<T>& x, const Tensor<T>& y, LoaderOptions 
   MAGMADNN_CHECK(opts.batch_size >= 1, ValueError, "DataLoader: batch_size = " << opts.batch_size);
   MAGMADNN_CHECK(opts.workers >= 0 && opts.prefetch >= 0, ValueError,
                  "DataLoader: workers = " << opts.workers << ", prefetch = " << opts.prefetch);
-  for (const Tensor<T>* t : {&x, &y})
-    MAGMADNN_CHECK(t->get_memory_type() != DEVICE, NotSupportedError,
+  for (const auto& [memory, shape] : {std::pair{x.get_memory_type(), x.shape()}, {y.get_memory_type(), y.shape()}})
+    MAGMADNN_CHECK(memory != DEVICE, NotSupportedError,
                    "DataLoader: the data set must be readable on the host (HOST, MANAGED or CUDA_MANAGED), "
                    "got DEVICE "
-                       << t->shape() << "; keep it on the host and set LoaderOptions::memory = DEVICE");
+                       << shape << "; keep it on the host and set LoaderOptions::memory = DEVICE");
   for (const auto& t : augment) MAGMADNN_CHECK(t != nullptr, ValueError, "DataLoader: null transform");
   s.n = x.shape()[0];
   MAGMADNN_CHECK(s.n < kMaxSamples, ValueError, "DataLoader: " << s.n << " samples exceed 2^40");
   if (opts.memory != HOST && opts.memory != MANAGED) Tensor<T> probe({1}, opts.memory);  // DeviceError now, not later
-  s.x = x.view(x.shape());
+  s.x = x;
   s.y = y.view(y.shape());
-  s.xh = s.n ? s.x.host_data() : nullptr;
   s.yh = s.n ? s.y.host_data() : nullptr;
   s.x_row = s.n ? x.size() / s.n : 0;
   s.y_row = s.n ? y.size() / s.n : 0;

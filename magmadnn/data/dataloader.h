@@ -21,7 +21,10 @@
 ///    epoch.
 /// What it requires:
 ///  - x {N, ...} and y {N, ...} with the same N, in host-readable memory
-///    (HOST, MANAGED or CUDA_MANAGED). The loader keeps a view of both (shared
+///    (HOST, MANAGED or CUDA_MANAGED). x may be held at source precision
+///    (Samples, e.g. uint8 images): each batch is promoted to T when it is
+///    assembled, before augmentation, and equals the batch cut from the
+///    promoted data set bit for bit. The loader keeps a view of both (shared
 ///    storage, no copy of the data set), so the caller's tensors may go out
 ///    of scope; their contents must not change while an epoch is running.
 ///  - One consumer thread calls start_epoch/next/cursor.
@@ -33,6 +36,7 @@
 #include <vector>
 
 #include "magmadnn/core/types.h"
+#include "magmadnn/data/samples.h"
 #include "magmadnn/data/transforms.h"
 #include "magmadnn/tensor/tensor.h"
 
@@ -64,7 +68,7 @@ class DataLoader {
   /// Throws ShapeError when x and y disagree on N, ValueError for a bad
   /// option, NotSupportedError for data in DEVICE memory, DeviceError when
   /// `memory` needs a GPU that is not there.
-  DataLoader(const Tensor<T>& x, const Tensor<T>& y, LoaderOptions opts,
+  DataLoader(const Samples<T>& x, const Tensor<T>& y, LoaderOptions opts,
              std::vector<std::shared_ptr<const Transform<T>>> augment = {});
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;

@@ -12,9 +12,9 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
+#include "magmadnn/data/samples.h"
 #include "magmadnn/tensor/tensor.h"
 
 namespace magmadnn::data {
@@ -46,6 +46,30 @@ struct ImageSet {
   std::vector<std::uint8_t> classes;  ///< N class indices (the same labels, for metrics and histograms)
   std::int64_t num_classes = 0;
 };
+
+/// An ImageSet whose images stay in the file's type (uint8 for IDX ubyte and
+/// CIFAR), with the pixel scale recorded, and are promoted to T batch by
+/// batch by whoever reads them (Samples, samples.h). Labels are as in
+/// ImageSet.
+template <typename T>
+struct SourceImageSet {
+  Samples<T> images;                  ///< {N, C, H, W}, uint8 in memory
+  Tensor<T> labels;                   ///< {N, num_classes}, one-hot
+  std::vector<std::uint8_t> classes;  ///< N class indices
+  std::int64_t num_classes = 0;
+};
+
+/// The set with its images promoted to T in `mem` (what the readers return
+/// when asked for T: the same values, bit for bit).
+template <typename T>
+ImageSet<T> promote(SourceImageSet<T>&& s, memory_t mem) {
+  ImageSet<T> out;
+  out.images = s.images.to_tensor(mem);
+  out.labels = std::move(s.labels);
+  out.classes = std::move(s.classes);
+  out.num_classes = s.num_classes;
+  return out;
+}
 
 /// MagmaDNN v1's data-set base: owns the images and labels tensors and
 /// exposes their sizes.
@@ -94,7 +118,7 @@ void Dataset<T>::adopt(ImageSet<T>&& set) {
 
 namespace detail {
 /// (scale, shift) such that value = pixel * scale + shift.
-inline std::pair<double, double> pixel_affine(PixelScale p) {
+inline ByteScale pixel_affine(PixelScale p) {
   switch (p) {
     case PixelScale::Unit: return {1.0 / 255.0, 0.0};
     case PixelScale::V1: return {1.0 / 128.0, -1.0};

@@ -20,7 +20,7 @@ io::IdxArray read_checked(const std::string& path, std::int64_t ndim, const char
 }  // namespace
 
 template <typename T>
-ImageSet<T> load_mnist(const std::string& dir, dataset_type split, const ImageOptions& opts) {
+SourceImageSet<T> load_mnist_source(const std::string& dir, dataset_type split, const ImageOptions& opts) {
   const std::string prefix = dir + (split == Test ? "/t10k" : "/train");
   std::string images_path, labels_path;
   try {
@@ -31,7 +31,7 @@ ImageSet<T> load_mnist(const std::string& dir, dataset_type split, const ImageOp
       MAGMADNN_THROW(IOError, e.what() << "; install the data set with: apt-get install dataset-fashion-mnist");
     throw;
   }
-  const io::IdxArray img = read_checked(images_path, 3, "MNIST images");
+  io::IdxArray img = read_checked(images_path, 3, "MNIST images");
   const io::IdxArray lab = read_checked(labels_path, 1, "MNIST labels");
   const std::int64_t n = img.shape[0], rows = img.shape[1], cols = img.shape[2];
   MAGMADNN_CHECK(lab.shape[0] == n, IOError,
@@ -42,7 +42,7 @@ ImageSet<T> load_mnist(const std::string& dir, dataset_type split, const ImageOp
                  images_path << ": images of " << rows << "x" << cols << " pixels (shape " << img.shape
                              << "); both sides must be at least 1");
   MAGMADNN_CHECK(opts.num_classes >= 0, ValueError, "load_mnist: num_classes " << opts.num_classes << " < 0");
-  ImageSet<T> set;
+  SourceImageSet<T> set;
   set.classes.assign(lab.bytes.begin(), lab.bytes.end());
   set.num_classes = opts.num_classes;
   if (set.num_classes == 0) {
@@ -53,15 +53,25 @@ ImageSet<T> load_mnist(const std::string& dir, dataset_type split, const ImageOp
     MAGMADNN_CHECK(set.classes[i] < classes, IOError,
                    labels_path << ": label " << int(set.classes[i]) << " of image " << i << " (offset " << 8 + i
                                << ") is outside [0, " << classes << ")");
-  Tensor<T> images({n, 1, rows, cols}, HOST);
-  const auto [scale, shift] = detail::pixel_affine(opts.pixels);
-  if (n > 0) img.convert(images.mutable_host_data(), scale, shift);
+  // The file's bytes become the data set as they are: no copy, no conversion.
+  set.images = Samples<T>::from_bytes({n, 1, rows, cols},
+                                      std::make_shared<const std::vector<std::uint8_t>>(std::move(img.bytes)),
+                                      detail::pixel_affine(opts.pixels));
   Tensor<T> labels({n, classes}, {ZERO, {}}, HOST);
   T* l = labels.mutable_host_data();
   for (std::int64_t i = 0; i < n; ++i) l[i * classes + set.classes[i]] = T(1);
-  set.images = opts.memory == HOST ? std::move(images) : images.to(opts.memory);
   set.labels = opts.memory == HOST ? std::move(labels) : labels.to(opts.memory);
   return set;
+}
+
+template <typename T>
+ImageSet<T> load_mnist(const std::string& dir, dataset_type split, const ImageOptions& opts) {
+  return promote(load_mnist_source<T>(dir, split, opts), opts.memory);
+}
+
+template <typename T>
+SourceImageSet<T> load_fashion_mnist_source(dataset_type split, const ImageOptions& opts) {
+  return load_mnist_source<T>(kFashionMnistDir, split, opts);
 }
 
 template <typename T>
@@ -97,6 +107,10 @@ void MNIST<T>::print_image(std::uint32_t idx) const {
   print_image(idx, std::cout);
 }
 
+template SourceImageSet<float> load_mnist_source<float>(const std::string&, dataset_type, const ImageOptions&);
+template SourceImageSet<double> load_mnist_source<double>(const std::string&, dataset_type, const ImageOptions&);
+template SourceImageSet<float> load_fashion_mnist_source<float>(dataset_type, const ImageOptions&);
+template SourceImageSet<double> load_fashion_mnist_source<double>(dataset_type, const ImageOptions&);
 template ImageSet<float> load_mnist<float>(const std::string&, dataset_type, const ImageOptions&);
 template ImageSet<double> load_mnist<double>(const std::string&, dataset_type, const ImageOptions&);
 template ImageSet<float> load_fashion_mnist<float>(dataset_type, const ImageOptions&);

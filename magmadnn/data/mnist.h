@@ -32,6 +32,16 @@ inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mni
 /// Loads the Train or Test split of an MNIST-format data set from `dir`.
 template <typename T = float>
 ImageSet<T> load_mnist(const std::string& dir, dataset_type split, const ImageOptions& opts = {});
+/// load_mnist with the images kept as the file's uint8 (1 byte a pixel, 47 MB
+/// for Fashion-MNIST's training set instead of 188 MB of float), promoted to
+/// T per batch by the DataLoader and NeuralNetwork (Samples). Labels are
+/// placed in opts.memory; the images stay on the host. load_mnist is this
+/// set promoted, so both give the same values bit for bit.
+template <typename T = float>
+SourceImageSet<T> load_mnist_source(const std::string& dir, dataset_type split, const ImageOptions& opts = {});
+/// load_mnist_source from kFashionMnistDir.
+template <typename T = float>
+SourceImageSet<T> load_fashion_mnist_source(dataset_type split, const ImageOptions& opts = {});
 /// load_mnist from kFashionMnistDir.
 template <typename T = float>
 ImageSet<T> load_fashion_mnist(dataset_type split, const ImageOptions& opts = {});

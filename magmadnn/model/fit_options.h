@@ -15,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "magmadnn/data/samples.h"
 #include "magmadnn/data/transforms.h"
 #include "magmadnn/model/callbacks.h"
+#include "magmadnn/optimizer/loss_scaler.h"
 
 namespace magmadnn::model {
 
@@ -88,6 +90,9 @@ struct FitOptions {
   /// at the end of every epoch in eval mode.
   const Tensor<T>* validation_x = nullptr;
   const Tensor<T>* validation_y = nullptr;
+  /// Validation inputs held at source precision (e.g. uint8 images,
+  /// data::Samples), instead of validation_x; validation_y as above.
+  const data::Samples<T>* validation_samples = nullptr;
 
   /// Adds a ProgressBar on std::cout (bar on a terminal, lines otherwise).
   bool verbose = false;
@@ -121,6 +126,18 @@ struct FitOptions {
 
   /// This process's part in data-parallel training (the default: the only one).
   DataShard shard;
+
+  /// Dynamic loss scaling (optimizer::LossScaler, what fp16 needs; null:
+  /// none). Each step multiplies the seed of the backward pass by
+  /// scale() (the same as scaling the loss; the loss reported stays
+  /// unscaled), then, after the gradient hooks and before the optimizer,
+  /// LossScaler::unscale divides the gradients by it. A step whose gradients
+  /// hold an inf or NaN is skipped: the optimizer does not run, so weights
+  /// and optimizer state stay as they were, and the scaler records the skip
+  /// with the step's number (1-based, skipped steps counted) and halves the
+  /// scale. Shared, so the caller reads skips() and scale() after fit.
+  /// Scaling turns off plain SGD's update folded into backward.
+  std::shared_ptr<optimizer::LossScaler> loss_scaler;
 };
 
 }  // namespace magmadnn::model

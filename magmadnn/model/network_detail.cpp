@@ -4,7 +4,6 @@
 #include <map>
 
 #include "magmadnn/core/errors.h"
-#include "magmadnn/model/batch_order.h"
 #include "magmadnn/tensor/math.h"
 
 namespace magmadnn::model::detail {
@@ -42,8 +41,8 @@ static Shape batch_shape(const std::vector<std::int64_t>& pattern, const Shape& 
 }
 
 template <typename T>
-void feed_placeholder(const op::Var<T>& ph, const Tensor<T>& src, const std::int64_t* rows, std::int64_t begin,
-                      std::int64_t n) {
+void feed_placeholder(const op::Var<T>& ph, const data::Samples<T>& src, const std::int64_t* rows,
+                      std::int64_t begin, std::int64_t n) {
   op::Variable<T>& v = *ph;
   const Shape want = batch_shape(v.pattern(), src.shape(), n);
   if (!v.has_value() || v.output().shape() != want) {
@@ -55,12 +54,13 @@ void feed_placeholder(const op::Var<T>& ph, const Tensor<T>& src, const std::int
   }
   Tensor<T>& dst = v.value();  // value() marks the placeholder changed
   if (src.get_memory_type() == DEVICE) {
-    // A data set in DEVICE memory: copy row by row on the device.
-    const std::int64_t row = src.shape()[0] > 0 ? src.size() / src.shape()[0] : 0;
+    // A data set in DEVICE memory (a tensor; bytes live on the host): copy
+    // row by row on the device.
+    const std::int64_t row = src.row_size();
     for (std::int64_t i = 0; i < n; ++i) {
       const std::int64_t r = rows ? rows[begin + i] : begin + i;
       Tensor<T> d = dst.slice(i, i + 1);
-      d.copy_from(src, r * row, row);
+      d.copy_from(src.tensor(), r * row, row);
     }
     return;
   }
@@ -68,11 +68,13 @@ void feed_placeholder(const op::Var<T>& ph, const Tensor<T>& src, const std::int
     // DEVICE memory has no host pointer: gather the rows on the host, then
     // copy the batch over in one transfer.
     Tensor<T> staging(dst.shape(), HOST);
-    gather_rows(src, rows, begin, n, staging);
+    src.gather(rows, begin, n, staging.mutable_host_data());
     dst.copy_from(staging);
     return;
   }
-  gather_rows(src, rows, begin, n, dst);
+  MAGMADNN_CHECK(dst.size() == n * src.row_size(), ShapeError,
+                 "feed: placeholder " << dst.shape() << " does not hold " << n << " rows of " << src.row_size());
+  src.gather(rows, begin, n, dst.mutable_host_data());  // promoted to T here when src holds bytes
 }
 
 template <typename T>
@@ -158,8 +160,8 @@ std::vector<std::string> unique_names(const std::vector<std::string>& names) {
 }
 
 #define MAGMADNN_DETAIL_INSTANTIATE(T)                                                                    \
-  template void feed_placeholder<T>(const op::Var<T>&, const Tensor<T>&, const std::int64_t*, std::int64_t, \
-                                    std::int64_t);                                                          \
+  template void feed_placeholder<T>(const op::Var<T>&, const data::Samples<T>&, const std::int64_t*,           \
+                                    std::int64_t, std::int64_t);                                                       \
   template void feed_sample<T>(const op::Var<T>&, const Tensor<T>&);                                        \
   template std::int64_t count_correct<T>(const Tensor<T>&, const Tensor<T>&);                               \
   template std::vector<std::int64_t> row_classes<T>(const Tensor<T>&);

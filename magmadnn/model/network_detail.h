@@ -8,15 +8,17 @@
 #include <vector>
 
 #include "magmadnn/compute/variable.h"
+#include "magmadnn/data/samples.h"
 
 namespace magmadnn::model::detail {
 
 /// Writes rows [begin, begin + n) of `src` (through `rows` when not null)
 /// into placeholder `ph`, reallocating it only when the batch shape changes.
-/// `src` must be readable on the host (HOST or MANAGED memory).
+/// `src` is promoted to T here when it holds bytes (data::Samples); a
+/// tensor may live in any memory.
 template <typename T>
-void feed_placeholder(const op::Var<T>& ph, const Tensor<T>& src, const std::int64_t* rows, std::int64_t begin,
-                      std::int64_t n);
+void feed_placeholder(const op::Var<T>& ph, const data::Samples<T>& src, const std::int64_t* rows,
+                      std::int64_t begin, std::int64_t n);
 /// Sets `ph` to one sample given with or without its batch axis.
 template <typename T>
 void feed_sample(const op::Var<T>& ph, const Tensor<T>& sample);

@@ -12,7 +12,6 @@
 #include "magmadnn/compute/passes.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/random.h"
-#include "magmadnn/model/batch_order.h"
 #include "magmadnn/model/network_detail.h"
 #include "magmadnn/optimizer/optimizer.h"
 #include "magmadnn/tensor/math.h"
@@ -189,7 +188,7 @@ void NeuralNetwork<T>::set_mode(bool training) {
 // ---- data plumbing -----------------------------------------------------------------
 
 template <typename T>
-void NeuralNetwork<T>::check_data(const Tensor<T>& x, const Tensor<T>* y, const char* what) const {
+void NeuralNetwork<T>::check_data(const data::Samples<T>& x, const Tensor<T>* y, const char* what) const {
   MAGMADNN_CHECK(x.ndim() >= 1 && x.shape()[0] > 0, ShapeError,
                  "NeuralNetwork::" << what << ": x of shape " << x.shape() << " has no samples");
   if (y != nullptr) {
@@ -200,10 +199,10 @@ void NeuralNetwork<T>::check_data(const Tensor<T>& x, const Tensor<T>* y, const 
 }
 
 template <typename T>
-void NeuralNetwork<T>::feed(const Tensor<T>& x, const Tensor<T>& y, const std::int64_t* rows, std::int64_t begin,
-                            std::int64_t n) {
+void NeuralNetwork<T>::feed(const data::Samples<T>& x, const Tensor<T>& y, const std::int64_t* rows,
+                            std::int64_t begin, std::int64_t n) {
   detail::feed_placeholder(x_ph_, x, rows, begin, n);
-  if (!y.empty()) detail::feed_placeholder(y_ph_, y, rows, begin, n);
+  if (!y.empty()) detail::feed_placeholder<T>(y_ph_, y, rows, begin, n);
 }
 
 template <typename T>
@@ -217,7 +216,7 @@ std::int64_t NeuralNetwork<T>::count_correct(const Tensor<T>& pred, const Tensor
 }
 
 template <typename T>
-Evaluation NeuralNetwork<T>::evaluate_batches(const Tensor<T>& x, const Tensor<T>& y) {
+Evaluation NeuralNetwork<T>::evaluate_batches(const data::Samples<T>& x, const Tensor<T>& y) {
   set_mode(false);
   const std::int64_t n = x.shape()[0];
   const std::int64_t bs = nn_params_.batch_size;
@@ -238,13 +237,13 @@ Evaluation NeuralNetwork<T>::evaluate_batches(const Tensor<T>& x, const Tensor<T
 }
 
 template <typename T>
-Evaluation NeuralNetwork<T>::evaluate(const Tensor<T>& x, const Tensor<T>& y) {
+Evaluation NeuralNetwork<T>::evaluate(const data::Samples<T>& x, const Tensor<T>& y) {
   check_data(x, &y, "evaluate");
   return evaluate_batches(x, y);
 }
 
 template <typename T>
-Tensor<T> NeuralNetwork<T>::predict(const Tensor<T>& x) {
+Tensor<T> NeuralNetwork<T>::predict(const data::Samples<T>& x) {
   check_data(x, nullptr, "predict");
   set_mode(false);
   const std::int64_t n = x.shape()[0];
@@ -291,7 +290,7 @@ unsigned int NeuralNetwork<T>::predict_class(const Tensor<T>& sample) {
 }
 
 template <typename T>
-std::vector<std::int64_t> NeuralNetwork<T>::predict_classes(const Tensor<T>& x) {
+std::vector<std::int64_t> NeuralNetwork<T>::predict_classes(const data::Samples<T>& x) {
   return detail::row_classes(predict(x));
 }
 

@@ -152,7 +152,9 @@ class NeuralNetwork {
 
   // -- training ------------------------------------------------------------------
   /// Trains on (x, y); returns the whole history (also history()).
-  History fit(const Tensor<T>& x, const Tensor<T>& y, const FitOptions<T>& options = {});
+  /// x may be held at source precision (data::Samples, e.g. uint8 images):
+  /// each batch is promoted to T as it is fed; a Tensor<T> converts to one.
+  History fit(const data::Samples<T>& x, const Tensor<T>& y, const FitOptions<T>& options = {});
   /// Slides: fit(x, y, metrics, verbose). Fills `metric_out` from the last epoch.
   magmadnn_error_t fit(const Tensor<T>& x, const Tensor<T>& y, metric_t& metric_out, bool verbose = false);
   /// MagmaDNN v1: fit(&x, &y, metrics, verbose).
@@ -169,10 +171,10 @@ class NeuralNetwork {
 
   // -- inference ------------------------------------------------------------------
   /// Loss and accuracy over (x, y), in eval mode, batch by batch.
-  Evaluation evaluate(const Tensor<T>& x, const Tensor<T>& y);
+  Evaluation evaluate(const data::Samples<T>& x, const Tensor<T>& y);
   /// The predictions {N, ...} for x {N, ...}, in eval mode, batch by batch
   /// (softmax probabilities when the network ends in a softmax).
-  Tensor<T> predict(const Tensor<T>& x);
+  Tensor<T> predict(const data::Samples<T>& x);
   /// MagmaDNN v1: the prediction for one sample (without the batch axis, e.g.
   /// {28, 28} for a {-1, 28, 28} input) or a batch; the result is owned by
   /// the model and valid until the next call.
@@ -181,7 +183,7 @@ class NeuralNetwork {
   unsigned int predict_class(Tensor<T>* sample);
   unsigned int predict_class(const Tensor<T>& sample);
   /// The class of every row of x {N, ...}.
-  std::vector<std::int64_t> predict_classes(const Tensor<T>& x);
+  std::vector<std::int64_t> predict_classes(const data::Samples<T>& x);
 
   // -- checkpoints ------------------------------------------------------------------
   /// Writes the full training state atomically (format: docs/checkpoint_format.md).
@@ -213,17 +215,18 @@ class NeuralNetwork {
   void build(optimizer::loss_t loss);
   void make_optimizer(optimizer::optimizer_t kind);
   void set_mode(bool training);
-  void feed(const Tensor<T>& x, const Tensor<T>& y, const std::int64_t* rows, std::int64_t begin, std::int64_t n);
+  void feed(const data::Samples<T>& x, const Tensor<T>& y, const std::int64_t* rows, std::int64_t begin,
+            std::int64_t n);
   std::int64_t count_correct(const Tensor<T>& pred, const Tensor<T>& y) const;
   double read_loss() const;
-  void check_data(const Tensor<T>& x, const Tensor<T>* y, const char* what) const;
-  Evaluation evaluate_batches(const Tensor<T>& x, const Tensor<T>& y);
+  void check_data(const data::Samples<T>& x, const Tensor<T>* y, const char* what) const;
+  Evaluation evaluate_batches(const data::Samples<T>& x, const Tensor<T>& y);
   void train_step(double& batch_loss, std::int64_t& correct);
   void serve_step();
   void checkpoint_across_ranks();
-  bool train_batches(const Tensor<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader, bool inline_batches,
+  bool train_batches(const data::Samples<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader, bool inline_batches,
                      std::vector<std::shared_ptr<Callback<T>>>& callbacks);
-  EpochRecord close_epoch(const FitOptions<T>& options);
+  EpochRecord close_epoch(const data::Samples<T>* validation_x, const Tensor<T>* validation_y);
   void write_checkpoint(const std::string& path, std::int64_t data_size);
 
   std::vector<LayerPtr> layers_;
@@ -244,6 +247,7 @@ class NeuralNetwork {
   std::vector<std::pair<std::string, Tensor<T>*>> state_;  // layer state for checkpoints
   GradientHook hook_;
   GradientReadyHooks ready_hooks_;
+  optimizer::LossScaler* scaler_ = nullptr;  // fit's options.loss_scaler, during fit
   bool training_mode_ = true;
 
   History history_;

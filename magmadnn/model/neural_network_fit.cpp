@@ -1,9 +1,10 @@
 // NeuralNetwork::fit: the training loop.
 //   loader order -> feed -> forward -> NaN check -> backward (gradient-ready
 //   hooks as gradients become final) -> finish hook -> gradient hook ->
-//   optimizer step (unless apply_update says no) -> after_update hook ->
+//   loss scaler's unscale (when fit has one) -> optimizer step (unless the
+//   scaler found an inf or NaN, or apply_update says no) -> after_update hook ->
 //   callbacks (checkpoints are the first callback);
-// or, for plain SGD without hooks: feed -> forward -> NaN check -> backward
+// or, for plain SGD without hooks or loss scaler: feed -> forward -> NaN check -> backward
 // with the update folded in -> callbacks.
 #include <chrono>
 #include <cmath>
@@ -16,7 +17,6 @@
 #include "magmadnn/tensor/dispatch.h"
 #include "magmadnn/data/dataloader.h"
 #include "magmadnn/data/shard.h"
-#include "magmadnn/model/batch_order.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/model/network_detail.h"
 
@@ -48,7 +48,8 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
   }
   // Plain SGD without hooks updates inside the backward pass (no gradient
   // buffers, no update pass).
-  const bool hooked = hook_ || ready_hooks_.ready || ready_hooks_.finish || ready_hooks_.apply_update;
+  const bool hooked =
+      scaler_ || hook_ || ready_hooks_.ready || ready_hooks_.finish || ready_hooks_.apply_update;
   if (const auto fused = hooked ? std::nullopt : opt_->in_place_update()) {
     op::backward_update<T>(loss_, param_exprs_, *fused);
     opt_->count_in_place_step();
@@ -59,7 +60,9 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
   // gradient by its rows (DataShard), and a strategy may ask for a factor
   // of its own: both scale the backward pass's seed, so no pass over the
   // gradients is spent on them.
-  const T seed = static_cast<T>(grad_scale_ * ready_hooks_.gradient_scale);
+  // The loss scale multiplies the seed too (scaling the loss itself would
+  // change the value reported and checked).
+  const T seed = static_cast<T>(grad_scale_ * ready_hooks_.gradient_scale * (scaler_ ? scaler_->scale() : 1.0));
   op::GradientReady<T> ready;
   if (ready_hooks_.ready) {
     ready = [this](std::size_t i, Tensor<T>& g) { ready_hooks_.ready(i, params_[i], g); };
@@ -79,7 +82,17 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
       }
     }
   }
-  if (!ready_hooks_.apply_update || ready_hooks_.apply_update()) opt_->step(param_exprs_, grads);
+  // Loss scaling: the gradients are unscaled after the hooks, which across
+  // ranks have summed them, so an inf on any rank reaches every rank and all
+  // skip the same step. The scaler works on the table's tensors, which the
+  // optimizer reads (a hook may have handed back others, copied in above).
+  if (scaler_) {
+    for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
+  }
+  const bool finite =
+      !scaler_ ||
+      scaler_->unscale(grad_ptrs_, opt_->step_count() + static_cast<std::int64_t>(scaler_->skips().size()) + 1);
+  if (finite && (!ready_hooks_.apply_update || ready_hooks_.apply_update())) opt_->step(param_exprs_, grads);
   if (ready_hooks_.after_update) ready_hooks_.after_update();
 }
 
@@ -117,7 +130,7 @@ void NeuralNetwork<T>::checkpoint_across_ranks() {
 // The batches of the epoch in progress, from the cursor on. False when a
 // callback stopped training inside the epoch (the cursor then stays there).
 template <typename T>
-bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader,
+bool NeuralNetwork<T>::train_batches(const data::Samples<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader,
                                      bool inline_batches, std::vector<std::shared_ptr<Callback<T>>>& callbacks) {
   const std::int64_t n = x.shape()[0], bs = nn_params_.batch_size, nb = loader.num_batches();
   cursor_batch_size_ = bs;
@@ -153,7 +166,7 @@ bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, dat
       }
     } else if (inline_batches) {
       std::optional<op::Profiler::Scope> scope;
-      if (op::Profiler::enabled()) scope.emplace("step", "feed batch", "", op::detail::device_sync_of(x));
+      if (op::Profiler::enabled()) scope.emplace("step", "feed batch", "", op::detail::device_sync_of(y));
       feed(x, y, rows, batch_ * bs + first, fed);
     } else {
       MAGMADNN_CHECK(loader.next(batch) && batch.index == batch_ && batch.size == m, ValueError,
@@ -198,20 +211,19 @@ bool NeuralNetwork<T>::train_batches(const Tensor<T>& x, const Tensor<T>& y, dat
 
 // The finished epoch's record (validation included); moves the cursor on.
 template <typename T>
-EpochRecord NeuralNetwork<T>::close_epoch(const FitOptions<T>& options) {
+EpochRecord NeuralNetwork<T>::close_epoch(const data::Samples<T>* validation_x, const Tensor<T>* validation_y) {
   if (shard_.size > 1 && shard_.at_epoch_end) shard_.at_epoch_end();
   std::optional<Evaluation> v;
-  if (options.validation_x != nullptr) {
+  if (validation_x != nullptr) {
     const op::Profiler::Pause not_training;  // a profile of fit is a profile of training steps
     if (shard_.size == 1) {
-      v = evaluate_batches(*options.validation_x, *options.validation_y);
+      v = evaluate_batches(*validation_x, *validation_y);
     } else {
       const int trainer = shard_.trainer_index();
       const data::RowRange mine = trainer < 0 ? data::RowRange{0, 0}
-                                              : data::shard_rows(options.validation_x->shape()[0], trainer,
-                                                                 shard_.trainers());
-      v = mine.count > 0 ? evaluate_batches(options.validation_x->slice(mine.begin, mine.begin + mine.count),
-                                            options.validation_y->slice(mine.begin, mine.begin + mine.count))
+                                              : data::shard_rows(validation_x->rows(), trainer, shard_.trainers());
+      v = mine.count > 0 ? evaluate_batches(validation_x->slice(mine.begin, mine.begin + mine.count),
+                                            validation_y->slice(mine.begin, mine.begin + mine.count))
                          : Evaluation{};
     }
   }
@@ -251,11 +263,16 @@ EpochRecord NeuralNetwork<T>::close_epoch(const FitOptions<T>& options) {
 }
 
 template <typename T>
-History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, const FitOptions<T>& options) {
+History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_in, const FitOptions<T>& options) {
   check_data(x_in, &y_in, "fit");
-  MAGMADNN_CHECK((options.validation_x == nullptr) == (options.validation_y == nullptr), ValueError,
-                 "NeuralNetwork::fit: give both validation_x and validation_y, or neither");
-  if (options.validation_x != nullptr) check_data(*options.validation_x, options.validation_y, "fit (validation)");
+  MAGMADNN_CHECK(options.validation_x == nullptr || options.validation_samples == nullptr, ValueError,
+                 "NeuralNetwork::fit: give validation_x or validation_samples, not both");
+  const std::optional<data::Samples<T>> validation_tensor =
+      options.validation_x ? std::optional<data::Samples<T>>(*options.validation_x) : std::nullopt;
+  const data::Samples<T>* validation_x = validation_tensor ? &*validation_tensor : options.validation_samples;
+  MAGMADNN_CHECK((validation_x == nullptr) == (options.validation_y == nullptr), ValueError,
+                 "NeuralNetwork::fit: give both validation_x (or validation_samples) and validation_y, or neither");
+  if (validation_x != nullptr) check_data(*validation_x, options.validation_y, "fit (validation)");
   MAGMADNN_CHECK(options.loader_workers >= 0, ValueError,
                  "NeuralNetwork::fit: loader_workers = " << options.loader_workers << " must be >= 0");
   const DataShard& shard = options.shard;
@@ -273,11 +290,11 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
 
   // Batches are gathered on the host; device-only data is staged there once.
   const bool stage = x_in.get_memory_type() == DEVICE || y_in.get_memory_type() == DEVICE;
-  Tensor<T> xs = stage ? x_in.to(HOST) : Tensor<T>();
+  const data::Samples<T> x =
+      x_in.get_memory_type() == DEVICE ? data::Samples<T>(x_in.tensor().to(HOST)) : x_in;
   Tensor<T> ys = stage ? y_in.to(HOST) : Tensor<T>();
-  const Tensor<T>& x = stage ? xs : x_in;
   const Tensor<T>& y = stage ? ys : y_in;
-  const std::int64_t n = x.shape()[0];
+  const std::int64_t n = x.rows();
 
   if (options.resume && std::filesystem::exists(options.checkpoint_path)) load(options.checkpoint_path);
   shard_ = shard;
@@ -350,10 +367,15 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
   info.samples = n;
   info.batches_per_epoch = loader->num_batches();
   info.batch_size = nn_params_.batch_size;
-  info.has_validation = options.validation_x != nullptr;
+  info.has_validation = validation_x != nullptr;
 
   stop_ = false;
   data_size_ = n;
+  scaler_ = options.loss_scaler.get();
+  struct ClearScaler {  // fit's options do not outlive it
+    optimizer::LossScaler*& s;
+    ~ClearScaler() { s = nullptr; }
+  } clear_scaler{scaler_};
   set_mode(true);
   for (auto& cb : callbacks) cb->on_train_begin(*this, info);
   while (epoch_ < end_epoch && !stop_) {
@@ -362,7 +384,7 @@ History NeuralNetwork<T>::fit(const Tensor<T>& x_in, const Tensor<T>& y_in, cons
     if (!training_mode_) set_mode(true);
     prepare_epoch();
     if (!train_batches(x, y, *loader, inline_batches, callbacks)) break;
-    const EpochRecord r = close_epoch(options);
+    const EpochRecord r = close_epoch(validation_x, options.validation_y);
     for (auto& cb : callbacks) cb->on_epoch_end(*this, r);
   }
   for (auto& cb : callbacks) cb->on_train_end(*this, history_);
@@ -408,10 +430,11 @@ magmadnn_error_t NeuralNetwork<T>::fit(Tensor<T>* x, Tensor<T>* y, metric_t& met
   template void NeuralNetwork<T>::train_step(double&, std::int64_t&);                                \
   template void NeuralNetwork<T>::serve_step();                                                      \
   template void NeuralNetwork<T>::checkpoint_across_ranks();                                         \
-  template bool NeuralNetwork<T>::train_batches(const Tensor<T>&, const Tensor<T>&, data::DataLoader<T>&, bool, \
+  template bool NeuralNetwork<T>::train_batches(const data::Samples<T>&, const Tensor<T>&, data::DataLoader<T>&, \
+                                                bool,                                                \
                                                 std::vector<std::shared_ptr<Callback<T>>>&);         \
-  template EpochRecord NeuralNetwork<T>::close_epoch(const FitOptions<T>&);                         \
-  template History NeuralNetwork<T>::fit(const Tensor<T>&, const Tensor<T>&, const FitOptions<T>&);  \
+  template EpochRecord NeuralNetwork<T>::close_epoch(const data::Samples<T>*, const Tensor<T>*);     \
+  template History NeuralNetwork<T>::fit(const data::Samples<T>&, const Tensor<T>&, const FitOptions<T>&); \
   template History NeuralNetwork<T>::fit(const Tensor<T>&, const Tensor<T>&, metric_t&,             \
                                          const FitOptions<T>&);                                      \
   template magmadnn_error_t NeuralNetwork<T>::fit(const Tensor<T>&, const Tensor<T>&, metric_t&, bool); \

@@ -104,6 +104,21 @@ std::uint64_t fingerprint(const Tensor<float>& t) {
   return h;
 }
 
+std::uint64_t fingerprint(const data::Samples<float>& x) {
+  if (!x.is_bytes()) return fingerprint(x.tensor());
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (std::int64_t d : x.shape().dims()) mix(static_cast<std::uint64_t>(d));
+  for (double v : {x.byte_scale().scale, x.byte_scale().shift}) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    mix(bits);
+  }
+  const std::uint8_t* p = x.byte_data();
+  for (std::int64_t i = 0; i < x.size(); ++i) mix(p[i]);
+  return h;
+}
+
 void check_same_on_every_rank(distributed::Communicator& comm, std::uint64_t value, const std::string& what) {
   if (comm.size() == 1) return;
   std::int64_t root = static_cast<std::int64_t>(value);
@@ -126,10 +141,10 @@ void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork
 }
 
 model::Evaluation evaluate_across(distributed::Communicator& comm, model::NeuralNetwork<float>& net,
-                                  const Tensor<float>& x, const Tensor<float>& y) {
+                                  const data::Samples<float>& x, const Tensor<float>& y) {
   if (comm.size() == 1) return net.evaluate(x, y);
   broadcast_layer_state(comm, net);
-  const data::RowRange mine = data::shard_rows(x.shape()[0], comm.rank(), comm.size());
+  const data::RowRange mine = data::shard_rows(x.rows(), comm.rank(), comm.size());
   double sums[3] = {0, 0, 0};  // loss x rows, correct, rows
   if (mine.count > 0) {
     const model::Evaluation e =

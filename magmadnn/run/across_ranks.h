@@ -43,6 +43,9 @@ void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork
 /// A 64-bit fingerprint of `t`'s shape and values (not cryptographic: it
 /// tells data sets apart, it does not authenticate them).
 std::uint64_t fingerprint(const Tensor<float>& t);
+/// The same for samples: a tensor's as above; bytes (data::Samples) hash
+/// their shape, scale and bytes.
+std::uint64_t fingerprint(const data::Samples<float>& x);
 
 /// Checks that every rank passes rank 0's `value` (e.g. the fingerprint of
 /// its training data): otherwise every rank throws ValueError, each naming
@@ -54,6 +57,6 @@ void check_same_on_every_rank(distributed::Communicator& comm, std::uint64_t val
 /// every rank returns the whole set's result (equal to a single process's
 /// within float rounding). Uses rank 0's layer state.
 model::Evaluation evaluate_across(distributed::Communicator& comm, model::NeuralNetwork<float>& net,
-                                  const Tensor<float>& x, const Tensor<float>& y);
+                                  const data::Samples<float>& x, const Tensor<float>& y);
 
 }  // namespace magmadnn::run

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include "magmadnn/core/errors.h"
@@ -71,9 +72,9 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
   MAGMADNN_CHECK(split == "train" || split == "test", ValueError, "unknown split \"" << split << "\"");
   data::ImageOptions o;
   o.num_classes = classes;  // 0: one more than the largest label
-  data::ImageSet<float> set;
+  data::SourceImageSet<float> set;
   try {
-    set = data::load_mnist<float>(dir, split == "train" ? data::Train : data::Test, o);
+    set = data::load_mnist_source<float>(dir, split == "train" ? data::Train : data::Test, o);
   } catch (const IOError& e) {
     if (std::string(e.what()).find("file not found") != std::string::npos && dir != data::kFashionMnistDir) {
       MAGMADNN_THROW(IOError, e.what() << " (install the Debian package dataset-fashion-mnist, or pass --data DIR "
@@ -81,7 +82,7 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
     }
     throw;
   }
-  const std::int64_t total = set.images.shape()[0];
+  const std::int64_t total = set.images.rows();
   const std::int64_t n = limit > 0 ? std::min(limit, total) : total;
   Split s;
   s.source = io::find_plain_or_gz(dir + (split == "train" ? "/train" : "/t10k") + "-images-idx3-ubyte");
@@ -90,7 +91,10 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
     s.x = std::move(set.images);
     s.y = std::move(set.labels);
   } else {
-    s.x = set.images.slice(0, n).to(HOST);
+    // Copies of the first n, so the rest of the file is freed.
+    std::vector<std::int64_t> first(static_cast<std::size_t>(n));
+    std::iota(first.begin(), first.end(), std::int64_t{0});
+    s.x = set.images.take(first);
     s.y = set.labels.slice(0, n).to(HOST);
   }
   return s;
@@ -99,7 +103,7 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
 Split subset(const Split& s, const std::vector<std::int64_t>& rows) {
   Split out;
   out.source = s.source;
-  out.x = data::take_rows(s.x, rows);
+  out.x = s.x.take(rows);
   out.y = data::take_rows(s.y, rows);
   out.labels.reserve(rows.size());
   for (auto r : rows) out.labels.push_back(s.labels.at(static_cast<std::size_t>(r)));

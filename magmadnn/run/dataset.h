@@ -1,8 +1,9 @@
 /// @file dataset.h
 /// The image classification data the `magmadnn` command trains on: MNIST or
-/// Fashion-MNIST IDX files (gzip or plain) in one folder, as float tensors
-/// ready for a network: images {N, 1, 28, 28} scaled to [0, 1], labels as
-/// one-hot rows {N, classes}.
+/// Fashion-MNIST IDX files (gzip or plain) in one folder, ready for a
+/// network: images {N, 1, 28, 28} kept as the file's uint8 (1 byte a pixel)
+/// and read as floats scaled to [0, 1] (data::Samples promotes each batch),
+/// labels as one-hot float rows {N, classes}.
 ///
 /// Guarantees: a missing file names the folder, the names looked for and the
 /// Debian package that provides them; images and labels of different counts,
@@ -13,12 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "magmadnn/data/samples.h"
 #include "magmadnn/tensor/tensor.h"
 
 namespace magmadnn::run {
 
 struct Split {
-  Tensor<float> x;                   ///< {N, 1, H, W}
+  data::Samples<float> x;            ///< {N, 1, H, W}, uint8 in memory
   Tensor<float> y;                   ///< {N, classes}, one-hot
   std::vector<std::int64_t> labels;  ///< N class indices
   std::string source;                ///< the image file, for messages
@@ -38,7 +40,8 @@ void check_sample_shape(const Split& s, const std::vector<std::int64_t>& want, c
 /// `classes` 0 means "one more than the largest label".
 Split load_split(const std::string& dir, const std::string& split, std::int64_t limit = 0, std::int64_t classes = 0);
 
-/// The samples `rows` of `s` (in that order), labels included.
+/// The samples `rows` of `s` (in that order), labels included; new storage
+/// of the same type (uint8 images stay uint8).
 Split subset(const Split& s, const std::vector<std::int64_t>& rows);
 
 /// Images of an IDX file ({N, sample_shape...}, or {N, H, W} for a

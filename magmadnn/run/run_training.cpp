@@ -19,8 +19,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// Images at their source precision (uint8: 1 byte a pixel), labels in float.
 std::uint64_t bytes_of(const Split& s) {
-  return sizeof(float) * static_cast<std::uint64_t>(s.x.size() + s.y.size());
+  return s.x.storage_bytes() + sizeof(float) * static_cast<std::uint64_t>(s.y.size());
 }
 
 }  // namespace
@@ -49,7 +50,7 @@ TrainingRun::TrainingRun(const TrainSpec& spec) : spec_(spec) {
   {
     const Split all =
         load_split(spec_.data.dir, "train", spec_.data.limit_train, dataset_classes(spec_.data.dataset));
-    const data::Holdout h = data::holdout_split(all.x.shape()[0], spec_.data.val_split, spec_.seed, &all.labels);
+    const data::Holdout h = data::holdout_split(all.x.rows(), spec_.data.val_split, spec_.seed, &all.labels);
     train_ = subset(all, h.train);
     val_ = subset(all, h.validation);
   }
@@ -87,8 +88,8 @@ RunResult TrainingRun::run(const RunOptions& options) {
     };
     fo.callbacks.push_back(scorer);
   }
-  if (val_.x.shape()[0] > 0) {
-    fo.validation_x = &val_.x;
+  if (val_.x.rows() > 0) {
+    fo.validation_samples = &val_.x;
     fo.validation_y = &val_.y;
   }
   if (spec_.early_stopping.enabled) {
@@ -109,6 +110,28 @@ RunResult TrainingRun::run(const RunOptions& options) {
 
   const std::shared_ptr<distributed::Communicator>& comm = options.communicator;
   const int ranks = comm ? comm->size() : 1;
+  if (loss_scaling_enabled(spec_.loss_scaling, spec_.precision)) {
+    // The skip decision is taken on gradients already summed across ranks
+    // only under the strategies that sum them every step.
+    const std::string& strategy = spec_.distributed.strategy;
+    MAGMADNN_CHECK(ranks == 1 || strategy == "allreduce" || strategy == "ring", ValueError,
+                   "TrainingRun: loss scaling across ranks needs the allreduce or ring strategy (every rank must "
+                   "skip the same steps), not "
+                       << strategy);
+    optimizer::LossScaler::Options lo;
+    lo.init_scale = spec_.loss_scaling.init_scale;
+    lo.max_scale = std::max(lo.max_scale, lo.init_scale);
+    lo.growth_interval = spec_.loss_scaling.growth_interval;
+    fo.loss_scaler = std::make_shared<optimizer::LossScaler>(lo);
+    if (options.log != nullptr) {
+      fo.loss_scaler->set_on_skip([log = options.log, &net](const optimizer::LossScaler::Skip& s) {
+        const auto c = net.cursor();
+        *log << "loss scaling: step " << s.step << " (epoch " << c.epoch + 1 << ", batch " << c.batch + 1
+             << ") skipped, its gradients hold an inf or NaN; scale " << s.scale_before << " -> " << s.scale_after
+             << std::endl;
+      });
+    }
+  }
   std::unique_ptr<DataParallel> parallel;
   if (ranks > 1) {
     const int trainers = ranks - (DataParallel::server_rank_for(spec_.distributed, ranks) >= 0 ? 1 : 0);
@@ -143,6 +166,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
   r.test_curve = test_curve_;
   r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
   r.summary["memory"] = memory(peak, peak_is_training);
+  if (fo.loss_scaler) r.summary["loss_scaling"] = loss_scaling(*fo.loss_scaler);
   if (parallel) {
     r.summary["timing"] = parallel->timing();
     if (const Json st = parallel->staleness(); !st.is_null()) r.summary["staleness"] = st;
@@ -182,22 +206,48 @@ Json TrainingRun::summary(const RunResult& r, double wall_seconds, int ranks) co
   return s;
 }
 
+std::uint64_t TrainingRun::dataset_bytes() const { return bytes_of(train_) + bytes_of(val_) + bytes_of(test_); }
+
 // The peak resident memory against what training must hold: the data set,
 // the parameters, their gradients and the optimizer's state.
 Json TrainingRun::memory(std::uint64_t peak_rss, bool peak_is_training) const {
   std::uint64_t optimizer_state = 0;
   for (const auto& [name, t] : build_.model->optimizer().state()) optimizer_state += sizeof(float) * t->size();
   const auto params = sizeof(float) * static_cast<std::uint64_t>(build_.model->num_params());
-  const std::uint64_t dataset = bytes_of(train_) + bytes_of(val_) + bytes_of(test_);
+  const std::uint64_t dataset = dataset_bytes();
   const std::uint64_t need = dataset + 2 * params + optimizer_state;  // one gradient per parameter
   Json j;
   j["dataset_bytes"] = dataset;
+  // What holding the images at source precision saves: the same sets with
+  // the images in float, as they were read before.
+  j["dataset_image_type"] = train_.x.storage_type();
+  std::uint64_t as_float = 0;
+  for (const Split* p : {&train_, &val_, &test_})
+    as_float += sizeof(float) * static_cast<std::uint64_t>(p->x.size() + p->y.size());
+  j["dataset_bytes_as_float"] = as_float;
   j["parameter_bytes"] = params;
   j["gradient_bytes"] = params;
   j["optimizer_state_bytes"] = optimizer_state;
   j["peak_rss_bytes"] = peak_rss;
   j["peak_rss_scope"] = peak_is_training ? "training" : "process";
   j["peak_rss_over_needed"] = need > 0 ? static_cast<double>(peak_rss) / static_cast<double>(need) : 0.0;
+  return j;
+}
+
+// The scaler's record: its scale now and every step it skipped (the first
+// 1000 listed, so a run that skips on and on keeps a readable summary).
+Json TrainingRun::loss_scaling(const optimizer::LossScaler& scaler) const {
+  Json j;
+  j["init_scale"] = spec_.loss_scaling.init_scale;
+  j["growth_interval"] = spec_.loss_scaling.growth_interval;
+  j["final_scale"] = scaler.scale();
+  j["skipped_steps"] = scaler.skips().size();
+  Json list = Json::array();
+  for (std::size_t i = 0; i < scaler.skips().size() && i < 1000; ++i) {
+    const auto& s = scaler.skips()[i];
+    list.push_back({{"step", s.step}, {"scale_before", s.scale_before}, {"scale_after", s.scale_after}});
+  }
+  j["skipped"] = list;
   return j;
 }
 

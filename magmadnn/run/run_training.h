@@ -58,6 +58,9 @@ struct RunOptions {
   std::vector<std::shared_ptr<model::Callback<float>>> callbacks;
   /// Time every op of the training steps (op::Profiler); the caller prints it.
   bool profile = false;
+  /// Where a training step skipped by loss scaling is reported, one line
+  /// each (null: nowhere; summary.json's "loss_scaling" lists them anyway).
+  std::ostream* log = nullptr;
   /// The ranks to train on (null or one rank: this process alone, as
   /// before). With N > 1 ranks every rank calls run() with the same spec
   /// (share_config, across_ranks.h) and the strategy of spec.distributed
@@ -105,6 +108,9 @@ class TrainingRun {
   const Split& train() const noexcept { return train_; }
   const Split& validation() const noexcept { return val_; }
   const Split& test() const noexcept { return test_; }
+  /// Bytes the three splits hold: images at their source precision (uint8
+  /// for MNIST-format files), labels in float.
+  std::uint64_t dataset_bytes() const;
   /// One sample's shape, without the batch axis ({1, 28, 28} for MNIST).
   const std::vector<std::int64_t>& sample_shape() const noexcept { return build_.sample_shape; }
   std::int64_t classes() const noexcept { return build_.classes; }
@@ -115,6 +121,7 @@ class TrainingRun {
  private:
   Json summary(const RunResult& r, double wall_seconds, int ranks) const;
   Json memory(std::uint64_t peak_rss, bool peak_is_training) const;
+  Json loss_scaling(const optimizer::LossScaler& scaler) const;
 
   TrainSpec spec_;
   Split train_, val_, test_;

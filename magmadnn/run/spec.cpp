@@ -209,10 +209,14 @@ const std::vector<std::string>& strategy_names() {
   return names;
 }
 
+bool loss_scaling_enabled(const LossScalingSpec& spec, Precision precision) {
+  return spec.mode == "on" || (spec.mode == "auto" && precision == Precision::FP16);
+}
+
 TrainSpec parse_config(const Json& j) {
   const Obj root(j, "",
                  {"name", "layers", "loss", "optimizer", "schedule", "data", "early_stopping", "distributed",
-                  "batch_growth", "epochs", "batch_size", "seed", "test_every_epoch", "precision"},
+                  "batch_growth", "epochs", "batch_size", "seed", "test_every_epoch", "precision", "loss_scaling"},
                  "the config");
   TrainSpec s;
   s.name = root.string("name", s.name);
@@ -240,6 +244,14 @@ TrainSpec parse_config(const Json& j) {
   s.seed = root.seed("seed", s.seed);
   s.test_every_epoch = root.boolean("test_every_epoch", s.test_every_epoch);
   s.precision = parse_precision(root.choice("precision", "fp32", {"fp32", "bf16", "fp16", "tf32"}));
+  if (root.has("loss_scaling")) {
+    const Obj o(root.get("loss_scaling"), "loss_scaling", {"mode", "init_scale", "growth_interval"},
+                "the loss scaling");
+    auto& l = s.loss_scaling;
+    l.mode = o.choice("mode", l.mode, {"auto", "on", "off"});
+    l.init_scale = o.number("init_scale", l.init_scale, 1.0, 16777216.0);
+    l.growth_interval = o.integer("growth_interval", l.growth_interval, limits::growth_interval);
+  }
 
   if (root.has("optimizer")) {
     const Obj o(root.get("optimizer"), "optimizer",
@@ -555,6 +567,10 @@ Json to_json(const TrainSpec& s) {
   j["seed"] = s.seed;
   if (s.test_every_epoch) j["test_every_epoch"] = true;
   if (s.precision != Precision::FP32) j["precision"] = precision_name(s.precision);
+  if (s.loss_scaling != LossScalingSpec{}) {
+    const auto& l = s.loss_scaling;
+    j["loss_scaling"] = {{"mode", l.mode}, {"init_scale", l.init_scale}, {"growth_interval", l.growth_interval}};
+  }
   return j;
 }
 

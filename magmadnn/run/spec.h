@@ -32,6 +32,8 @@
 ///                     "staleness": 2, "watchdog_s": 60},   (read only under mpirun)
 ///     "epochs": 5, "batch_size": 100, "seed": 42,
 ///     "precision": "fp32" | "bf16" | "fp16" | "tf32",   (see core/precision.h)
+///     "loss_scaling": {"mode": "auto"|"on"|"off", "init_scale": 65536,
+///                      "growth_interval": 2000},   (auto: on at fp16 only)
 ///     "test_every_epoch": false }    (true: score the test split after every
 ///                                     epoch, for study plots only; see TrainSpec)
 ///
@@ -89,6 +91,7 @@ inline constexpr IntRange average_every{1, 1'000'000};  ///< distributed.average
 inline constexpr IntRange staleness{0, 1'000'000};      ///< distributed.staleness (steps)
 inline constexpr IntRange growth_factor{1, 1024};      ///< batch_growth.factor
 inline constexpr IntRange growth_max{1, 4'294'967'295};  ///< batch_growth.max (nn_params_t holds an unsigned int)
+inline constexpr IntRange growth_interval{1, 1'000'000'000};  ///< loss_scaling.growth_interval (steps)
 }  // namespace limits
 
 /// One layer of the network, in the order it is applied.
@@ -189,6 +192,20 @@ struct BatchGrowthSpec {
   bool operator==(const BatchGrowthSpec&) const = default;
 };
 
+/// Dynamic loss scaling (optimizer::LossScaler wired into fit: scaled
+/// backward, unscaled gradients, steps with inf/NaN gradients skipped).
+struct LossScalingSpec {
+  /// "auto": on at fp16 only; "on": at any precision (e.g. to test it at
+  /// fp32 on the CPU); "off".
+  std::string mode = "auto";
+  double init_scale = 65536.0;
+  std::int64_t growth_interval = 2000;  ///< good steps in a row before the scale doubles
+  bool operator==(const LossScalingSpec&) const = default;
+};
+
+/// Whether `spec` trains with a loss scaler (mode, and precision for "auto").
+bool loss_scaling_enabled(const LossScalingSpec& spec, Precision precision);
+
 struct TrainSpec {
   std::string name = "custom";
   std::vector<LayerSpec> layers;
@@ -206,6 +223,8 @@ struct TrainSpec {
   /// gradients and optimizer state are float whatever it is, so a run may
   /// resume at another precision. Written to the config only when not fp32.
   Precision precision = Precision::FP32;
+  /// Written to the config only when not the default.
+  LossScalingSpec loss_scaling;
   /// Also score the test split after every epoch (RunResult::test_curve),
   /// for plots of test accuracy against time (`magmadnn compare`). Opt-in
   /// and for study plots only: nothing reads these scores during training

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <random>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -129,4 +130,45 @@ TEST_F(RunTraining, AResidualNetworkLearnsAndResumesExactly) {
   ASSERT_EQ(resumed.history.size(), 4u);
   EXPECT_EQ(resumed.history.back().train_loss, whole.history.back().train_loss);
   EXPECT_EQ(resumed.test.loss, whole.test.loss);
+}
+
+// The images are held as the file's uint8; the memory report says so, and
+// the data set counts a byte a pixel (floats for the one-hot labels).
+TEST_F(RunTraining, TheDataSetIsHeldAsUint8AndTheMemoryReportShowsIt) {
+  const RunResult r = run_training(spec());
+  const Json& m = r.summary["memory"];
+  EXPECT_EQ(m["dataset_image_type"], "uint8");
+  const std::uint64_t pixels = 250u * 64u, labels = 250u * 3u * sizeof(float);
+  EXPECT_EQ(m["dataset_bytes"].get<std::uint64_t>(), pixels + labels);
+  EXPECT_EQ(m["dataset_bytes_as_float"].get<std::uint64_t>(), 4 * pixels + labels);
+  TrainingRun tr(spec());
+  EXPECT_TRUE(tr.train().x.is_bytes());
+  EXPECT_TRUE(tr.validation().x.is_bytes());
+  EXPECT_TRUE(tr.test().x.is_bytes());
+  EXPECT_EQ(tr.dataset_bytes(), pixels + labels);
+}
+
+// loss_scaling "on" at fp32: the scaler runs (no overflow here, so no skip,
+// and a power-of-two scale leaves training as it was); "auto" at fp32 has
+// none, and the summary then has no loss_scaling record.
+TEST_F(RunTraining, LossScalingOnAtFp32IsRecordedAndChangesNothing) {
+  TrainSpec on = spec();
+  on.loss_scaling.mode = "on";
+  on.loss_scaling.init_scale = 1024;
+  on.loss_scaling.growth_interval = 4;
+  EXPECT_TRUE(loss_scaling_enabled(on.loss_scaling, on.precision));
+  EXPECT_FALSE(loss_scaling_enabled(spec().loss_scaling, Precision::FP32));
+  EXPECT_TRUE(loss_scaling_enabled(spec().loss_scaling, Precision::FP16));
+  std::ostringstream log;
+  RunOptions o;
+  o.log = &log;
+  const RunResult a = TrainingRun(on).run(o);
+  const RunResult b = run_training(spec());
+  const Json& l = a.summary["loss_scaling"];
+  EXPECT_EQ(l["skipped_steps"], 0);
+  EXPECT_TRUE(l["skipped"].empty());
+  EXPECT_EQ(l["final_scale"].get<double>(), 1024.0 * 64);  // 24 good steps: doubled 6 times
+  EXPECT_TRUE(log.str().empty());
+  EXPECT_FALSE(b.summary.contains("loss_scaling"));
+  for (std::size_t e = 0; e < 3; ++e) EXPECT_EQ(a.history[e].train_loss, b.history[e].train_loss) << e;
 }

@@ -447,3 +447,22 @@ TEST(CliConfig, LargeBatchKeys) {
                 "batch_growth.start: unknown key in batch growth (allowed: ", 0),
             0u);
 }
+
+TEST(CliConfig, LossScalingKeys) {
+  const TrainSpec d = parse_config(valid());
+  EXPECT_EQ(d.loss_scaling, LossScalingSpec{});
+  EXPECT_FALSE(to_json(d).contains("loss_scaling"));  // the default is not written
+  Json j = valid();
+  j["loss_scaling"] = {{"mode", "on"}, {"init_scale", 256}, {"growth_interval", 50}};
+  const TrainSpec s = parse_config(j);
+  EXPECT_EQ(s.loss_scaling.mode, "on");
+  EXPECT_EQ(s.loss_scaling.init_scale, 256.0);
+  EXPECT_EQ(s.loss_scaling.growth_interval, 50);
+  EXPECT_EQ(parse_config(to_json(s)), s);
+  EXPECT_EQ(error_of(with("/loss_scaling/mode", "yes")),
+            R"(loss_scaling.mode: expected one of "auto", "on", "off", got "yes")");
+  EXPECT_EQ(error_of(with("/loss_scaling/growth_interval", 0)),
+            "loss_scaling.growth_interval: expected an integer in [1, 1000000000], got 0");
+  EXPECT_EQ(error_of(with("/loss_scaling/init_scale", 0.5)),
+            "loss_scaling.init_scale: expected a number in [1, 1.67772e+07], got 0.5");
+}

@@ -1,0 +1,107 @@
+/// @file samples.h
+/// Samples<T>: the inputs of a data set as the model reads them, in T, while
+/// memory holds them in the type they came in (dMath's lazy promotion).
+///
+/// Two kinds of storage:
+///  - a Tensor<T> (what users build in code; any memory type): read as is;
+///  - bytes, one uint8 per value, with the affine map of the file's pixel
+///    scale (value = byte x scale + shift, computed in double and rounded to
+///    T once): 1 byte a pixel instead of 4 (float) or 8 (double). MNIST's
+///    and CIFAR's loaders keep their images so (load_mnist_source).
+/// Whoever assembles a batch (the DataLoader, NeuralNetwork's feed) calls
+/// gather(), which promotes the batch's rows only. A byte b always becomes
+/// the same T: the 256 values are computed once with the loaders' own
+/// formula, and gather either reads them from that table or uses an
+/// arithmetic form in T found to give all 256 exactly (x 1/255 in double, / 255
+/// in float), so a batch is bit-identical to the one cut from the data set
+/// converted to T when it was read (load_mnist).
+///
+/// A Samples is a cheap handle: copies share the storage, and a Tensor<T>
+/// converts to one implicitly (a view, no copy), so every function that takes
+/// `const Samples<T>&` also takes a tensor.
+///
+/// Requires: byte storage lives on the host; its contents do not change
+/// (nothing in the library writes them). Guarantees: shape(), rows() and
+/// slice()/take() behave as the Tensor<T> of the promoted values would.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "magmadnn/tensor/tensor.h"
+
+namespace magmadnn::data {
+
+/// value = byte x scale + shift.
+struct ByteScale {
+  double scale = 1.0;
+  double shift = 0.0;
+  bool operator==(const ByteScale&) const = default;
+};
+
+template <typename T>
+class Samples {
+ public:
+  /// No samples (shape {}).
+  Samples();
+  /// A tensor's values as they are (a view: shares storage).
+  Samples(const Tensor<T>& t);  // NOLINT(google-explicit-constructor): tensors pass where samples are taken
+  /// Bytes {N, ...} = `shape`, read as byte x scale + shift. `bytes` holds
+  /// at least shape.numel() values (ShapeError otherwise).
+  static Samples from_bytes(const Shape& shape, std::shared_ptr<const std::vector<std::uint8_t>> bytes,
+                            ByteScale scale);
+
+  const Shape& shape() const noexcept { return shape_; }
+  std::int64_t ndim() const noexcept { return shape_.ndim(); }
+  /// Samples on axis 0.
+  std::int64_t rows() const { return shape_.ndim() > 0 ? shape_[0] : 0; }
+  /// Values per sample.
+  std::int64_t row_size() const;
+  /// Values in all (as Tensor::size).
+  std::int64_t size() const noexcept { return shape_.numel(); }
+
+  /// True for byte storage.
+  bool is_bytes() const noexcept { return bytes_ != nullptr; }
+  /// The tensor of tensor storage (ValueError for bytes).
+  const Tensor<T>& tensor() const;
+  /// The bytes of the rows this handle spans, {rows(), ...} (ValueError for a tensor).
+  const std::uint8_t* byte_data() const;
+  ByteScale byte_scale() const noexcept { return scale_; }
+  /// "uint8", or the tensor's element type ("float32", "float64").
+  const char* storage_type() const noexcept;
+  /// Bytes of memory the values of these rows occupy.
+  std::uint64_t storage_bytes() const noexcept;
+  /// Memory of the storage: HOST for bytes, the tensor's otherwise.
+  memory_t get_memory_type() const noexcept;
+
+  /// Writes rows rows[begin .. begin+count) (rows == nullptr: begin ..
+  /// begin+count in order) promoted to T into `dst`, host memory holding
+  /// count x row_size() values. Requires host-readable storage
+  /// (NotSupportedError for a tensor in DEVICE memory); IndexError for a row
+  /// outside [0, rows()).
+  void gather(const std::int64_t* rows, std::int64_t begin, std::int64_t count, T* dst) const;
+
+  /// Rows [begin, end), sharing storage (IndexError outside [0, rows()]).
+  Samples slice(std::int64_t begin, std::int64_t end) const;
+  /// The rows `rows`, in that order, as new storage of the same kind (bytes
+  /// stay bytes; a tensor becomes a host tensor).
+  Samples take(const std::vector<std::int64_t>& rows) const;
+  /// Every value promoted to T, in a new tensor in `mem`.
+  Tensor<T> to_tensor(memory_t mem = HOST) const;
+
+ private:
+  Shape shape_;
+  std::shared_ptr<const Tensor<T>> tensor_;  // shared: Tensor's copy is deep
+  std::shared_ptr<const std::vector<std::uint8_t>> bytes_;
+  std::int64_t offset_ = 0;  // first byte of row 0 in *bytes_
+  ByteScale scale_;
+  std::shared_ptr<const std::array<T, 256>> table_;  // byte -> T
+  // How gather promotes: by the table, or by arithmetic in T that gives the
+  // table's 256 values exactly (checked in from_bytes), which vectorises.
+  enum class Promotion { Table, Multiply, Divide } promotion_ = Promotion::Table;
+  T factor_ = T(1), shift_t_ = T(0);
+};
+
+}  // namespace magmadnn::data
