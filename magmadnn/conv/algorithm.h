@@ -33,9 +33,10 @@ enum class Algo : std::uint8_t {
   WinogradF2x2,  ///< Winograd F(2x2, 3x3): 3x3, stride 1, dilation 1
   WinogradF4x4,  ///< Winograd F(4x4, 3x3): 3x3, stride 1, dilation 1
   FFT,           ///< FFTW (CPU) / cuFFT (GPU): stride 1, dilation 1, large kernels pay off
+  OneDNN,        ///< oneDNN's convolution primitives (CPU, float only): oneDNN picks layout and kernel
   CuDNN,         ///< cuDNN v9 (GPU only): cuDNN picks its own kernel
 };
-/// "direct", "im2col", "winograd_f2x2", "winograd_f4x4", "fft", "cudnn", "auto".
+/// "direct", "im2col", "winograd_f2x2", "winograd_f4x4", "fft", "onednn", "cudnn", "auto".
 const char* algo_name(Algo a) noexcept;
 /// Inverse of algo_name; ValueError listing the valid names otherwise.
 Algo parse_algo(const std::string& name);

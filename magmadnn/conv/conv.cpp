@@ -4,7 +4,7 @@
 
 #include "magmadnn/backend/device_buffer.h"
 #include "magmadnn/conv/chooser.h"
-#include "magmadnn/conv/pool_impl.h"
+#include "magmadnn/conv/pool_chooser.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/half.h"
 #include "magmadnn/tensor/dispatch.h"
@@ -89,7 +89,7 @@ template <typename T>
 Tensor<T> pool2d_forward(const Tensor<T>& x, const PoolParams& params, Tensor<std::int32_t>* argmax) {
   const Shape ys = pool_output_shape(x.shape(), params);
   (void)backend_of(x);
-  PoolImpl<T>* impl = find_pool_impl<T>(kind_of(x));
+  PoolImpl<T>* impl = choose_pool<T>(x.shape(), params, false, kind_of(x));
   MAGMADNN_CHECK(impl != nullptr, NotSupportedError,
                  "pooling: no implementation for " << (x.on_device() ? "the GPU" : "the CPU") << " in this build");
   Tensor<T> y = like(ys, x);
@@ -116,7 +116,7 @@ Tensor<T> pool2d_backward(const Tensor<T>& x, const Tensor<T>& dy, const PoolPar
     MAGMADNN_CHECK(argmax->shape() == ys, ShapeError,
                    "pooling backward: argmax " << argmax->shape() << " must be " << ys);
   }
-  PoolImpl<T>* impl = find_pool_impl<T>(kind_of(x));
+  PoolImpl<T>* impl = choose_pool<T>(x.shape(), params, true, kind_of(x));
   MAGMADNN_CHECK(impl != nullptr, NotSupportedError,
                  "pooling: no implementation for " << (x.on_device() ? "the GPU" : "the CPU") << " in this build");
   Tensor<T> dx = like(x.shape(), x);

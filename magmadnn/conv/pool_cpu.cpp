@@ -22,6 +22,7 @@ template <typename T>
 class CpuPool final : public PoolImpl<T> {
  public:
   DeviceKind device() const noexcept override { return DeviceKind::CPU; }
+  const char* name() const noexcept override { return "cpu"; }
 
   void forward(const Shape& xs, const PoolParams& p, const T* x, T* y, std::int32_t* argmax) override {
     const Plane g(xs, p);
