@@ -59,6 +59,14 @@ class ConvAlgorithm {
   /// y {N,K,P,Q} = conv(x, w) + bias (bias {K} or null).
   virtual void forward(const ConvProblem& prob, const T* x, const T* w, const T* bias, T* y,
                        void* workspace) = 0;
+  /// y = max(conv(x, w) + bias, 0) in one pass where the algorithm can fuse
+  /// the ReLU into the convolution: returns true when it did. False (the
+  /// default) means nothing was computed and the caller runs forward() and
+  /// a ReLU of its own. Same workspace as forward().
+  virtual bool forward_relu(const ConvProblem& prob, const T* x, const T* w, const T* bias, T* y, void* workspace) {
+    (void)prob, (void)x, (void)w, (void)bias, (void)y, (void)workspace;
+    return false;
+  }
   /// dx {N,C,H,W} from dy {N,K,P,Q} and w.
   virtual void backward_data(const ConvProblem& prob, const T* dy, const T* w, T* dx, void* workspace) = 0;
   /// dw {K,C/G,R,S} from x and dy; db {K} = sum of dy over N, P, Q when db is not null.

@@ -10,7 +10,8 @@
 // problem (the chooser's warm-up) pays for the creation. Forward and backward
 // filter are always made with a bias (gradient): a call without one points
 // oneDNN at zeros (or a discarded gradient) in the workspace, which costs K
-// floats rather than a second primitive per problem.
+// floats rather than a second primitive per problem. forward_relu() adds
+// oneDNN's ReLU post-op, so conv + bias + ReLU is one pass over the output.
 //
 // Only float: oneDNN has no double convolution, so double keeps our own
 // algorithms (and with them gradcheck in double).
@@ -19,7 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <utility>
+#include <tuple>
 #include <algorithm>
 
 #include "magmadnn/conv/algorithm.h"
@@ -71,7 +72,7 @@ Operand make_operand(int arg, const memory::desc& plain, const memory::desc& pri
   return o;
 }
 
-std::unique_ptr<Plan> make_plan(const ConvProblem& pr, Pass pass) {
+std::unique_ptr<Plan> make_plan(const ConvProblem& pr, Pass pass, bool relu) {
   const bool bias = pass != Pass::BackwardData;
   using dt = memory::data_type;
   const onednn::Geometry g = onednn::geometry(pr);
@@ -94,7 +95,13 @@ std::unique_ptr<Plan> make_plan(const ConvProblem& pr, Pass pass) {
                                                               b_md, y_any, g.strides, g.dilation, g.pad_l, g.pad_r)
                              : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x_any, w_any,
                                                               y_any, g.strides, g.dilation, g.pad_l, g.pad_r);
-  const dnnl::convolution_forward::primitive_desc fwd(fwd_desc, attr, e);
+  dnnl::primitive_attr fwd_attr = attr;
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    fwd_attr.set_post_ops(ops);
+  }
+  const dnnl::convolution_forward::primitive_desc fwd(fwd_desc, fwd_attr, e);
   switch (pass) {
     case Pass::Forward:
       plan->prim = dnnl::convolution_forward(fwd);
@@ -151,29 +158,36 @@ class OnednnConv final : public ConvAlgorithm<float> {
   }
 
   std::size_t workspace_bytes(const ConvProblem& pr, Pass pass) const override {
-    return plan(pr, pass).workspace;
+    // forward_relu's plan may lay out differently: room for either.
+    const std::size_t bytes = plan(pr, pass, false).workspace;
+    return pass == Pass::Forward ? std::max(bytes, plan(pr, pass, true).workspace) : bytes;
   }
 
   void forward(const ConvProblem& pr, const float* x, const float* w, const float* bias, float* y,
                void* ws) override {
-    run(plan(pr, Pass::Forward), x, w, y, bias, ws);
+    run(plan(pr, Pass::Forward, false), x, w, y, bias, ws);
+  }
+  bool forward_relu(const ConvProblem& pr, const float* x, const float* w, const float* bias, float* y,
+                    void* ws) override {
+    run(plan(pr, Pass::Forward, true), x, w, y, bias, ws);
+    return true;
   }
   void backward_data(const ConvProblem& pr, const float* dy, const float* w, float* dx, void* ws) override {
-    run(plan(pr, Pass::BackwardData), dy, w, dx, nullptr, ws);
+    run(plan(pr, Pass::BackwardData, false), dy, w, dx, nullptr, ws);
   }
   void backward_filter(const ConvProblem& pr, const float* x, const float* dy, float* dw, float* db,
                        void* ws) override {
-    run(plan(pr, Pass::BackwardFilter), x, dy, dw, db, ws);
+    run(plan(pr, Pass::BackwardFilter, false), x, dy, dw, db, ws);
   }
 
  private:
-  const Plan& plan(const ConvProblem& pr, Pass pass) const {
+  const Plan& plan(const ConvProblem& pr, Pass pass, bool relu) const {
     std::lock_guard lock(mu_);
-    auto key = std::make_pair(pr.to_string(), static_cast<int>(pass));
+    auto key = std::make_tuple(pr.to_string(), static_cast<int>(pass), relu);
     auto it = plans_.find(key);
     if (it != plans_.end()) return *it->second;
     try {
-      return *plans_.emplace(std::move(key), make_plan(pr, pass)).first->second;
+      return *plans_.emplace(std::move(key), make_plan(pr, pass, relu)).first->second;
     } catch (const dnnl::error& e) {
       MAGMADNN_THROW(DeviceError, "conv2d onednn: oneDNN could not create the " << pass_name(pass) << " primitive for "
                                                                                  << pr.to_string() << ": "
@@ -218,7 +232,7 @@ class OnednnConv final : public ConvAlgorithm<float> {
   }
 
   mutable std::mutex mu_;
-  mutable std::map<std::pair<std::string, int>, std::unique_ptr<Plan>> plans_;
+  mutable std::map<std::tuple<std::string, int, bool>, std::unique_ptr<Plan>> plans_;
 };
 
 struct Registrar {

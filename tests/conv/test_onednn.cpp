@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "conv_test_util.h"
+#include "magmadnn/compute/compute.h"
 #include "magmadnn/conv/pool_chooser.h"
 #include "magmadnn/core/errors.h"
+#include "support/gradcheck.h"
 
 using namespace convtest;
 
@@ -202,4 +204,59 @@ TEST(PoolChooser, TimesBothAndForcesByName) {
   set_forced_pool_impl("onednn");
   EXPECT_THROW(choose_pool<double>(x, p, true, DeviceKind::CPU), NotSupportedError);
   set_forced_pool_impl("");
+}
+
+namespace {
+ConvParams geometry(std::int64_t pad, std::int64_t stride) {
+  ConvParams g;
+  g.pad_h = g.pad_w = pad;
+  g.stride_h = g.stride_w = stride;
+  return g;
+}
+}  // namespace
+
+// relu(conv2d(...)) becomes one conv2d_relu node; in double it runs our
+// algorithms with a ReLU pass after them, so gradcheck applies.
+TEST(ConvReluFusion, PassFusesAndGradchecksInDouble) {
+  using V = std::vector<op::Var<double>>;
+  auto x = magmadnn::testing::random_tensor<double>({2, 3, 7, 6}, 31);
+  auto w = magmadnn::testing::random_tensor<double>({4, 3, 3, 3}, 32);
+  auto b = magmadnn::testing::random_tensor<double>({4}, 33);
+  auto build = [&](const V& v) {
+    return op::fuse_conv_activation(op::relu(op::conv2d(v[0], v[1], v[2], geometry(1, 2))));
+  };
+  std::vector<op::Var<double>> vars;
+  for (auto* t : {&x, &w, &b}) {
+    vars.push_back(op::var<double>("v" + std::to_string(vars.size()), t->shape(), {NONE}, HOST));
+    vars.back()->set_value(*t);
+  }
+  EXPECT_EQ(build(vars)->kind(), "conv2d_relu");
+  EXPECT_TRUE(magmadnn::testing::gradcheck<double>(build, {x, w, b}));
+  // A conv whose output has a second consumer keeps its own node.
+  auto c = op::conv2d(vars[0], vars[1], vars[2], geometry(1, 2));
+  auto both = op::fuse_conv_activation(op::add(op::relu(c), c));
+  EXPECT_EQ(both->get_inputs()[0]->kind(), "relu");
+}
+
+// In float on the CPU, oneDNN fuses the ReLU as a post-op: values and
+// gradients equal those of the unfused graph through the same algorithm.
+TEST(ConvReluFusion, OnednnPostOpMatchesTheUnfusedGraph) {
+  for (Algo algo : {Algo::OneDNN, Algo::Im2colGemm}) {
+    auto mk = [](const char* name, const Shape& s, std::uint64_t seed) {
+      auto v = op::var<float>(name, s, {NONE}, HOST);
+      v->set_value(Tensor<float>::from_vector(s, random_vec<float>(s.numel(), seed), HOST));
+      return v;
+    };
+    auto x = mk("x", Shape{3, 2, 11, 9}, 41), w = mk("w", Shape{5, 2, 3, 3}, 42), b = mk("b", Shape{5}, 43);
+    auto plain = op::relu(op::conv2d(x, w, b, geometry(1, 1), algo));
+    auto fused = op::fuse_conv_activation(op::relu(op::conv2d(x, w, b, geometry(1, 1), algo)));
+    ASSERT_EQ(fused->kind(), "conv2d_relu");
+    const std::vector<float> y0 = plain->eval()->to_vector(), y1 = fused->eval()->to_vector();
+    EXPECT_LE(rel_err(y1, y0), 1e-6) << algo_name(algo);
+    EXPECT_GT(std::count(y1.begin(), y1.end(), 0.0f), 0) << "some outputs must be clipped";
+    auto g0 = op::gradients(op::reduce_sum(plain), {x, w, b});
+    auto g1 = op::gradients(op::reduce_sum(fused), {x, w, b});
+    for (const auto& v : {x, w, b})
+      EXPECT_LE(rel_err(g1.get(v)->to_vector(), g0.get(v)->to_vector()), 1e-5) << algo_name(algo) << " " << v->get_name();
+  }
 }
