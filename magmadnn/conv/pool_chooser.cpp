@@ -32,12 +32,12 @@ std::string key_of(const Shape& x, const PoolParams& p, bool backward, DeviceKin
   return k + (p.mode == PoolMode::Max ? "max" : p.count_include_pad ? "avg_incl" : "avg_excl");
 }
 
-// Times the candidates on host buffers (only the CPU has more than one
-// implementation): a warm-up each, then interleaved rounds, the fastest run
-// counting.
+}  // namespace
+
+// On host buffers: only the CPU has more than one implementation.
 template <typename T>
-std::vector<double> time_pools(const std::vector<PoolImpl<T>*>& cands, const Shape& xs, const PoolParams& p,
-                               bool backward) {
+std::vector<double> time_pool_impls(const std::vector<PoolImpl<T>*>& cands, const Shape& xs, const PoolParams& p,
+                                    bool backward, int rounds) {
   const Shape ys = pool_output_shape(xs, p);
   std::vector<T> x(static_cast<std::size_t>(xs.numel())), dx(x.size());
   std::vector<T> y(static_cast<std::size_t>(ys.numel())), dy(y.size());
@@ -61,10 +61,12 @@ std::vector<double> time_pools(const std::vector<PoolImpl<T>*>& cands, const Sha
   };
   std::vector<double> best(cands.size(), std::numeric_limits<double>::infinity());
   for (PoolImpl<T>* c : cands) once(c);
-  for (int round = 0; round < 5; ++round)
+  for (int round = 0; round < rounds; ++round)
     for (std::size_t i = 0; i < cands.size(); ++i) best[i] = std::min(best[i], once(cands[i]));
   return best;
 }
+
+namespace {
 
 template <typename T>
 PoolImpl<T>* by_name(DeviceKind device, const std::string& name, const Shape& xs, const PoolParams& p) {
@@ -105,7 +107,7 @@ PoolImpl<T>* choose_pool(const Shape& xs, const PoolParams& p, bool backward, De
   const std::string key = key_of<T>(xs, p, backward, device);
   auto it = st.choices.find(key);
   if (it == st.choices.end()) {
-    const std::vector<double> t = time_pools<T>(cands, xs, p, backward);
+    const std::vector<double> t = time_pool_impls<T>(cands, xs, p, backward);
     PoolChoice c;
     std::size_t best = 0;
     for (std::size_t i = 0; i < cands.size(); ++i) {
@@ -141,6 +143,10 @@ void clear_pool_choices() {
 template PoolImpl<float>* choose_pool<float>(const Shape&, const PoolParams&, bool, DeviceKind);
 template PoolImpl<double>* choose_pool<double>(const Shape&, const PoolParams&, bool, DeviceKind);
 template std::optional<PoolChoice> cached_pool_choice<float>(const Shape&, const PoolParams&, bool, DeviceKind);
+template std::vector<double> time_pool_impls<float>(const std::vector<PoolImpl<float>*>&, const Shape&,
+                                                    const PoolParams&, bool, int);
+template std::vector<double> time_pool_impls<double>(const std::vector<PoolImpl<double>*>&, const Shape&,
+                                                     const PoolParams&, bool, int);
 template std::optional<PoolChoice> cached_pool_choice<double>(const Shape&, const PoolParams&, bool, DeviceKind);
 
 }  // namespace magmadnn::conv

@@ -45,6 +45,13 @@ template <typename T>
 std::optional<PoolChoice> cached_pool_choice(const Shape& x_shape, const PoolParams& p, bool backward,
                                              DeviceKind device);
 
+/// Times host implementations (all for the CPU, all supporting the problem)
+/// as choose_pool does: a warm-up each, then `rounds` interleaved rounds.
+/// Returns each one's fastest run in seconds, in order.
+template <typename T>
+std::vector<double> time_pool_impls(const std::vector<PoolImpl<T>*>& impls, const Shape& x_shape, const PoolParams& p,
+                                    bool backward, int rounds = 5);
+
 /// Forces an implementation by name for every later pick; "" removes the force.
 void set_forced_pool_impl(const std::string& name);
 /// Forgets every measured choice.
