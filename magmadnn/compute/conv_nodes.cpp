@@ -12,7 +12,7 @@ namespace magmadnn::op {
 template <typename T>
 Conv2dNode<T>::Conv2dNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, const conv::ConvParams& params, conv::Algo algo,
                           bool relu)
-    : Operation<T>("conv2d", b ? std::vector<OpPtr<T>>{std::move(x), std::move(w), std::move(b)}
+    : Operation<T>(relu ? "conv2d_relu" : "conv2d", b ? std::vector<OpPtr<T>>{std::move(x), std::move(w), std::move(b)}
                                : std::vector<OpPtr<T>>{std::move(x), std::move(w)}),
       params_(params),
       algo_(algo),
