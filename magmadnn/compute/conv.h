@@ -22,11 +22,15 @@ namespace magmadnn::op {
 template <typename T>
 class Conv2dNode : public Operation<T> {
  public:
-  /// Inputs x, w and optionally b (null: no bias).
-  Conv2dNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, const conv::ConvParams& params, conv::Algo algo);
-  std::string kind() const override { return "conv2d"; }
+  /// Inputs x, w and optionally b (null: no bias). `relu`: the output is
+  /// max(conv + b, 0), the ReLU fused into the convolution where the chosen
+  /// algorithm can (op::fuse_conv_activation makes such nodes).
+  Conv2dNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, const conv::ConvParams& params, conv::Algo algo,
+             bool relu = false);
+  std::string kind() const override { return relu_ ? "conv2d_relu" : "conv2d"; }
   const conv::ConvParams& params() const noexcept { return params_; }
   conv::Algo algorithm() const noexcept { return algo_; }
+  bool fused_relu() const noexcept { return relu_; }
   void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
 
  protected:
@@ -36,6 +40,7 @@ class Conv2dNode : public Operation<T> {
  private:
   conv::ConvParams params_;
   conv::Algo algo_;
+  bool relu_;
 };
 
 template <typename T>

@@ -5,15 +5,18 @@
 #include "magmadnn/compute/autocast.h"
 #include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/conv_bf16.h"
+#include "magmadnn/tensor/math.h"
 
 namespace magmadnn::op {
 
 template <typename T>
-Conv2dNode<T>::Conv2dNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, const conv::ConvParams& params, conv::Algo algo)
-    : Operation<T>("conv2d", b ? std::vector<OpPtr<T>>{std::move(x), std::move(w), std::move(b)}
+Conv2dNode<T>::Conv2dNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, const conv::ConvParams& params, conv::Algo algo,
+                          bool relu)
+    : Operation<T>(relu ? "conv2d_relu" : "conv2d", b ? std::vector<OpPtr<T>>{std::move(x), std::move(w), std::move(b)}
                                : std::vector<OpPtr<T>>{std::move(x), std::move(w)}),
       params_(params),
-      algo_(algo) {}
+      algo_(algo),
+      relu_(relu) {}
 
 template <typename T>
 Shape Conv2dNode<T>::infer_shape(const std::vector<Shape>& in) const {
@@ -43,14 +46,24 @@ void Conv2dNode<T>::forward() {
     if (bf16_conv(this->in(0), this->in(1).shape(), params_, conv::Pass::Forward)) {
       this->output_ = conv::conv2d_forward_bf16(this->inputs_[0]->bf16_output(), this->inputs_[1]->bf16_output(),
                                                 has_bias ? &this->in(2) : nullptr, params_);
+      if (relu_) math::unary(UnaryOp::Relu, this->output_, this->output_);
       return;
     }
   }
-  this->output_ = conv::conv2d_forward(this->in(0), this->in(1), has_bias ? &this->in(2) : nullptr, params_, algo_);
+  this->output_ =
+      conv::conv2d_forward(this->in(0), this->in(1), has_bias ? &this->in(2) : nullptr, params_, algo_, relu_);
 }
 
 template <typename T>
-void Conv2dNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
+void Conv2dNode<T>::backward(const Tensor<T>& g_out, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
+  // A fused ReLU passes the gradient where its output is positive; the
+  // convolution's passes then run on that masked gradient.
+  Tensor<T> masked;
+  if (relu_) {
+    masked = Tensor<T>(g_out.shape(), g_out.get_memory_type(), g_out.get_device_id());
+    math::unary_backward(UnaryOp::Relu, this->output_, this->output_, g_out, masked);
+  }
+  const Tensor<T>& g = relu_ ? masked : g_out;
   const Tensor<T>& x = this->in(0);
   const Tensor<T>& w = this->in(1);
   const bool has_bias = this->inputs_.size() > 2;

@@ -1,4 +1,4 @@
-// Graph passes: linear + activation fusion and elementwise chain fusion.
+// Graph passes: linear + activation fusion, conv + ReLU fusion and elementwise chain fusion.
 #include "magmadnn/compute/passes.h"
 
 #include <optional>
@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "magmadnn/compute/conv.h"
 #include "magmadnn/compute/linalg.h"
 #include "magmadnn/compute/nodes.h"
 #include "magmadnn/core/errors.h"
@@ -153,6 +154,23 @@ Expr<T> fuse_linear_activation(const Expr<T>& root) {
 }
 
 template <typename T>
+Expr<T> fuse_conv_activation(const Expr<T>& root) {
+  MAGMADNN_CHECK(root.get() != nullptr, ValueError, "fuse_conv_activation: empty graph");
+  GraphIndex<T> g(root.ptr());
+  for (Operation<T>* n : g.order()) {
+    auto* u = dynamic_cast<UnaryNode<T>*>(n);
+    if (u == nullptr || u->op() != UnaryOp::Relu) continue;
+    const OpPtr<T>& c = n->get_inputs()[0];
+    auto* conv = dynamic_cast<Conv2dNode<T>*>(c.get());
+    if (conv == nullptr || conv->fused_relu() || g.uses(c.get()) != 1) continue;
+    const auto& ci = conv->get_inputs();
+    g.replace(n, std::make_shared<Conv2dNode<T>>(ci[0], ci[1], ci.size() > 2 ? ci[2] : nullptr, conv->params(),
+                                                 conv->algorithm(), true));
+  }
+  return Expr<T>(g.root());
+}
+
+template <typename T>
 Expr<T> fuse_elementwise_chains(const Expr<T>& root) {
   MAGMADNN_CHECK(root.get() != nullptr, ValueError, "fuse_elementwise_chains: empty graph");
   GraphIndex<T> g(root.ptr());
@@ -180,6 +198,7 @@ template <typename T>
 Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options) {
   Expr<T> out = root;
   if (options.fuse_linear_activation) out = fuse_linear_activation(out);
+  if (options.fuse_conv_activation) out = fuse_conv_activation(out);
   if (options.fuse_elementwise_chains) out = fuse_elementwise_chains(out);
   return out;
 }
@@ -187,6 +206,7 @@ Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options) {
 #define MAGMADNN_INSTANTIATE_PASSES(T)                            \
   template Expr<T> fuse_linear_activation<T>(const Expr<T>&);     \
   template Expr<T> fuse_elementwise_chains<T>(const Expr<T>&);    \
+  template Expr<T> fuse_conv_activation<T>(const Expr<T>&);       \
   template Expr<T> optimize<T>(const Expr<T>&, const OptimizeOptions&);
 MAGMADNN_INSTANTIATE_PASSES(float)
 MAGMADNN_INSTANTIATE_PASSES(double)

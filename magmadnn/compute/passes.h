@@ -55,8 +55,18 @@ Expr<T> fuse_linear_activation(const Expr<T>& root);
 template <typename T>
 Expr<T> fuse_elementwise_chains(const Expr<T>& root);
 
+/// Fuses relu(conv2d(x, w [, b])) into one Conv2dNode with a fused ReLU
+/// (conv + bias + ReLU in one primitive where the chosen convolution
+/// algorithm can, oneDNN's on the CPU; otherwise a ReLU pass over the
+/// convolution's own output, which still saves the separate node's buffer).
+/// Its backward masks the gradient by the output's sign, then runs the
+/// convolution's passes. Returns the new root.
+template <typename T>
+Expr<T> fuse_conv_activation(const Expr<T>& root);
+
 struct OptimizeOptions {
   bool fuse_linear_activation = true;
+  bool fuse_conv_activation = true;
   bool fuse_elementwise_chains = true;
 };
 

@@ -13,7 +13,7 @@ namespace magmadnn::conv {
 
 namespace {
 constexpr Algo kAll[] = {Algo::Auto,         Algo::Direct, Algo::Im2colGemm, Algo::WinogradF2x2,
-                         Algo::WinogradF4x4, Algo::FFT,    Algo::CuDNN};
+                         Algo::WinogradF4x4, Algo::FFT,    Algo::OneDNN, Algo::CuDNN};
 
 template <typename T>
 struct Registry {
@@ -35,6 +35,7 @@ const char* algo_name(Algo a) noexcept {
     case Algo::WinogradF2x2: return "winograd_f2x2";
     case Algo::WinogradF4x4: return "winograd_f4x4";
     case Algo::FFT: return "fft";
+    case Algo::OneDNN: return "onednn";
     case Algo::CuDNN: return "cudnn";
   }
   return "?";

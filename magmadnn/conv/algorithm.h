@@ -33,9 +33,10 @@ enum class Algo : std::uint8_t {
   WinogradF2x2,  ///< Winograd F(2x2, 3x3): 3x3, stride 1, dilation 1
   WinogradF4x4,  ///< Winograd F(4x4, 3x3): 3x3, stride 1, dilation 1
   FFT,           ///< FFTW (CPU) / cuFFT (GPU): stride 1, dilation 1, large kernels pay off
+  OneDNN,        ///< oneDNN's convolution primitives (CPU, float only): oneDNN picks layout and kernel
   CuDNN,         ///< cuDNN v9 (GPU only): cuDNN picks its own kernel
 };
-/// "direct", "im2col", "winograd_f2x2", "winograd_f4x4", "fft", "cudnn", "auto".
+/// "direct", "im2col", "winograd_f2x2", "winograd_f4x4", "fft", "onednn", "cudnn", "auto".
 const char* algo_name(Algo a) noexcept;
 /// Inverse of algo_name; ValueError listing the valid names otherwise.
 Algo parse_algo(const std::string& name);
@@ -58,6 +59,14 @@ class ConvAlgorithm {
   /// y {N,K,P,Q} = conv(x, w) + bias (bias {K} or null).
   virtual void forward(const ConvProblem& prob, const T* x, const T* w, const T* bias, T* y,
                        void* workspace) = 0;
+  /// y = max(conv(x, w) + bias, 0) in one pass where the algorithm can fuse
+  /// the ReLU into the convolution: returns true when it did. False (the
+  /// default) means nothing was computed and the caller runs forward() and
+  /// a ReLU of its own. Same workspace as forward().
+  virtual bool forward_relu(const ConvProblem& prob, const T* x, const T* w, const T* bias, T* y, void* workspace) {
+    (void)prob, (void)x, (void)w, (void)bias, (void)y, (void)workspace;
+    return false;
+  }
   /// dx {N,C,H,W} from dy {N,K,P,Q} and w.
   virtual void backward_data(const ConvProblem& prob, const T* dy, const T* w, T* dx, void* workspace) = 0;
   /// dw {K,C/G,R,S} from x and dy; db {K} = sum of dy over N, P, Q when db is not null.

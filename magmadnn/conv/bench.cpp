@@ -5,6 +5,7 @@
 
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/chooser.h"
+#include "magmadnn/conv/pool_chooser.h"
 #include "magmadnn/conv/timing.h"
 #include "magmadnn/core/errors.h"
 
@@ -63,11 +64,48 @@ void bench_device(const BenchOptions& o, const std::vector<Layer>& layers, Devic
   }
 }
 
+// LeNet-5's max pools as it trains them (batch from the options): ours
+// ("pool_cpu") against oneDNN's, and the pool chooser's pick.
+struct PoolLayer {
+  std::string name;
+  std::int64_t c, hw, k;
+};
+std::vector<PoolLayer> pool_layers() { return {{"lenet_pool1", 6, 28, 2}, {"lenet_pool2", 16, 10, 2}}; }
+
+template <typename T>
+void bench_pools(const BenchOptions& o, const std::vector<PoolLayer>& layers, std::vector<BenchRecord>& out) {
+  auto label = [](const PoolImpl<T>* p) { return std::string(p->reference() ? "pool_" : "") + p->name(); };
+  for (const PoolLayer& l : layers) {
+    const Shape xs{o.batch, l.c, l.hw, l.hw};
+    PoolParams p;
+    p.kernel_h = p.kernel_w = p.stride_h = p.stride_w = l.k;
+    for (const char* pass : {"forward", "backward"}) {
+      if (!o.passes.empty() && std::find(o.passes.begin(), o.passes.end(), pass) == o.passes.end()) continue;
+      const bool backward = std::string(pass) == "backward";
+      std::vector<PoolImpl<T>*> impls = pool_impls<T>(DeviceKind::CPU);
+      std::erase_if(impls, [&](PoolImpl<T>* i) { return !i->supports(xs, p); });
+      std::string chosen;
+      if (o.include_auto) {
+        PoolImpl<T>* pick = choose_pool<T>(xs, p, backward, DeviceKind::CPU);
+        chosen = label(pick);
+        impls.push_back(pick);
+      }
+      const std::vector<double> t = time_pool_impls<T>(impls, xs, p, backward, std::max(1, o.repeats));
+      for (std::size_t i = 0; i < impls.size(); ++i) {
+        const bool is_auto = o.include_auto && i + 1 == impls.size();
+        out.push_back({l.name, is_auto ? "auto" : label(impls[i]), "cpu", pass, t[i], l.c, l.k,
+                       is_auto ? chosen : "", l.hw});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> bench_layer_names() {
   std::vector<std::string> v;
   for (const Layer& l : all_layers()) v.push_back(l.name);
+  for (const PoolLayer& l : pool_layers()) v.push_back(l.name);
   return v;
 }
 
@@ -75,10 +113,15 @@ std::vector<BenchRecord> run_benchmark(const BenchOptions& o) {
   MAGMADNN_CHECK(o.dtype == "float" || o.dtype == "double", ValueError,
                  "bench conv: dtype must be float or double, got '" << o.dtype << "'");
   MAGMADNN_CHECK(o.batch >= 1, ValueError, "bench conv: batch must be >= 1, got " << o.batch);
+  auto wanted = [&](const std::string& name) {
+    return o.layers.empty() || std::find(o.layers.begin(), o.layers.end(), name) != o.layers.end();
+  };
   std::vector<Layer> layers;
-  for (const Layer& l : all_layers()) {
-    if (o.layers.empty() || std::find(o.layers.begin(), o.layers.end(), l.name) != o.layers.end()) layers.push_back(l);
-  }
+  for (const Layer& l : all_layers())
+    if (wanted(l.name)) layers.push_back(l);
+  std::vector<PoolLayer> pools;
+  for (const PoolLayer& l : pool_layers())
+    if (wanted(l.name)) pools.push_back(l);
   for (const std::string& n : o.layers) {
     const auto names = bench_layer_names();
     if (std::find(names.begin(), names.end(), n) == names.end()) {
@@ -94,8 +137,10 @@ std::vector<BenchRecord> run_benchmark(const BenchOptions& o) {
   for (DeviceKind d : devs) {
     if (o.dtype == "float") {
       bench_device<float>(o, layers, d, out);
+      if (d == DeviceKind::CPU) bench_pools<float>(o, pools, out);
     } else {
       bench_device<double>(o, layers, d, out);
+      if (d == DeviceKind::CPU) bench_pools<double>(o, pools, out);
     }
   }
   return out;

@@ -5,7 +5,9 @@
 ///
 /// Layers: LeNet-5's two convolutions (5x5), VGG-style 3x3 layers with 64,
 /// 128 and 256 channels on 32x32 and 56x56 images, and 7x7 layers on 56x56
-/// images (where FFT should win). Batch 32 by default. Direct is timed only
+/// images (where FFT should win), and LeNet-5's two 2x2 max pools
+/// ("lenet_pool1", "lenet_pool2"; passes "forward" and "backward", our
+/// pooling as "pool_cpu" against oneDNN's). Batch 32 by default. Direct is timed only
 /// for layers of at most `direct_max_macs` multiply-adds (it is the slow
 /// reference). Each time is the minimum over `repeats` runs after a warm-up,
 /// the algorithms' runs interleaved (timing.h). The library returns records;
@@ -24,7 +26,7 @@ struct BenchOptions {
   int repeats = 3;
   /// Layer names to run (see bench_layer_names()); empty: all.
   std::vector<std::string> layers;
-  /// Passes to run ("forward", "backward_data", "backward_filter"); empty: all.
+  /// Passes to run ("forward", "backward_data", "backward_filter", "backward" for pools); empty: all.
   std::vector<std::string> passes;
   bool cpu = true;                  ///< time the CPU algorithms
   bool cuda = true;                 ///< time the GPU algorithms when a GPU is present

@@ -4,10 +4,11 @@
 
 #include "magmadnn/backend/device_buffer.h"
 #include "magmadnn/conv/chooser.h"
-#include "magmadnn/conv/pool_impl.h"
+#include "magmadnn/conv/pool_chooser.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/half.h"
 #include "magmadnn/tensor/dispatch.h"
+#include "magmadnn/tensor/math.h"
 
 namespace magmadnn::conv {
 namespace {
@@ -37,7 +38,7 @@ void check_element_type(const Tensor<T>& t, const char* op) {
 
 template <typename T>
 Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, const ConvParams& params,
-                         Algo algo) {
+                         Algo algo, bool relu) {
   const ConvProblem pr = make_problem(x.shape(), w.shape(), params);
   if (bias) {
     MAGMADNN_CHECK(bias->shape() == Shape{pr.k}, ShapeError,
@@ -48,7 +49,14 @@ Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>
   ConvAlgorithm<T>& a = choose<T>(pr, Pass::Forward, kind_of(x), x.get_device_id(), algo);
   Tensor<T> y = like(pr.y_shape(), x);
   DeviceBuffer ws(be, a.workspace_bytes(pr, Pass::Forward), x.get_device_id());
-  a.forward(pr, x.data(), w.data(), bias ? bias->data() : nullptr, y.mutable_data(), ws.data());
+  const T* b = bias ? bias->data() : nullptr;
+  if (relu && a.forward_relu(pr, x.data(), w.data(), b, y.mutable_data(), ws.data())) return y;
+  a.forward(pr, x.data(), w.data(), b, y.mutable_data(), ws.data());
+  if constexpr (std::is_same_v<T, half>) {
+    MAGMADNN_CHECK(!relu, NotSupportedError, "conv2d: a fused ReLU is float and double only");
+  } else if (relu) {
+    math::unary(UnaryOp::Relu, y, y);
+  }
   return y;
 }
 
@@ -89,7 +97,7 @@ template <typename T>
 Tensor<T> pool2d_forward(const Tensor<T>& x, const PoolParams& params, Tensor<std::int32_t>* argmax) {
   const Shape ys = pool_output_shape(x.shape(), params);
   (void)backend_of(x);
-  PoolImpl<T>* impl = find_pool_impl<T>(kind_of(x));
+  PoolImpl<T>* impl = choose_pool<T>(x.shape(), params, false, kind_of(x));
   MAGMADNN_CHECK(impl != nullptr, NotSupportedError,
                  "pooling: no implementation for " << (x.on_device() ? "the GPU" : "the CPU") << " in this build");
   Tensor<T> y = like(ys, x);
@@ -116,7 +124,7 @@ Tensor<T> pool2d_backward(const Tensor<T>& x, const Tensor<T>& dy, const PoolPar
     MAGMADNN_CHECK(argmax->shape() == ys, ShapeError,
                    "pooling backward: argmax " << argmax->shape() << " must be " << ys);
   }
-  PoolImpl<T>* impl = find_pool_impl<T>(kind_of(x));
+  PoolImpl<T>* impl = choose_pool<T>(x.shape(), params, true, kind_of(x));
   MAGMADNN_CHECK(impl != nullptr, NotSupportedError,
                  "pooling: no implementation for " << (x.on_device() ? "the GPU" : "the CPU") << " in this build");
   Tensor<T> dx = like(x.shape(), x);
@@ -126,7 +134,7 @@ Tensor<T> pool2d_backward(const Tensor<T>& x, const Tensor<T>& dy, const PoolPar
 
 #define MAGMADNN_CONV_INSTANTIATE_CONV(T)                                                                        \
   template Tensor<T> conv2d_forward<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>*, const ConvParams&, \
-                                       Algo);                                                                    \
+                                       Algo, bool);                                                              \
   template Tensor<T> conv2d_backward_data<T>(const Tensor<T>&, const Tensor<T>&, const Shape&, const ConvParams&, \
                                              Algo);                                                              \
   template Tensor<T> conv2d_backward_filter<T>(const Tensor<T>&, const Tensor<T>&, const Shape&,                  \

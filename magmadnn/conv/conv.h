@@ -21,10 +21,12 @@
 
 namespace magmadnn::conv {
 
-/// y {N,K,P,Q} = conv(x {N,C,H,W}, w {K,C/G,R,S}) (+ bias {K} when not null).
+/// y {N,K,P,Q} = conv(x {N,C,H,W}, w {K,C/G,R,S}) (+ bias {K} when not null),
+/// then max(y, 0) when `relu`: fused into the convolution where the chosen
+/// algorithm can (ConvAlgorithm::forward_relu), else a pass over y.
 template <typename T>
 Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, const ConvParams& params = {},
-                         Algo algo = Algo::Auto);
+                         Algo algo = Algo::Auto, bool relu = false);
 
 /// dx with shape x_shape from dy and w.
 template <typename T>

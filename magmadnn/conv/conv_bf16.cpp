@@ -14,6 +14,7 @@
 
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/chooser.h"
+#include "magmadnn/conv/onednn_util.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/math.h"
 
@@ -37,7 +38,6 @@ class Bf16Convs {
     static Bf16Convs inst;
     return inst;
   }
-  dnnl::engine& engine() { return engine_; }
 
   // The primitive of one pass of `pr`; `bias` selects forward with a bias
   // and backward_filter with a bias gradient.
@@ -51,21 +51,15 @@ class Bf16Convs {
   }
 
  private:
-  Bf16Convs() : engine_(dnnl::engine::kind::cpu, 0) {}
+  Bf16Convs() = default;
 
   std::unique_ptr<Prims> create(const ConvProblem& pr, Pass3 pass, bool bias) const {
-    const std::int64_t g = pr.geom.groups;
     const memory::dims x_dims{pr.n, pr.c, pr.h, pr.w}, y_dims{pr.n, pr.k, pr.p, pr.q};
-    const memory::dims w_dims = g == 1 ? memory::dims{pr.k, pr.c, pr.r, pr.s}
-                                       : memory::dims{g, pr.k / g, pr.c / g, pr.r, pr.s};
-    const tag wtag = g == 1 ? tag::oihw : tag::goihw;
-    const memory::dims strides{pr.geom.stride_h, pr.geom.stride_w};
-    // oneDNN counts dilation from 0 (no dilation) and wants the right/bottom
-    // padding that makes its output size equal ours.
-    const memory::dims dil{pr.geom.dilation_h - 1, pr.geom.dilation_w - 1};
-    const memory::dims pad_l{pr.geom.pad_h, pr.geom.pad_w};
-    const memory::dims pad_r{(pr.p - 1) * pr.geom.stride_h + (pr.r - 1) * pr.geom.dilation_h + 1 - pr.h - pr.geom.pad_h,
-                             (pr.q - 1) * pr.geom.stride_w + (pr.s - 1) * pr.geom.dilation_w + 1 - pr.w - pr.geom.pad_w};
+    const memory::dims w_dims = onednn::weight_dims(pr);
+    const tag wtag = onednn::weight_tag(pr);
+    const onednn::Geometry geo = onednn::geometry(pr);
+    const memory::dims &strides = geo.strides, &dil = geo.dilation, &pad_l = geo.pad_l, &pad_r = geo.pad_r;
+    dnnl::engine& engine_ = onednn::engine();
     auto out = std::make_unique<Prims>();
     // Operands read in bf16, results written in float.
     const bool fwd = pass == Pass3::Forward, bwd_d = pass == Pass3::BackwardData;
@@ -117,20 +111,13 @@ class Bf16Convs {
     return out;
   }
 
-  dnnl::engine engine_;
   std::mutex mutex_;
   std::map<std::tuple<std::string, int, bool>, std::unique_ptr<Prims>> cache_;
 };
 
-void run(const Prims& p, std::unordered_map<int, memory> args) {
-  thread_local dnnl::stream stream(Bf16Convs::instance().engine());
-  p.prim.execute(stream, args);
-  stream.wait();
-}
+void run(const Prims& p, const std::unordered_map<int, memory>& args) { onednn::execute(p.prim, args); }
 
-memory mem(const memory::desc& md, const void* p) {
-  return memory(md, Bf16Convs::instance().engine(), const_cast<void*>(p));
-}
+memory mem(const memory::desc& md, const void* p) { return onednn::wrap(md, p); }
 
 template <typename A>
 void host_only(const A& t, const char* what) {
@@ -156,7 +143,7 @@ Tensor<float> conv2d_forward_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat
                                        {DNNL_ARG_WEIGHTS, mem(p.w_md, w.data())},
                                        {DNNL_ARG_DST, mem(p.y_md, y.mutable_data())}};
   if (bias) args.emplace(DNNL_ARG_BIAS, mem(p.bias_md, bias->data()));
-  run(p, std::move(args));
+  run(p, args);
   return y;
 }
 
@@ -191,7 +178,7 @@ Tensor<float> conv2d_backward_filter_bf16(const Tensor<bfloat16>& x, const Tenso
                                        {DNNL_ARG_DIFF_DST, mem(p.y_md, dy.data())},
                                        {DNNL_ARG_DIFF_WEIGHTS, mem(p.w_md, dw.mutable_data())}};
   if (db) args.emplace(DNNL_ARG_DIFF_BIAS, mem(p.bias_md, db->mutable_data()));
-  run(p, std::move(args));
+  run(p, args);
   return dw;
 }
 

@@ -124,6 +124,7 @@ template <typename T>
 class PoolCuda final : public PoolImpl<T> {
  public:
   DeviceKind device() const noexcept override { return DeviceKind::CUDA; }
+  const char* name() const noexcept override { return "cuda"; }
 
   void forward(const Shape& xs, const PoolParams& p, const T* x, T* y, std::int32_t* argmax) override {
     const PoolGeo g = geo_of(xs, p);

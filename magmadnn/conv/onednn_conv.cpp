@@ -1,0 +1,243 @@
+// oneDNN's convolution primitives as a chooser candidate (float, CPU).
+//
+// Every operand is described to oneDNN with format_tag::any, so it picks the
+// layout its fastest kernel wants (on AVX-512, channels blocked by 16); our
+// NCHW / OIHW buffers are reordered into that layout at the start of the call
+// and the result reordered back at its end, inside the caller's workspace.
+// Where oneDNN keeps the plain layout, no reorder is made. The primitives,
+// their reorders and the workspace layout are made once per (problem, pass,
+// and cached, so a training step creates nothing; the first call of a
+// problem (the chooser's warm-up) pays for the creation. Forward and backward
+// filter are always made with a bias (gradient): a call without one points
+// oneDNN at zeros (or a discarded gradient) in the workspace, which costs K
+// floats rather than a second primitive per problem. forward_relu() adds
+// oneDNN's ReLU post-op, so conv + bias + ReLU is one pass over the output.
+//
+// Only float: oneDNN has no double convolution, so double keeps our own
+// algorithms (and with them gradcheck in double).
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <algorithm>
+
+#include "magmadnn/conv/algorithm.h"
+#include "magmadnn/conv/onednn_util.h"
+#include "magmadnn/core/errors.h"
+
+namespace magmadnn::conv {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+constexpr std::size_t kAlign = 64;
+
+std::size_t round_up(std::size_t b) { return (b + kAlign - 1) / kAlign * kAlign; }
+
+// One operand of a pass: the caller's plain layout, the primitive's, and the
+// reorder between them (absent when they are the same).
+struct Operand {
+  int arg = 0;
+  memory::desc plain, prim;
+  std::optional<dnnl::reorder> reorder;
+  std::size_t offset = 0;  // of the reordered copy in the workspace
+};
+
+// Everything one pass of one problem needs, made once.
+struct Plan {
+  dnnl::primitive prim;
+  Operand in0, in1, out;          // forward: x, w -> y; backward data: dy, w -> dx; backward filter: x, dy -> dw
+  memory::desc bias;              // bias (forward) or bias gradient (backward filter), plain; empty if none
+  std::size_t bias_offset = 0;    // room for K floats when the caller has no bias
+  std::size_t scratch_offset = 0;
+  memory::desc scratch;
+  std::size_t workspace = 0;      // bytes, including alignment slack
+};
+
+// Lays out an operand's reordered copy in the workspace when the primitive's
+// layout differs from ours. `into_prim`: the reorder goes plain -> primitive
+// (inputs), else primitive -> plain (the output).
+Operand make_operand(int arg, const memory::desc& plain, const memory::desc& prim, bool into_prim,
+                     std::size_t& bytes) {
+  Operand o{arg, plain, prim, std::nullopt, 0};
+  if (prim != plain) {
+    o.offset = bytes;
+    bytes += round_up(prim.get_size());
+    dnnl::engine& e = onednn::engine();
+    o.reorder = into_prim ? dnnl::reorder(dnnl::reorder::primitive_desc(e, plain, e, prim))
+                          : dnnl::reorder(dnnl::reorder::primitive_desc(e, prim, e, plain));
+  }
+  return o;
+}
+
+std::unique_ptr<Plan> make_plan(const ConvProblem& pr, Pass pass, bool relu) {
+  const bool bias = pass != Pass::BackwardData;
+  using dt = memory::data_type;
+  const onednn::Geometry g = onednn::geometry(pr);
+  const memory::dims x_dims{pr.n, pr.c, pr.h, pr.w}, y_dims{pr.n, pr.k, pr.p, pr.q};
+  const memory::dims w_dims = onednn::weight_dims(pr);
+  const memory::desc x_plain(x_dims, dt::f32, tag::nchw), y_plain(y_dims, dt::f32, tag::nchw);
+  const memory::desc w_plain(w_dims, dt::f32, onednn::weight_tag(pr));
+  const memory::desc x_any(x_dims, dt::f32, tag::any), y_any(y_dims, dt::f32, tag::any);
+  const memory::desc w_any(w_dims, dt::f32, tag::any);
+  const memory::desc b_md = bias ? memory::desc({pr.k}, dt::f32, tag::x) : memory::desc();
+  dnnl::engine& e = onednn::engine();
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // from our workspace, so concurrent calls are safe
+
+  auto plan = std::make_unique<Plan>();
+  std::size_t bytes = 0;
+  const auto alg = dnnl::algorithm::convolution_direct;  // oneDNN picks its kernel (jit, gemm, ...) within it
+  // The backward passes need the forward primitive they belong to as a hint.
+  const auto fwd_desc = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x_any, w_any,
+                                                              b_md, y_any, g.strides, g.dilation, g.pad_l, g.pad_r)
+                             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x_any, w_any,
+                                                              y_any, g.strides, g.dilation, g.pad_l, g.pad_r);
+  dnnl::primitive_attr fwd_attr = attr;
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    fwd_attr.set_post_ops(ops);
+  }
+  const dnnl::convolution_forward::primitive_desc fwd(fwd_desc, fwd_attr, e);
+  switch (pass) {
+    case Pass::Forward:
+      plan->prim = dnnl::convolution_forward(fwd);
+      plan->in0 = make_operand(DNNL_ARG_SRC, x_plain, fwd.src_desc(), true, bytes);
+      plan->in1 = make_operand(DNNL_ARG_WEIGHTS, w_plain, fwd.weights_desc(), true, bytes);
+      plan->out = make_operand(DNNL_ARG_DST, y_plain, fwd.dst_desc(), false, bytes);
+      plan->scratch = fwd.scratchpad_desc();
+      break;
+    case Pass::BackwardData: {
+      const dnnl::convolution_backward_data::desc d(alg, x_any, w_any, y_any, g.strides, g.dilation, g.pad_l,
+                                                    g.pad_r);
+      const dnnl::convolution_backward_data::primitive_desc pd(d, attr, e, fwd);
+      plan->prim = dnnl::convolution_backward_data(pd);
+      plan->in0 = make_operand(DNNL_ARG_DIFF_DST, y_plain, pd.diff_dst_desc(), true, bytes);
+      plan->in1 = make_operand(DNNL_ARG_WEIGHTS, w_plain, pd.weights_desc(), true, bytes);
+      plan->out = make_operand(DNNL_ARG_DIFF_SRC, x_plain, pd.diff_src_desc(), false, bytes);
+      plan->scratch = pd.scratchpad_desc();
+      break;
+    }
+    case Pass::BackwardFilter: {
+      const auto d = bias ? dnnl::convolution_backward_weights::desc(alg, x_any, w_any, b_md, y_any, g.strides,
+                                                                     g.dilation, g.pad_l, g.pad_r)
+                          : dnnl::convolution_backward_weights::desc(alg, x_any, w_any, y_any, g.strides,
+                                                                     g.dilation, g.pad_l, g.pad_r);
+      const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, e, fwd);
+      plan->prim = dnnl::convolution_backward_weights(pd);
+      plan->in0 = make_operand(DNNL_ARG_SRC, x_plain, pd.src_desc(), true, bytes);
+      plan->in1 = make_operand(DNNL_ARG_DIFF_DST, y_plain, pd.diff_dst_desc(), true, bytes);
+      plan->out = make_operand(DNNL_ARG_DIFF_WEIGHTS, w_plain, pd.diff_weights_desc(), false, bytes);
+      plan->scratch = pd.scratchpad_desc();
+      break;
+    }
+  }
+  plan->bias = b_md;
+  if (bias) {
+    plan->bias_offset = bytes;
+    bytes += round_up(b_md.get_size());
+  }
+  plan->scratch_offset = bytes;
+  bytes += round_up(plan->scratch.get_size());
+  plan->workspace = bytes + kAlign;  // the caller's pointer may be unaligned
+  return plan;
+}
+
+class OnednnConv final : public ConvAlgorithm<float> {
+ public:
+  Algo id() const noexcept override { return Algo::OneDNN; }
+  DeviceKind device() const noexcept override { return DeviceKind::CPU; }
+
+  bool supports(const ConvProblem& pr, Pass) const override {
+    // oneDNN indexes with 32-bit offsets in places; stay well inside.
+    constexpr std::int64_t kMax = std::int64_t{1} << 31;
+    return pr.x_shape().numel() < kMax && pr.y_shape().numel() < kMax && pr.w_shape().numel() < kMax;
+  }
+
+  std::size_t workspace_bytes(const ConvProblem& pr, Pass pass) const override {
+    // forward_relu's plan may lay out differently: room for either.
+    const std::size_t bytes = plan(pr, pass, false).workspace;
+    return pass == Pass::Forward ? std::max(bytes, plan(pr, pass, true).workspace) : bytes;
+  }
+
+  void forward(const ConvProblem& pr, const float* x, const float* w, const float* bias, float* y,
+               void* ws) override {
+    run(plan(pr, Pass::Forward, false), x, w, y, bias, ws);
+  }
+  bool forward_relu(const ConvProblem& pr, const float* x, const float* w, const float* bias, float* y,
+                    void* ws) override {
+    run(plan(pr, Pass::Forward, true), x, w, y, bias, ws);
+    return true;
+  }
+  void backward_data(const ConvProblem& pr, const float* dy, const float* w, float* dx, void* ws) override {
+    run(plan(pr, Pass::BackwardData, false), dy, w, dx, nullptr, ws);
+  }
+  void backward_filter(const ConvProblem& pr, const float* x, const float* dy, float* dw, float* db,
+                       void* ws) override {
+    run(plan(pr, Pass::BackwardFilter, false), x, dy, dw, db, ws);
+  }
+
+ private:
+  const Plan& plan(const ConvProblem& pr, Pass pass, bool relu) const {
+    std::lock_guard lock(mu_);
+    auto key = std::make_tuple(pr.to_string(), static_cast<int>(pass), relu);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return *it->second;
+    try {
+      return *plans_.emplace(std::move(key), make_plan(pr, pass, relu)).first->second;
+    } catch (const dnnl::error& e) {
+      MAGMADNN_THROW(DeviceError, "conv2d onednn: oneDNN could not create the " << pass_name(pass) << " primitive for "
+                                                                                 << pr.to_string() << ": "
+                                                                                 << e.what());
+    }
+  }
+
+  // in0, in1 -> out (+ bias read or written), reordering at the edges.
+  static void run(const Plan& p, const float* in0, const float* in1, float* out, const float* bias, void* ws) {
+    auto* base = static_cast<unsigned char*>(ws);
+    base += (kAlign - reinterpret_cast<std::uintptr_t>(base) % kAlign) % kAlign;
+    auto operand = [&](const Operand& o, const float* user, bool input) {
+      dnnl::memory plain = onednn::wrap(o.plain, user);
+      if (!o.reorder) return plain;
+      dnnl::memory prim = onednn::wrap(o.prim, base + o.offset);
+      if (input) onednn::execute(*o.reorder, {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, prim}});
+      return prim;
+    };
+    std::unordered_map<int, dnnl::memory> args;
+    args.emplace(p.in0.arg, operand(p.in0, in0, true));
+    args.emplace(p.in1.arg, operand(p.in1, in1, true));
+    const dnnl::memory out_mem = operand(p.out, out, false);
+    args.emplace(p.out.arg, out_mem);
+    if (!p.bias.is_zero()) {
+      const bool fwd = p.out.arg == DNNL_ARG_DST;
+      if (!bias) {
+        auto* own = reinterpret_cast<float*>(base + p.bias_offset);
+        if (fwd) std::fill_n(own, p.bias.get_size() / sizeof(float), 0.0f);
+        bias = own;
+      }
+      args.emplace(fwd ? DNNL_ARG_BIAS : DNNL_ARG_DIFF_BIAS, onednn::wrap(p.bias, bias));
+    }
+    if (p.scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, onednn::wrap(p.scratch, base + p.scratch_offset));
+    try {
+      onednn::execute(p.prim, args);
+      if (p.out.reorder) {
+        onednn::execute(*p.out.reorder, {{DNNL_ARG_FROM, out_mem}, {DNNL_ARG_TO, onednn::wrap(p.out.plain, out)}});
+      }
+    } catch (const dnnl::error& e) {
+      MAGMADNN_THROW(DeviceError, "conv2d onednn: executing a primitive failed: " << e.what());
+    }
+  }
+
+  mutable std::mutex mu_;
+  mutable std::map<std::tuple<std::string, int, bool>, std::unique_ptr<Plan>> plans_;
+};
+
+struct Registrar {
+  Registrar() { detail::register_algorithm<float>(std::make_unique<OnednnConv>()); }
+} const registrar;
+
+}  // namespace
+}  // namespace magmadnn::conv
