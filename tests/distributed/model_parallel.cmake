@@ -1,0 +1,13 @@
+# The model-parallel layers (magmadnn/distributed/model_parallel/,
+# layer/parallel_fully_connected.h): one test program, run directly (one
+# local rank, label cpu) and, with MPI, under the launcher at 1, 2, 3 and 4
+# ranks (label mpi), oversubscribed, each bounded. 3 ranks split 4096 and the
+# tests' small sizes unevenly. main() is the strategy tests' (one world
+# communicator, failures printed per rank).
+add_executable(test_model_parallel strategy_test_main.cpp model_parallel/test_mp_ops.cpp
+               model_parallel/test_mp_training.cpp)
+target_link_libraries(test_model_parallel PRIVATE magmadnn GTest::gtest)
+target_include_directories(test_model_parallel PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/model_parallel)
+add_test(NAME model_parallel_local COMMAND test_model_parallel)
+set_tests_properties(model_parallel_local PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT OMP_NUM_THREADS=1)
+magmadnn_add_mpi_test(NAME model_parallel TARGET test_model_parallel RANKS 1 2 3 4 TIMEOUT 600)
