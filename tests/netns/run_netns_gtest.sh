@@ -11,7 +11,7 @@ runner="$1" program="$2" ranks="$3" min_rx="$4"
 shift 4
 # Bounded well inside ctest's timeout, so that the runner's trap (not
 # ctest's kill) ends a hung job and removes its namespaces.
-"$runner" --timeout 100 -n "$ranks" --min-rx-bytes "$min_rx" -- env OMP_NUM_THREADS=1 "$program" "$@"
+"$runner" --timeout 240 -n "$ranks" --min-rx-bytes "$min_rx" -- env OMP_NUM_THREADS=1 "$program" "$@"
 status=$?
 [[ $status == 77 ]] && exit 77
 [[ $status == 0 ]] || { echo "FAIL: the job across namespaces exited $status"; exit 1; }
