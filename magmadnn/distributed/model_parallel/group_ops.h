@@ -15,17 +15,17 @@
 /// Columns and channels are split by shard_of (shard.h). The channel ops are
 /// the column ops on axis 1 of an NCHW tensor, whose index is a block of
 /// H * W elements instead of one (group_tensor.h): one implementation,
-/// SplitAxis choosing the rank checked and the name. The group is every
-/// rank of the communicator, held by shared ownership so the graph keeps it
-/// alive.
+/// SplitAxis choosing the number of axes checked and the name. The group
+/// is every rank of the communicator, held by shared ownership so the graph
+/// keeps it alive.
 ///
 /// Requires: every rank of the group builds the same graph and evaluates and
 /// differentiates it in the same order (each forward and backward pass is a
 /// collective call); 2-D inputs for the column ops, 4-D {N, C, H, W} for the
-/// channel ops. Guarantees: with one
-/// rank each op is the identity both ways and communicates nothing; the
-/// communicator's watchdog bounds every wait, so a rank that stops
-/// evaluating raises CommError on the others instead of hanging.
+/// channel ops. Guarantees: with one rank each op is the identity both ways
+/// and communicates nothing; the communicator's watchdog bounds every wait,
+/// so a rank that stops evaluating raises CommError on the others instead of
+/// hanging.
 #pragma once
 
 #include <memory>

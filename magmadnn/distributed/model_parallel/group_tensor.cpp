@@ -89,7 +89,8 @@ Tensor<T> take_axis1(const Tensor<T>& full, Shard s) {
 
 template <typename T>
 Tensor<T> allgather_columns(Communicator& comm, const Tensor<T>& local, std::int64_t cols) {
-  MAGMADNN_CHECK(local.ndim() == 2, ShapeError, "allgather_columns: needs a {rows, cols} matrix, got " << local.shape());
+  MAGMADNN_CHECK(local.ndim() == 2, ShapeError,
+                 "allgather_columns: needs a {rows, cols} matrix, got " << local.shape());
   return allgather_axis1(comm, local, cols);
 }
 

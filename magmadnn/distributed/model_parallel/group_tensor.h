@@ -40,7 +40,8 @@ Tensor<T> allgather_axis1(Communicator& comm, const Tensor<T>& local, std::int64
 template <typename T>
 Tensor<T> take_axis1(const Tensor<T>& full, Shard s);
 
-/// The matrix spellings: a 2-D tensor's columns (ShapeError for other ranks).
+/// The matrix spellings: a 2-D tensor's columns (ShapeError for any other
+/// number of axes).
 template <typename T>
 Tensor<T> allgather_columns(Communicator& comm, const Tensor<T>& local, std::int64_t cols);
 template <typename T>

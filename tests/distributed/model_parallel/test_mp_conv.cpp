@@ -25,7 +25,9 @@ struct ConvCase {
 // 3x3 over 3 channels, padded: 2, 2, 1, 1 filters at 4 ranks.
 ConvCase conv_case(std::mt19937_64& gen, int trial) {
   const std::int64_t p = group()->size();
-  auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(gen); };
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(gen);
+  };
   ConvCase c{2, 3, 8, 8, std::max<std::int64_t>(6, p), 3, 3, {}};
   c.geom.pad_h = c.geom.pad_w = 1;
   if (trial == 0) return c;

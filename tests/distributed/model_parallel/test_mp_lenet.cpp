@@ -84,14 +84,16 @@ double max_abs_diff(const Tensor<float>& a, const Tensor<float>& b) {
 double expect_same_weights(const LeNet& ref, const LeNet& par, double rtol, double atol, const std::string& when) {
   SCOPED_TRACE(when);
   double worst = 0;
-  for (const auto& [name, r, p, k] : {std::tuple{"conv1", ref.conv1, par.conv1, 6}, {"conv2", ref.conv2, par.conv2, 16}}) {
+  for (const auto& [name, r, p, k] :
+       {std::tuple{"conv1", ref.conv1, par.conv1, 6}, {"conv2", ref.conv2, par.conv2, 16}}) {
     const Shard s = my_shard(k);
     const Tensor<float> w = rows_of(weight(r, 0), s);
     EXPECT_TRUE(close(weight(p, 0), w, rtol, atol, std::string(name) + " W (channel-parallel)"));
     EXPECT_TRUE(close(weight(p, 1), rows_of(weight(r, 1), s), rtol, atol, std::string(name) + " b"));
     if (weight(p, 0).shape() == w.shape()) worst = std::max(worst, max_abs_diff(weight(p, 0), w));
   }
-  for (const auto& [name, r, p] : {std::tuple{"fc1", ref.fc1, par.fc1}, {"fc2", ref.fc2, par.fc2}, {"fc3", ref.fc3, par.fc3}})
+  for (const auto& [name, r, p] :
+       {std::tuple{"fc1", ref.fc1, par.fc1}, {"fc2", ref.fc2, par.fc2}, {"fc3", ref.fc3, par.fc3}})
     EXPECT_TRUE(close(weight(p), weight(r), rtol, atol, std::string(name) + " W (replicated)"));
   return worst;
 }
@@ -106,7 +108,8 @@ TEST(MpLeNet, ChannelParallelConvsMatchOneProcessStepForStep) {
     const auto seed = static_cast<std::uint64_t>(700 + step);
     const Tensor<float> x = magmadnn::testing::random_tensor<float>({kBatch, 1, 28, 28}, seed, 0.0, 1.0);
     std::vector<float> yv(kBatch * kClasses, 0.f);
-    for (std::int64_t i = 0; i < kBatch; ++i) yv[static_cast<std::size_t>(i * kClasses + (i * 3 + step) % kClasses)] = 1.f;
+    for (std::int64_t i = 0; i < kBatch; ++i)
+      yv[static_cast<std::size_t>(i * kClasses + (i * 3 + step) % kClasses)] = 1.f;
     const Tensor<float> y = Tensor<float>::from_vector({kBatch, kClasses}, yv);
     const double ref_loss = ref_model->fit(x, y).back().train_loss;
     const double par_loss = par_model->fit(x, y).back().train_loss;
