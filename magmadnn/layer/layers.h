@@ -2,7 +2,7 @@
 /// Every built-in layer and its MagmaDNN v1 factory (namespace
 /// magmadnn::layer): input, fullyconnected, activation, conv2d, pooling,
 /// dropout, flatten, batchnorm, residual, output, and the model-parallel
-/// column_parallel_fc / row_parallel_fc. Factories return layer::Ref<L>
+/// column_parallel_fc / row_parallel_fc / channel_parallel_conv2d. Factories return layer::Ref<L>
 /// (see layer.h), which v1 code may store as `layer::Layer<T>*`.
 #pragma once
 
@@ -15,6 +15,7 @@
 #include "magmadnn/layer/input_layer.h"
 #include "magmadnn/layer/layer.h"
 #include "magmadnn/layer/output_layer.h"
+#include "magmadnn/layer/parallel_conv2d.h"
 #include "magmadnn/layer/parallel_fully_connected.h"
 #include "magmadnn/layer/pooling_layer.h"
 #include "magmadnn/layer/residual_layer.h"

@@ -3,24 +3,13 @@
 #include <cstdint>
 
 #include "magmadnn/compute/shape_ops.h"
-#include "magmadnn/core/random.h"
 #include "magmadnn/distributed/model_parallel/group_tensor.h"
+#include "magmadnn/distributed/model_parallel/root_rng.h"
 
 namespace magmadnn::layer {
 namespace {
 
 using distributed::mp::shard_of;
-
-// Rank 0's generator state on every rank, so every rank draws the same
-// whole initial matrix (dMath §2.3: seeds come from rank 0).
-void adopt_root_rng(distributed::Communicator& group) {
-  if (group.size() == 1) return;
-  const RngState s = get_rng_state();
-  // As int64: the communicator's integer type; C++20 makes the round trip exact.
-  std::int64_t v[2] = {static_cast<std::int64_t>(s.seed), static_cast<std::int64_t>(s.next_stream)};
-  group.broadcast(distributed::host_buffer(v, 2), 0);
-  set_rng_state({static_cast<std::uint64_t>(v[0]), static_cast<std::uint64_t>(v[1])});
-}
 
 // The input width the whole layer sees: with a split input each rank knows
 // only its share, so the shares are summed (and checked to be the shards
@@ -62,7 +51,7 @@ ParallelFullyConnectedLayer<T>::ParallelFullyConnectedLayer(op::Expr<T> x, std::
                       << " cannot be split over " << p << " ranks (each needs at least one)");
   shard_ = shard_of(parts, p, r);
 
-  adopt_root_rng(*group_);
+  distributed::mp::adopt_root_rng(*group_);
   const memory_t mem = this->input_memory();
   {
     // The whole initial W, drawn as FullyConnectedLayer draws it, lives only

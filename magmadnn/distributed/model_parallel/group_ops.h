@@ -9,16 +9,23 @@
 ///   reduce_from_group(x) allreduce (sum) of x           identity
 ///   gather_columns(x)    allgather of column shards     this rank's columns of dy
 ///   scatter_columns(x)   this rank's columns of x       allgather of dx's shards
+///   gather_channels(x)   allgather of channel shards    this rank's channels of dy
+///   scatter_channels(x)  this rank's channels of x      allgather of dx's shards
 ///
-/// Columns are split by shard_of (shard.h). The group is every rank of the
-/// communicator, held by shared ownership so the graph keeps it alive.
+/// Columns and channels are split by shard_of (shard.h). The channel ops are
+/// the column ops on axis 1 of an NCHW tensor, whose index is a block of
+/// H * W elements instead of one (group_tensor.h): one implementation,
+/// SplitAxis choosing the number of axes checked and the name. The group
+/// is every rank of the communicator, held by shared ownership so the graph
+/// keeps it alive.
 ///
 /// Requires: every rank of the group builds the same graph and evaluates and
 /// differentiates it in the same order (each forward and backward pass is a
-/// collective call); 2-D inputs for the column ops. Guarantees: with one
-/// rank each op is the identity both ways and communicates nothing; the
-/// communicator's watchdog bounds every wait, so a rank that stops
-/// evaluating raises CommError on the others instead of hanging.
+/// collective call); 2-D inputs for the column ops, 4-D {N, C, H, W} for the
+/// channel ops. Guarantees: with one rank each op is the identity both ways
+/// and communicates nothing; the communicator's watchdog bounds every wait,
+/// so a rank that stops evaluating raises CommError on the others instead of
+/// hanging.
 #pragma once
 
 #include <memory>
@@ -67,13 +74,19 @@ class ReduceFromGroupNode : public GroupNode<T> {
   void forward() override;
 };
 
-/// {rows, this rank's shard of `cols`} -> {rows, cols}.
+/// What the split axis 1 of a gather or scatter is: a matrix's columns
+/// ({rows, cols}) or an NCHW tensor's channels ({N, C, H, W}).
+enum class SplitAxis { columns, channels };
+
+/// {rows, this rank's shard of n, inner...} -> {rows, n, inner...}.
 template <typename T>
-class GatherColumnsNode : public GroupNode<T> {
+class GatherSplitNode : public GroupNode<T> {
  public:
-  GatherColumnsNode(op::OpPtr<T> x, GroupPtr group, std::int64_t cols);
-  std::string kind() const override { return "gather_columns"; }
-  std::int64_t cols() const noexcept { return cols_; }
+  GatherSplitNode(op::OpPtr<T> x, GroupPtr group, std::int64_t n, SplitAxis axis);
+  std::string kind() const override;
+  /// The whole extent of the split axis.
+  std::int64_t whole() const noexcept { return n_; }
+  SplitAxis axis() const noexcept { return axis_; }
   void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
 
  protected:
@@ -81,20 +94,25 @@ class GatherColumnsNode : public GroupNode<T> {
   void forward() override;
 
  private:
-  std::int64_t cols_;
+  std::int64_t n_;
+  SplitAxis axis_;
 };
 
-/// {rows, cols} -> {rows, this rank's shard of cols}.
+/// {rows, n, inner...} -> {rows, this rank's shard of n, inner...}.
 template <typename T>
-class ScatterColumnsNode : public GroupNode<T> {
+class ScatterSplitNode : public GroupNode<T> {
  public:
-  ScatterColumnsNode(op::OpPtr<T> x, GroupPtr group) : GroupNode<T>("scatter_columns", std::move(x), std::move(group)) {}
-  std::string kind() const override { return "scatter_columns"; }
+  ScatterSplitNode(op::OpPtr<T> x, GroupPtr group, SplitAxis axis);
+  std::string kind() const override;
+  SplitAxis axis() const noexcept { return axis_; }
   void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
 
  protected:
   Shape infer_shape(const std::vector<Shape>& in) const override;
   void forward() override;
+
+ private:
+  SplitAxis axis_;
 };
 
 template <op::OpLike X>
@@ -111,12 +129,26 @@ op::Expr<op::op_value_t<X>> reduce_from_group(const X& x, GroupPtr group) {
 template <op::OpLike X>
 op::Expr<op::op_value_t<X>> gather_columns(const X& x, GroupPtr group, std::int64_t cols) {
   using T = op::op_value_t<X>;
-  return op::make_expr<T>(std::make_shared<GatherColumnsNode<T>>(op::to_node(x), std::move(group), cols));
+  return op::make_expr<T>(
+      std::make_shared<GatherSplitNode<T>>(op::to_node(x), std::move(group), cols, SplitAxis::columns));
 }
 template <op::OpLike X>
 op::Expr<op::op_value_t<X>> scatter_columns(const X& x, GroupPtr group) {
   using T = op::op_value_t<X>;
-  return op::make_expr<T>(std::make_shared<ScatterColumnsNode<T>>(op::to_node(x), std::move(group)));
+  return op::make_expr<T>(std::make_shared<ScatterSplitNode<T>>(op::to_node(x), std::move(group), SplitAxis::columns));
+}
+/// `channels`: the whole channel count, whose shard_of this rank's x holds.
+template <op::OpLike X>
+op::Expr<op::op_value_t<X>> gather_channels(const X& x, GroupPtr group, std::int64_t channels) {
+  using T = op::op_value_t<X>;
+  return op::make_expr<T>(
+      std::make_shared<GatherSplitNode<T>>(op::to_node(x), std::move(group), channels, SplitAxis::channels));
+}
+template <op::OpLike X>
+op::Expr<op::op_value_t<X>> scatter_channels(const X& x, GroupPtr group) {
+  using T = op::op_value_t<X>;
+  return op::make_expr<T>(
+      std::make_shared<ScatterSplitNode<T>>(op::to_node(x), std::move(group), SplitAxis::channels));
 }
 
 }  // namespace magmadnn::distributed::mp

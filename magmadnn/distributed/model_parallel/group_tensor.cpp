@@ -20,52 +20,90 @@ void allreduce_sum(Communicator& comm, Tensor<T>& t) {
   }
 }
 
+namespace {
+
+// A tensor of two or more axes as {rows, n, unit}: axis 1 is the split one,
+// the trailing axes travel whole as blocks of `unit` elements.
+struct Axis1 {
+  std::int64_t rows, n, unit;
+};
+Axis1 axis1_of(const Shape& s) {
+  std::int64_t unit = 1;
+  for (std::int64_t a = 2; a < s.ndim(); ++a) unit *= s[a];
+  return {s[0], s[1], unit};
+}
+Shape with_axis1(const Shape& s, std::int64_t n) {
+  std::vector<std::int64_t> d = s.dims();
+  d[1] = n;
+  return Shape(d);
+}
+
+}  // namespace
+
 template <typename T>
-Tensor<T> allgather_columns(Communicator& comm, const Tensor<T>& local, std::int64_t cols) {
+Tensor<T> allgather_axis1(Communicator& comm, const Tensor<T>& local, std::int64_t n) {
   const int p = comm.size(), r = comm.rank();
-  const Shard mine = shard_of(cols, p, r);
-  MAGMADNN_CHECK(local.ndim() == 2 && local.shape()[1] == mine.extent, ShapeError,
-                 "allgather_columns: rank " << r << " of " << p << " holds columns [" << mine.offset << ", "
-                                            << mine.offset + mine.extent << ") of " << cols << ", so needs {rows, "
-                                            << mine.extent << "}, got " << local.shape());
-  const std::int64_t rows = local.shape()[0];
+  const Shard mine = shard_of(n, p, r);
+  MAGMADNN_CHECK(local.ndim() >= 2 && local.shape()[1] == mine.extent, ShapeError,
+                 "allgather_axis1: rank " << r << " of " << p << " holds indices [" << mine.offset << ", "
+                                          << mine.offset + mine.extent << ") of the " << n
+                                          << " along axis 1, so needs {rows, " << mine.extent << ", ...}, got "
+                                          << local.shape());
   if (p == 1) return Tensor<T>(local);
-  // The columns are rearranged on the host: a shard is a strided block of
-  // the result, and the volumes here (a batch of activations) are small
-  // next to the GEMMs around them.
-  const std::int64_t width = max_shard(cols, p);
+  const Axis1 v = axis1_of(local.shape());
+  // The blocks are rearranged on the host: a shard is a strided part of the
+  // result, and the volumes here (a batch of activations) are small next to
+  // the GEMMs and convolutions around them.
+  const std::int64_t width = max_shard(n, p) * v.unit, mine_w = mine.extent * v.unit, row = n * v.unit;
   const std::vector<T> in = local.to_vector();
-  std::vector<T> send(static_cast<std::size_t>(rows * width), T(0));
-  for (std::int64_t i = 0; i < rows; ++i)
-    std::copy_n(in.begin() + i * mine.extent, mine.extent, send.begin() + i * width);
+  std::vector<T> send(static_cast<std::size_t>(v.rows * width), T(0));
+  for (std::int64_t i = 0; i < v.rows; ++i) std::copy_n(in.begin() + i * mine_w, mine_w, send.begin() + i * width);
   std::vector<T> recv(send.size() * static_cast<std::size_t>(p));
   comm.allgather(host_buffer(static_cast<const T*>(send.data()), send.size()),
                  host_buffer(recv.data(), recv.size()));
-  std::vector<T> out(static_cast<std::size_t>(rows * cols));
+  std::vector<T> out(static_cast<std::size_t>(v.rows * row));
   for (int q = 0; q < p; ++q) {
-    const Shard s = shard_of(cols, p, q);
-    const T* block = recv.data() + static_cast<std::int64_t>(q) * rows * width;
-    for (std::int64_t i = 0; i < rows; ++i)
-      std::copy_n(block + i * width, s.extent, out.begin() + i * cols + s.offset);
+    const Shard s = shard_of(n, p, q);
+    const T* block = recv.data() + static_cast<std::int64_t>(q) * v.rows * width;
+    for (std::int64_t i = 0; i < v.rows; ++i)
+      std::copy_n(block + i * width, s.extent * v.unit, out.begin() + i * row + s.offset * v.unit);
   }
-  return Tensor<T>::from_vector(Shape{rows, cols}, out, local.get_memory_type(), local.get_device_id());
+  return Tensor<T>::from_vector(with_axis1(local.shape(), n), out, local.get_memory_type(), local.get_device_id());
+}
+
+template <typename T>
+Tensor<T> take_axis1(const Tensor<T>& full, Shard s) {
+  MAGMADNN_CHECK(full.ndim() >= 2 && s.offset >= 0 && s.extent >= 0 && s.offset + s.extent <= full.shape()[1],
+                 ShapeError,
+                 "take_axis1: indices [" << s.offset << ", " << s.offset + s.extent << ") of axis 1 of "
+                                         << full.shape());
+  const Axis1 v = axis1_of(full.shape());
+  const std::int64_t row = v.n * v.unit, kept = s.extent * v.unit;
+  const std::vector<T> in = full.to_vector();
+  std::vector<T> out(static_cast<std::size_t>(v.rows * kept));
+  for (std::int64_t i = 0; i < v.rows; ++i)
+    std::copy_n(in.begin() + i * row + s.offset * v.unit, kept, out.begin() + i * kept);
+  return Tensor<T>::from_vector(with_axis1(full.shape(), s.extent), out, full.get_memory_type(),
+                                full.get_device_id());
+}
+
+template <typename T>
+Tensor<T> allgather_columns(Communicator& comm, const Tensor<T>& local, std::int64_t cols) {
+  MAGMADNN_CHECK(local.ndim() == 2, ShapeError,
+                 "allgather_columns: needs a {rows, cols} matrix, got " << local.shape());
+  return allgather_axis1(comm, local, cols);
 }
 
 template <typename T>
 Tensor<T> take_columns(const Tensor<T>& full, Shard s) {
-  MAGMADNN_CHECK(full.ndim() == 2 && s.offset >= 0 && s.extent >= 0 && s.offset + s.extent <= full.shape()[1],
-                 ShapeError,
-                 "take_columns: columns [" << s.offset << ", " << s.offset + s.extent << ") of " << full.shape());
-  const std::int64_t rows = full.shape()[0], cols = full.shape()[1];
-  const std::vector<T> in = full.to_vector();
-  std::vector<T> out(static_cast<std::size_t>(rows * s.extent));
-  for (std::int64_t i = 0; i < rows; ++i)
-    std::copy_n(in.begin() + i * cols + s.offset, s.extent, out.begin() + i * s.extent);
-  return Tensor<T>::from_vector(Shape{rows, s.extent}, out, full.get_memory_type(), full.get_device_id());
+  MAGMADNN_CHECK(full.ndim() == 2, ShapeError, "take_columns: needs a {rows, cols} matrix, got " << full.shape());
+  return take_axis1(full, s);
 }
 
 #define MAGMADNN_INSTANTIATE(T)                                                          \
   template void allreduce_sum<T>(Communicator&, Tensor<T>&);                             \
+  template Tensor<T> allgather_axis1<T>(Communicator&, const Tensor<T>&, std::int64_t);   \
+  template Tensor<T> take_axis1<T>(const Tensor<T>&, Shard);                             \
   template Tensor<T> allgather_columns<T>(Communicator&, const Tensor<T>&, std::int64_t); \
   template Tensor<T> take_columns<T>(const Tensor<T>&, Shard);
 MAGMADNN_INSTANTIATE(float)

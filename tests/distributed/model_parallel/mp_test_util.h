@@ -1,5 +1,6 @@
 // Shared pieces of the model-parallel tests: the group (the strategy tests'
-// world communicator), slices of whole tensors, and a tolerance check.
+// world communicator), slices of whole tensors, host variables and a
+// tolerance check.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -34,6 +35,14 @@ Tensor<T> rows_of(const Tensor<T>& t, Shard s) {
 template <typename T>
 Tensor<T> cols_of(const Tensor<T>& t, Shard s) {
   return distributed::mp::take_columns(t, s);
+}
+
+/// A host variable holding `value`.
+template <typename T>
+op::Var<T> host_var(const std::string& name, const Tensor<T>& value) {
+  auto v = op::var<T>(name, value.shape(), {NONE}, HOST);
+  v->set_value(value);
+  return v;
 }
 
 /// Whether every element of `got` is within atol + rtol * max|want| of `want`.

@@ -23,12 +23,6 @@ Dims random_dims(std::mt19937_64& gen) {
   return {pick(1, 5), pick(p, p + 10), pick(p, p + 12)};
 }
 
-op::Var<float> host_var(const std::string& name, const Tensor<float>& value) {
-  auto v = op::var<float>(name, value.shape(), {NONE}, HOST);
-  v->set_value(value);
-  return v;
-}
-
 // The single-process reference: y = x W^T + b and the gradients of
 // L = sum(y * R).
 struct Reference {
