@@ -45,17 +45,22 @@ ImageSet<T> to_image_set(io::CifarRecords&& r, const std::vector<std::uint8_t>& 
   return promote(to_source_set<T>(std::move(r), labels, classes, opts), opts.memory);
 }
 
-}  // namespace
-
-template <typename T>
-ImageSet<T> load_cifar10(const std::string& dir, dataset_type split, const ImageOptions& opts) {
+// CIFAR-10's binary files of a split: one test batch, five training ones.
+std::vector<std::string> cifar10_files(const std::string& dir, dataset_type split) {
   std::vector<std::string> paths;
   if (split == Test) {
     paths.push_back(dir + "/test_batch.bin");
   } else {
     for (int b = 1; b <= 5; ++b) paths.push_back(dir + "/data_batch_" + std::to_string(b) + ".bin");
   }
-  io::CifarRecords r = read_all(paths, io::CifarKind::Cifar10);
+  return paths;
+}
+
+}  // namespace
+
+template <typename T>
+ImageSet<T> load_cifar10(const std::string& dir, dataset_type split, const ImageOptions& opts) {
+  io::CifarRecords r = read_all(cifar10_files(dir, split), io::CifarKind::Cifar10);
   const std::vector<std::uint8_t> fine = r.fine;
   return to_image_set<T>(std::move(r), fine, 10, opts);
 }
@@ -71,13 +76,7 @@ ImageSet<T> load_cifar10_batch(const std::string& dir, int batch_idx, const Imag
 
 template <typename T>
 SourceImageSet<T> load_cifar10_source(const std::string& dir, dataset_type split, const ImageOptions& opts) {
-  std::vector<std::string> paths;
-  if (split == Test) {
-    paths.push_back(dir + "/test_batch.bin");
-  } else {
-    for (int b = 1; b <= 5; ++b) paths.push_back(dir + "/data_batch_" + std::to_string(b) + ".bin");
-  }
-  io::CifarRecords r = read_all(paths, io::CifarKind::Cifar10);
+  io::CifarRecords r = read_all(cifar10_files(dir, split), io::CifarKind::Cifar10);
   const std::vector<std::uint8_t> fine = r.fine;
   return to_source_set<T>(std::move(r), fine, 10, opts);
 }
