@@ -27,8 +27,11 @@ namespace magmadnn::run {
 
 class DataParallel {
  public:
+  /// `exchange`: a network split by a hybrid plan (NetworkBuild::exchange):
+  /// only those parameters are exchanged, and their gradients summed
+  /// (StrategyOptions::exchange, sum_gradients). Empty: plain data parallelism.
   DataParallel(std::shared_ptr<distributed::Communicator> comm, const DistributedSpec& spec,
-               model::NeuralNetwork<float>& net);
+               model::NeuralNetwork<float>& net, const std::vector<bool>& exchange = {});
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
   ~DataParallel();
