@@ -114,6 +114,9 @@ RunResult TrainingRun::run(const RunOptions& options) {
   const std::shared_ptr<distributed::Communicator>& comm = options.communicator;
   const int ranks = comm ? comm->size() : 1;
   if (build_.split) check_split_run(options);
+  MAGMADNN_CHECK(ranks == 1 || build_.split || !build_.plan.hybrid(), ValueError,
+                 "TrainingRun: the config has model-parallel layers, but the network was built without the "
+                 "communicator: pass it to TrainingRun's constructor as well as to run()");
   if (loss_scaling_enabled(spec_.loss_scaling, spec_.precision)) {
     // The skip decision is taken on gradients already summed across ranks
     // only under the strategies that sum them every step.
