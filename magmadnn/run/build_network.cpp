@@ -75,7 +75,7 @@ optimizer::OptimizerSettings optimizer_settings(const OptimizerSpec& p) {
 // A layer's weight elements on this rank and in the whole model.
 std::pair<std::int64_t, std::int64_t> weight_counts(const layer::Layer<float>& l) {
   std::int64_t here = 0;
-  for (const auto& w : l.get_weights()) here += w->value().size();
+  for (const auto& w : l.get_weights()) here += w->output().size();
   if (const auto* p = dynamic_cast<const layer::ParallelFullyConnectedLayer<float>*>(&l)) {
     return {here, p->full_weight_shape().numel() + (p->has_bias() ? p->units() : 0)};
   }
@@ -108,7 +108,8 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
     // batch that every rank's shard has a row of.
     std::vector<std::int64_t> first = pattern;
     first[0] = group->size();
-    input->placeholder()->set_value(Tensor<float>(Shape(first), {ZERO}, input->placeholder()->value().get_memory_type()));
+    const op::Var<float>& ph = input->placeholder();
+    ph->set_value(Tensor<float>(Shape(first), {ZERO}, ph->output().get_memory_type()));
   }
   const op::Expr<float> whole = input->out();
   op::Expr<float> x = push(chain, input);
@@ -120,11 +121,23 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
                                          : distributed::mp::scatter_batch(in, group);
   };
   x = transition(b.plan.before_input, x);
+  // An activation that ends a network on batch shards runs after the gather
+  // before the loss (it acts row by row, so the result is the same), for the
+  // network to see it last: a softmax or sigmoid there decides the loss
+  // (fused softmax cross-entropy, or cross-entropy of probabilities).
+  bool gathered = false;
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec& l = spec.layers[i];
     const LayerPlan& lp = b.plan.layers[i];
     const std::string where = "layers[" + std::to_string(i) + "]";
     x = transition(lp.before, x);
+    const auto activate = [&](op::Expr<float> in, const std::string& name) {
+      if (i + 1 == spec.layers.size() && name != "none" && b.plan.before_loss == Transition::gather_batch) {
+        in = transition(Transition::gather_batch, in);
+        gathered = true;
+      }
+      return push_activation(chain, in, name);
+    };
     try {
       if (l.type == "dense" && split && lp.placement != Placement::data && lp.placement != Placement::replicated) {
         const auto init = layer::init_for<float>(init_activation(l.activation));
@@ -134,10 +147,10 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
           x = push(chain, layer::column_parallel_fc<float>(x, l.units, group,
                                                            lp.placement == Placement::column_gathered, l.bias, init));
         }
-        x = push_activation(chain, x, l.activation);  // elementwise: on this rank's columns when split
+        x = activate(x, l.activation);  // elementwise: on this rank's columns when split
       } else if (l.type == "dense") {
         x = push(chain, layer::fullyconnected<float>(x, l.units, l.bias, init_activation(l.activation)));
-        x = push_activation(chain, x, l.activation);
+        x = activate(x, l.activation);
       } else if (l.type == "conv2d" && lp.placement == Placement::channels) {
         // The one place a model-parallel convolution is built. To wire
         // layer::channel_parallel_conv2d: with `split`, call it here on the
@@ -151,7 +164,7 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
         x = push(chain, layer::conv2d<float>(x, {l.kernel[0], l.kernel[1]}, l.filters, {l.padding[0], l.padding[1]},
                                              {l.stride[0], l.stride[1]}, {l.dilation[0], l.dilation[1]},
                                              /*use_cross_correlation=*/true, l.bias, init));
-        x = push_activation(chain, x, l.activation);
+        x = activate(x, l.activation);
       } else if (l.type == "pool") {
         x = push(chain, layer::pooling<float>(x, {l.kernel[0], l.kernel[1]}, {l.padding[0], l.padding[1]},
                                               {l.stride[0], l.stride[1]}, l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
@@ -169,7 +182,7 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
       } else if (l.type == "batchnorm") {
         x = push(chain, layer::batchnorm<float>(x));
       } else {
-        x = push_activation(chain, x, l.activation);
+        x = activate(x, l.activation);
       }
     } catch (const ConfigError&) {
       throw;
@@ -178,7 +191,7 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
     }
     placed.resize(chain.size(), lp.placement);
   }
-  x = transition(b.plan.before_loss, x);
+  if (!gathered) x = transition(b.plan.before_loss, x);
   x = push(chain, layer::output<float>(x));
   placed.resize(chain.size(), Placement::replicated);
 

@@ -203,13 +203,19 @@ TEST(HybridTraining, WideMlpAutoMatchesOneProcessStepForStep) {
   expect_step_for_step(c, 3, "wide MLP, auto");
 }
 
-TEST(HybridTraining, LeNet5AutoMatchesOneProcessStepForStep) {
+// LeNet-5 (the preset) with SGD and momentum, batch 10: 3 ranks hold 4, 3
+// and 3 rows, 4 ranks 3, 3, 2 and 2.
+run::Json lenet5_auto() {
   run::Json j = run::preset("lenet5");
   j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}};
   j["schedule"] = {{"type", "constant"}};
-  j["batch_size"] = 12;
+  j["batch_size"] = 10;
   j["distributed"] = {{"parallel", "auto"}};
-  const run::TrainSpec spec = run::parse_config(j);
+  return j;
+}
+
+TEST(HybridTraining, LeNet5AutoMatchesOneProcessStepForStep) {
+  const run::TrainSpec spec = run::parse_config(lenet5_auto());
   const Compared c = train_both(spec, {1, 28, 28}, 10, 3);
   EXPECT_EQ(c.build.plan.before_input, run::Transition::scatter_batch);
   EXPECT_EQ(c.build.plan.layers[5].before, run::Transition::gather_batch);
@@ -218,6 +224,20 @@ TEST(HybridTraining, LeNet5AutoMatchesOneProcessStepForStep) {
     EXPECT_EQ(std::count(c.build.exchange.begin(), c.build.exchange.end(), true), 4);
   }
   expect_step_for_step(c, 3, "LeNet-5, auto");
+}
+
+// The head data-parallel after the split pair: the batch is cut again
+// (scatter_batch, whose backward pass gathers the gradient for the pair) and
+// joined before the loss (gather_batch).
+TEST(HybridTraining, LeNet5WithADataParallelHeadMatchesOneProcessStepForStep) {
+  run::Json j = lenet5_auto();
+  j["layers"][7]["parallel"] = "data";
+  const run::TrainSpec spec = run::parse_config(j);
+  const Compared c = train_both(spec, {1, 28, 28}, 10, 3);
+  EXPECT_EQ(c.build.plan.layers[7].before, run::Transition::scatter_batch);
+  EXPECT_EQ(c.build.plan.before_loss, run::Transition::gather_batch);
+  if (c.build.split) EXPECT_EQ(std::count(c.build.exchange.begin(), c.build.exchange.end(), true), 6);
+  expect_step_for_step(c, 3, "LeNet-5, auto, data-parallel head");
 }
 
 // A whole run of a hybrid plan: summary.json's weight memory and the test
