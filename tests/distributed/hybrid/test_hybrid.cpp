@@ -145,7 +145,8 @@ Compared train_both(const run::TrainSpec& spec, std::vector<std::int64_t> sample
     const std::size_t step = c.par.losses.size();
     c.par.losses.push_back(logs.loss);
     // The reference's weights after this step, put back for the comparison.
-    for (std::size_t i = 0; i < rn.parameters().size(); ++i) rn.parameters()[i]->value().copy_from(ref_weights[step][i]);
+    const auto& params = rn.parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) params[i]->value().copy_from(ref_weights[step][i]);
     c.par.weight_errors.push_back(weight_error(m, rn));
   };
   fo.callbacks.push_back(cb);
