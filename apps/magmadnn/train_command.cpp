@@ -203,7 +203,8 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
   }
   if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
 
-  TrainingRun run(spec);  // loads the data, builds the network
+  // Loads the data and builds the network (split over the ranks when the plan has model-parallel layers).
+  TrainingRun run(spec, comm->size() > 1 ? comm : nullptr);
   const RunFolder rf(shared["out"].get<std::string>());
   if (!lead) {
     // Only rank 0 writes; the others read the checkpoint when resuming.
@@ -303,7 +304,11 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
   const Split& test = run.test();
   rf.write_metrics(result.history);
   ReportInput report{spec.name, result.history, result.summary, config, class_names(spec.data.dataset, run.classes()),
-                     collect_test_results(ev, test.x, test.labels, net.predict_classes(test.x), run.classes())};
+                     collect_test_results(ev, test.x, test.labels,
+                                          // A split network predicted with every rank, inside run().
+                                          result.test_predictions.empty() ? net.predict_classes(test.x)
+                                                                          : result.test_predictions,
+                                          run.classes())};
   if (spec.test_every_epoch) {
     report.test_curve = with_earlier(result.test_curve);
     rf.write_test_curve(report.test_curve);
@@ -320,7 +325,11 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
     out << "asgd staleness: max " << st["max"].get<std::int64_t>() << ", mean " << st["mean"].get<double>() << " over "
         << st["gradients"].get<std::int64_t>() << " gradients (bound " << st["bound"].get<std::int64_t>() << ")\n";
   }
-  if (!quiet) out << "run folder: " << rf.dir() << " (report.html, summary.json, metrics.csv, checkpoint.bin)\n";
+  if (!quiet) {
+    const bool split = result.summary.at("checkpoint").is_null();
+    out << "run folder: " << rf.dir() << " (report.html, summary.json, metrics.csv"
+        << (split ? "; no checkpoint: the network was split over the ranks" : ", checkpoint.bin") << ")\n";
+  }
   return 0;
 }
 

@@ -44,17 +44,27 @@ void AllreduceStrategy<T>::attach(model::NeuralNetwork<T>& net) {
                  "AllreduceStrategy::attach: this strategy is attached already (one strategy per network)");
   run_on_comm_thread([&] { this->broadcast_initial_state(net); });
 
-  lay_out_buckets(net.parameters());
+  // A hybrid plan's mask: the strategy's own indices are those of the
+  // exchanged parameters; the hooks' are the network's.
+  const std::size_t n = net.parameters().size();
+  own_index_.assign(n, kNotExchanged);
+  for (std::size_t i = 0, k = 0; i < n; ++i) {
+    if (this->options_.exchange.empty() || this->options_.exchange.at(i)) own_index_[i] = k++;
+  }
+  lay_out_buckets(this->exchanged_parameters(net));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     full_.assign(buckets_.size(), false);
   }
 
   typename model::NeuralNetwork<T>::GradientReadyHooks hooks;
-  hooks.ready = [this](std::size_t i, const op::Var<T>&, Tensor<T>& g) { on_ready(i, g); };
+  hooks.ready = [this](std::size_t i, const op::Var<T>&, Tensor<T>& g) {
+    MAGMADNN_CHECK(i < own_index_.size(), ValueError, "AllreduceStrategy: gradient index " << i << " out of range");
+    if (own_index_[i] != kNotExchanged) on_ready(own_index_[i], g);
+  };
   hooks.finish = [this] { on_finish(); };
   hooks.apply_update = [this] { return step_syncs_; };
-  hooks.gradient_scale = 1.0 / static_cast<double>(this->comm_->size());
+  hooks.gradient_scale = this->options_.sum_gradients ? 1.0 : 1.0 / static_cast<double>(this->comm_->size());
   net.set_gradient_ready_hooks(std::move(hooks));
   step_mark_ = Clock::now();
 }
@@ -171,6 +181,9 @@ void AllreduceStrategy<T>::on_finish() {
   step.steps = 1;
   step.compute_seconds = seconds(backward_end - step_mark_);
   if (readies_ == 0) step_syncs_ = sync_;  // a network without parameters
+  MAGMADNN_CHECK(step_syncs_ || this->options_.exchange.empty(), ValueError,
+                 "AllreduceStrategy: set_sync(false) with an exchange mask: the parameters left out would not "
+                 "accumulate their gradients");
   if (!step_syncs_) {
     ++accumulated_;
     readies_ = 0;

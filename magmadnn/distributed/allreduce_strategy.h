@@ -18,6 +18,10 @@
 /// bucket and copies the packed means back; the optimizer step then runs on
 /// every rank with the same averaged gradients.
 ///
+/// With StrategyOptions::exchange only the parameters it names are
+/// bucketed and reduced (the hooks of the others return at once); with
+/// sum_gradients the seed is 1 and the allreduce leaves the sum.
+///
 /// Requires: a Communicator safe to call from a thread other than the one
 /// that created it, one thread at a time (MPI_THREAD_SERIALIZED or better).
 /// Guarantees: from construction to destruction only the communication
@@ -77,6 +81,8 @@ class AllreduceStrategy final : public Strategy<T> {
   void comm_loop();
   void event(TimelineEvent::Kind kind, int index, Clock::time_point at);
 
+  static constexpr std::size_t kNotExchanged = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> own_index_;  // network parameter -> exchanged parameter, or kNotExchanged
   std::vector<Bucket> buckets_;
   std::vector<std::size_t> slot_;       // parameter -> first element in flat_ (packed: its bucket's copy;
                                         // in place: where no_sync steps accumulate it)

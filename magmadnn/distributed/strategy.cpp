@@ -43,7 +43,7 @@ Strategy<T>::Strategy(std::shared_ptr<Communicator> comm, StrategyOptions option
 template <typename T>
 void Strategy<T>::broadcast_initial_state(model::NeuralNetwork<T>& net) {
   if (comm_->size() == 1) return;
-  detail::FlatParams<T> flat(net.parameters());
+  detail::FlatParams<T> flat(exchanged_parameters(net));
   std::vector<T> values(flat.size());
   if (comm_->rank() == 0) flat.read_values(values.data());
   comm_->broadcast(host_buffer(values.data(), values.size()), 0);
@@ -79,8 +79,27 @@ void Strategy<T>::broadcast_initial_state(model::NeuralNetwork<T>& net) {
 }
 
 template <typename T>
+std::vector<op::Var<T>> Strategy<T>::exchanged_parameters(const model::NeuralNetwork<T>& net) const {
+  const std::vector<op::Var<T>>& all = net.parameters();
+  const std::vector<bool>& mask = options_.exchange;
+  if (mask.empty()) return all;
+  MAGMADNN_CHECK(mask.size() == all.size(), ValueError,
+                 name() << " strategy: the exchange mask has " << mask.size() << " entries, the network "
+                        << all.size() << " parameters");
+  std::vector<op::Var<T>> out;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (mask[i]) out.push_back(all[i]);
+  }
+  return out;
+}
+
+template <typename T>
 std::unique_ptr<Strategy<T>> make_strategy(const std::string& name, std::shared_ptr<Communicator> comm,
                                            const StrategyOptions& options) {
+  MAGMADNN_CHECK(name == "allreduce" || (options.exchange.empty() && !options.sum_gradients), ValueError,
+                 "distributed strategy '" << name
+                                          << "' cannot serve model-parallel layers (an exchange mask or summed "
+                                             "gradients): only allreduce does");
   if (name == "allreduce") return std::make_unique<AllreduceStrategy<T>>(std::move(comm), options);
   if (name == "ring") return std::make_unique<RingStrategy<T>>(std::move(comm), options);
   if (name == "weight-avg") return std::make_unique<WeightAvgStrategy<T>>(std::move(comm), options);

@@ -77,6 +77,17 @@ struct StrategyOptions {
   /// allreduce: how long the communication thread sleeps between polls of
   /// in-flight requests when nothing else wakes it.
   std::chrono::microseconds poll_interval{100};
+  /// A hybrid plan (run/parallel_plan.h): which of net.parameters() the
+  /// strategy exchanges and starts equal, by index; empty: all of them. The
+  /// others are slices of model-parallel weights (different on every rank)
+  /// or replicated weights computed on the whole batch on every rank (their
+  /// gradients already equal and whole): neither may be averaged. Only
+  /// allreduce serves a mask (make_strategy refuses it for the others).
+  std::vector<bool> exchange;
+  /// allreduce: the ranks' gradients are parts of one gradient and are
+  /// summed (a hybrid plan: the loss is the whole global batch's on every
+  /// rank), instead of each rank's own mean, averaged. Only allreduce.
+  bool sum_gradients = false;
 };
 
 /// Wall-clock time of training steps as a strategy sees them.
@@ -155,8 +166,11 @@ class Strategy {
 
  protected:
   Strategy(std::shared_ptr<Communicator> comm, StrategyOptions options);
-  /// Rank 0's parameters, layer state and optimizer step count to every rank.
+  /// Rank 0's parameters (those options().exchange names), layer state and
+  /// optimizer step count to every rank.
   void broadcast_initial_state(model::NeuralNetwork<T>& net);
+  /// The parameters options().exchange names (all without a mask), in order.
+  std::vector<op::Var<T>> exchanged_parameters(const model::NeuralNetwork<T>& net) const;
   void record_step(const StepTiming& step) noexcept {
     last_ = step;
     total_ += step;
@@ -175,7 +189,8 @@ std::vector<std::string> strategy_names();
 
 /// A strategy by name (strategy_names()). ValueError naming the choices for
 /// an unknown name or an option out of range (average_every < 1, a negative
-/// staleness bound, a server rank outside [0, size), a bucket size of 0).
+/// staleness bound, a server rank outside [0, size), a bucket size of 0), or
+/// for an exchange mask or sum_gradients given to a strategy other than allreduce.
 template <typename T>
 std::unique_ptr<Strategy<T>> make_strategy(const std::string& name, std::shared_ptr<Communicator> comm,
                                            const StrategyOptions& options = {});

@@ -74,6 +74,13 @@ struct DataShard {
   /// one rank's layer state (BatchNorm statistics, which each rank
   /// otherwise updates from its own slices). Optional.
   std::function<void()> at_epoch_end;
+  /// Every rank is fed the whole global batch and computes the same loss
+  /// on it (a network with model-parallel layers, which splits the work
+  /// itself: run/parallel_plan.h). Then no rank weighs its gradient by its
+  /// rows, the validation set is not split, and the epoch's sums are not
+  /// summed across ranks (they are already the global ones on every rank);
+  /// only rank 0 still writes checkpoints.
+  bool replicated = false;
 
   /// The number of ranks that train on data, and this rank's index among
   /// them (-1 for the server).

@@ -111,7 +111,7 @@ template <typename T>
 void NeuralNetwork<T>::checkpoint_across_ranks() {
   std::vector<double> sums = {partial_.loss, static_cast<double>(partial_.correct),
                               static_cast<double>(partial_.samples)};
-  shard_.sum(sums);
+  if (!shard_.replicated) shard_.sum(sums);
   MAGMADNN_CHECK(sums.size() == 3, ValueError, "DataShard::sum changed the length of its values");
   if (shard_.rank != 0) return;
   const EpochTotals own = partial_;
@@ -147,7 +147,7 @@ bool NeuralNetwork<T>::train_batches(const data::Samples<T>& x, const Tensor<T>&
   BatchLogs logs;
   logs.epoch = epoch_ + 1;
   logs.batches = nb;
-  const bool sharded = shard_.size > 1;
+  const bool sharded = shard_.size > 1 && !shard_.replicated;
   const int trainers = shard_.trainers(), trainer = shard_.trainer_index();
   const bool serves = sharded && trainer < 0;
   while (batch_ < nb) {
@@ -216,7 +216,7 @@ EpochRecord NeuralNetwork<T>::close_epoch(const data::Samples<T>* validation_x, 
   std::optional<Evaluation> v;
   if (validation_x != nullptr) {
     const op::Profiler::Pause not_training;  // a profile of fit is a profile of training steps
-    if (shard_.size == 1) {
+    if (shard_.size == 1 || shard_.replicated) {
       v = evaluate_batches(*validation_x, *validation_y);
     } else {
       const int trainer = shard_.trainer_index();
@@ -227,7 +227,7 @@ EpochRecord NeuralNetwork<T>::close_epoch(const data::Samples<T>* validation_x, 
                          : Evaluation{};
     }
   }
-  if (shard_.size > 1) {
+  if (shard_.size > 1 && !shard_.replicated) {
     // One collective per epoch: the training sums and the validation's.
     const double vn = v ? static_cast<double>(v->samples) : 0.0;
     std::vector<double> sums = {partial_.loss, static_cast<double>(partial_.correct),
@@ -301,7 +301,7 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
   grad_scale_ = 1.0;
   // An epoch in progress (a mid-epoch checkpoint loaded on every rank) has
   // its sums so far counted once, by rank 0.
-  if (shard.rank != 0) partial_ = {};
+  if (shard.rank != 0 && !shard.replicated) partial_ = {};
   MAGMADNN_CHECK(batch_ == 0 || data_size_ == n, ValueError,
                  "NeuralNetwork::fit: the model stands in the middle of an epoch over " << data_size_
                                                                                        << " samples, but x has " << n);

@@ -2,8 +2,12 @@
 
 #include <cmath>
 
+#include <unordered_map>
+
 #include "magmadnn/core/random.h"
+#include "magmadnn/distributed/model_parallel/batch_ops.h"
 #include "magmadnn/layer/layers.h"
+#include "magmadnn/layer/parallel_fully_connected.h"
 #include "magmadnn/optimizer/optimizer.h"
 
 namespace magmadnn::run {
@@ -68,10 +72,21 @@ optimizer::OptimizerSettings optimizer_settings(const OptimizerSpec& p) {
   return s;
 }
 
+// A layer's weight elements on this rank and in the whole model.
+std::pair<std::int64_t, std::int64_t> weight_counts(const layer::Layer<float>& l) {
+  std::int64_t here = 0;
+  for (const auto& w : l.get_weights()) here += w->output().size();
+  if (const auto* p = dynamic_cast<const layer::ParallelFullyConnectedLayer<float>*>(&l)) {
+    return {here, p->full_weight_shape().numel() + (p->has_bias() ? p->units() : 0)};
+  }
+  return {here, here};
+}
+
 }  // namespace
 
 NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
-                           std::int64_t steps_per_epoch, std::int64_t classes, std::int64_t world_size) {
+                           std::int64_t steps_per_epoch, std::int64_t classes, std::int64_t world_size,
+                           std::shared_ptr<distributed::Communicator> group) {
   set_seed(spec.seed);
   // Default layer names count per process; restarting them makes the names
   // (and so the checkpoint's tensor names) depend on the config alone, so a
@@ -80,21 +95,76 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
   std::vector<std::int64_t> pattern{-1};
   pattern.insert(pattern.end(), sample_shape.begin(), sample_shape.end());
 
+  NetworkBuild b;
+  b.plan = plan_parallel(spec);
+  const bool split = group != nullptr && group->size() > 1 && b.plan.hybrid();
+  b.split = split;
+
   std::vector<LayerPtr> chain;
-  op::Expr<float> x = push(chain, layer::input<float>(pattern));
+  std::vector<Placement> placed;  // chain[k]'s placement
+  const auto input = layer::input<float>(pattern);
+  if (split) {
+    // Layers read their input's shape when built: give the placeholder a
+    // batch that every rank's shard has a row of.
+    std::vector<std::int64_t> first = pattern;
+    first[0] = group->size();
+    const op::Var<float>& ph = input->placeholder();
+    ph->set_value(Tensor<float>(Shape(first), {ZERO}, ph->output().get_memory_type()));
+  }
+  const op::Expr<float> whole = input->out();
+  op::Expr<float> x = push(chain, input);
+  placed.push_back(Placement::replicated);
+  // The hybrid plan's transitions; none in a network that is not split.
+  const auto transition = [&](Transition t, const op::Expr<float>& in) -> op::Expr<float> {
+    if (!split || t == Transition::none) return in;
+    return t == Transition::gather_batch ? distributed::mp::gather_batch(in, whole, group)
+                                         : distributed::mp::scatter_batch(in, group);
+  };
+  x = transition(b.plan.before_input, x);
+  // An activation that ends a network on batch shards runs after the gather
+  // before the loss (it acts row by row, so the result is the same), for the
+  // network to see it last: a softmax or sigmoid there decides the loss
+  // (fused softmax cross-entropy, or cross-entropy of probabilities).
+  bool gathered = false;
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec& l = spec.layers[i];
+    const LayerPlan& lp = b.plan.layers[i];
     const std::string where = "layers[" + std::to_string(i) + "]";
+    x = transition(lp.before, x);
+    const auto activate = [&](op::Expr<float> in, const std::string& name) {
+      if (i + 1 == spec.layers.size() && name != "none" && b.plan.before_loss == Transition::gather_batch) {
+        in = transition(Transition::gather_batch, in);
+        gathered = true;
+      }
+      return push_activation(chain, in, name);
+    };
     try {
-      if (l.type == "dense") {
+      if (l.type == "dense" && split && lp.placement != Placement::data && lp.placement != Placement::replicated) {
+        const auto init = layer::init_for<float>(init_activation(l.activation));
+        if (lp.placement == Placement::row) {
+          x = push(chain, layer::row_parallel_fc<float>(x, l.units, group, /*input_is_split=*/true, l.bias, init));
+        } else {
+          x = push(chain, layer::column_parallel_fc<float>(x, l.units, group,
+                                                           lp.placement == Placement::column_gathered, l.bias, init));
+        }
+        x = activate(x, l.activation);  // elementwise: on this rank's columns when split
+      } else if (l.type == "dense") {
         x = push(chain, layer::fullyconnected<float>(x, l.units, l.bias, init_activation(l.activation)));
-        x = push_activation(chain, x, l.activation);
+        x = activate(x, l.activation);
+      } else if (l.type == "conv2d" && lp.placement == Placement::channels) {
+        // The one place a model-parallel convolution is built. To wire
+        // layer::channel_parallel_conv2d: with `split`, call it here on the
+        // whole batch (the plan gathered it); without, fall through to the
+        // plain conv2d below, so one rank builds the single-process network.
+        throw ConfigError(where + ".parallel",
+                          "\"model\" on a conv2d layer is not available yet (the channel-parallel convolution is "
+                          "still to come); use \"data\" or \"auto\", which keep convolutions data-parallel");
       } else if (l.type == "conv2d") {
         const auto init = layer::init_for<float>(init_activation(l.activation));
         x = push(chain, layer::conv2d<float>(x, {l.kernel[0], l.kernel[1]}, l.filters, {l.padding[0], l.padding[1]},
                                              {l.stride[0], l.stride[1]}, {l.dilation[0], l.dilation[1]},
                                              /*use_cross_correlation=*/true, l.bias, init));
-        x = push_activation(chain, x, l.activation);
+        x = activate(x, l.activation);
       } else if (l.type == "pool") {
         x = push(chain, layer::pooling<float>(x, {l.kernel[0], l.kernel[1]}, {l.padding[0], l.padding[1]},
                                               {l.stride[0], l.stride[1]}, l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
@@ -112,17 +182,19 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
       } else if (l.type == "batchnorm") {
         x = push(chain, layer::batchnorm<float>(x));
       } else {
-        x = push_activation(chain, x, l.activation);
+        x = activate(x, l.activation);
       }
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& e) {
       throw ConfigError(where, std::string("cannot build this ") + l.type + " layer: " + e.what());
     }
+    placed.resize(chain.size(), lp.placement);
   }
+  if (!gathered) x = transition(b.plan.before_loss, x);
   x = push(chain, layer::output<float>(x));
+  placed.resize(chain.size(), Placement::replicated);
 
-  NetworkBuild b;
   b.sample_shape = sample_shape;
   const Shape out = chain.back()->get_output_shape();
   b.classes = out.ndim() == 2 ? out[1] : 0;
@@ -144,6 +216,24 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
   MAGMADNN_CHECK(world_size >= 1, ValueError, "build_network: world_size must be >= 1, got " << world_size);
   if (auto sched = make_schedule(spec, std::max<std::int64_t>(1, steps_per_epoch), world_size)) {
     b.model->optimizer().set_schedule(std::move(sched));
+  }
+
+  // Which parameters a strategy exchanges: those of the layers on batch
+  // shards. A split layer's slice differs from rank to rank, and a layer on
+  // the whole batch has the same, whole gradient on every rank already.
+  std::unordered_map<const void*, bool> exchanged;
+  for (std::size_t k = 0; k < chain.size(); ++k) {
+    const auto [here, all] = weight_counts(*chain[k]);
+    b.rank_weights += here;
+    b.whole_weights += all;
+    if (is_model_parallel(placed[k])) {
+      b.rank_split_weights += here;
+      b.whole_split_weights += all;
+    }
+    for (const auto& w : chain[k]->get_weights()) exchanged[w.get()] = placed[k] == Placement::data;
+  }
+  if (split) {
+    for (const auto& p : b.model->parameters()) b.exchange.push_back(exchanged.at(p.get()));
   }
   return b;
 }

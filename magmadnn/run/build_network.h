@@ -16,8 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "magmadnn/run/spec.h"
+#include "magmadnn/distributed/communicator.h"
 #include "magmadnn/model/neural_network.h"
+#include "magmadnn/run/parallel_plan.h"
+#include "magmadnn/run/spec.h"
 
 namespace magmadnn::run {
 
@@ -25,6 +27,20 @@ struct NetworkBuild {
   std::unique_ptr<model::NeuralNetwork<float>> model;
   std::vector<std::int64_t> sample_shape;  ///< input without the batch axis
   std::int64_t classes = 0;                ///< output units
+  ParallelPlan plan;                       ///< the spec's layout (parallel_plan.h)
+  /// Built split over more than one rank (a hybrid plan on a group of
+  /// size > 1): every rank must be fed the whole global batch
+  /// (model::DataShard::replicated) and evaluate every batch with the others.
+  bool split = false;
+  /// With `split`: which of model->parameters() a data-parallel strategy
+  /// exchanges (StrategyOptions::exchange; their gradients are summed).
+  /// Empty otherwise.
+  std::vector<bool> exchange;
+  /// Weight elements this rank holds, and the whole model's (a split
+  /// layer counted whole); equal unless `split`.
+  std::int64_t rank_weights = 0, whole_weights = 0;
+  /// The same two counts over the model-parallel layers alone (0 without any).
+  std::int64_t rank_split_weights = 0, whole_split_weights = 0;
 };
 
 /// Builds the network of `spec` for samples of `sample_shape`.
@@ -34,7 +50,12 @@ struct NetworkBuild {
 /// with the global batch, batch_size x `world_size`: for a program whose
 /// batch_size is per rank, `world_size` is the number of ranks; a training
 /// run (run_training.h), whose batch_size is already global, passes 1.
+/// `group`: the ranks a hybrid plan splits its model-parallel layers over
+/// (every rank of it calls build_network at once: building a split layer is
+/// collective). Null or one rank: the plain single-process network, whatever
+/// the plan; so is a plan without model-parallel layers.
 NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
-                           std::int64_t steps_per_epoch, std::int64_t classes, std::int64_t world_size = 1);
+                           std::int64_t steps_per_epoch, std::int64_t classes, std::int64_t world_size = 1,
+                           std::shared_ptr<distributed::Communicator> group = nullptr);
 
 }  // namespace magmadnn::run

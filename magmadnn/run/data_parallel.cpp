@@ -5,7 +5,7 @@
 namespace magmadnn::run {
 
 DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, const DistributedSpec& spec,
-                           model::NeuralNetwork<float>& net)
+                           model::NeuralNetwork<float>& net, const std::vector<bool>& exchange)
     : comm_(std::move(comm)), net_(net) {
   MAGMADNN_CHECK(comm_ != nullptr, ValueError, "DataParallel: no communicator");
   distributed::StrategyOptions o;
@@ -13,6 +13,8 @@ DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, cons
   o.average_every = static_cast<int>(spec.average_every);
   o.staleness_bound = static_cast<int>(spec.staleness);
   o.server_rank = 0;  // ps and asgd: rank 0 holds the weights, as it writes the checkpoints
+  o.exchange = exchange;
+  o.sum_gradients = !exchange.empty();
   strategy_ = distributed::make_strategy<float>(spec.strategy, comm_, o);
   server_rank_ = server_rank_for(spec, comm_->size());
   staleness_bound_ = spec.staleness;

@@ -8,7 +8,8 @@
 /// and an identically built network, calls epoch_end() at every epoch's end
 /// and finish() once after training. Guarantees: after construction every
 /// rank holds rank 0's initial weights (the strategy's attach broadcasts
-/// them; nothing else does); after epoch_end() and after finish() every rank
+/// them; nothing else does; of a network split by a hybrid plan, those the
+/// exchange mask names); after epoch_end() and after finish() every rank
 /// holds the model's weights and rank 0 its layer state. Under "asgd" rank 0
 /// is the parameter server: it trains on no data (server_rank() is 0), the
 /// other ranks share every global batch, and the model is the server's
@@ -27,8 +28,11 @@ namespace magmadnn::run {
 
 class DataParallel {
  public:
+  /// `exchange`: a network split by a hybrid plan (NetworkBuild::exchange):
+  /// only those parameters are exchanged, and their gradients summed
+  /// (StrategyOptions::exchange, sum_gradients). Empty: plain data parallelism.
   DataParallel(std::shared_ptr<distributed::Communicator> comm, const DistributedSpec& spec,
-               model::NeuralNetwork<float>& net);
+               model::NeuralNetwork<float>& net, const std::vector<bool>& exchange = {});
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
   ~DataParallel();

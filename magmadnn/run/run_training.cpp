@@ -32,7 +32,8 @@ double training_seconds(const model::History& h) {
   return s;
 }
 
-TrainingRun::TrainingRun(const TrainSpec& spec) : spec_(spec) {
+TrainingRun::TrainingRun(const TrainSpec& spec, std::shared_ptr<distributed::Communicator> comm)
+    : spec_(spec), comm_(std::move(comm)) {
   // A spec built in code, not by parse_config, meets the same limits before
   // any value is narrowed (epochs and patience become unsigned int below).
   auto within = [](const char* key, std::int64_t v, IntRange r) {
@@ -64,7 +65,7 @@ TrainingRun::TrainingRun(const TrainSpec& spec) : spec_(spec) {
   check_sample_shape(test_, {dims.begin() + 1, dims.end()}, "the training images (" + train_.source + ") are");
   const std::int64_t n = train_.x.shape()[0];
   build_ = build_network(spec_, {dims.begin() + 1, dims.end()}, (n + spec_.batch_size - 1) / spec_.batch_size,
-                         classes);
+                         classes, 1, comm_);
   load_seconds_ = seconds_since(t0);
 }
 
@@ -82,8 +83,10 @@ RunResult TrainingRun::run(const RunOptions& options) {
     // this callback, in the same place).
     scorer->epoch_end = [this, comm = options.communicator](model::NeuralNetwork<float>& m,
                                                             const model::EpochRecord& rec) {
-      const model::Evaluation e = comm && comm->size() > 1 ? evaluate_across(*comm, m, test_.x, test_.y)
-                                                           : m.evaluate(test_.x, test_.y);
+      // A split network scores the whole set on every rank alike.
+      const model::Evaluation e = comm && comm->size() > 1 && !build_.split
+                                      ? evaluate_across(*comm, m, test_.x, test_.y)
+                                      : m.evaluate(test_.x, test_.y);
       test_curve_.push_back({rec.epoch, e.loss, e.accuracy});
     };
     fo.callbacks.push_back(scorer);
@@ -110,6 +113,10 @@ RunResult TrainingRun::run(const RunOptions& options) {
 
   const std::shared_ptr<distributed::Communicator>& comm = options.communicator;
   const int ranks = comm ? comm->size() : 1;
+  if (build_.split) check_split_run(options);
+  MAGMADNN_CHECK(ranks == 1 || build_.split || !build_.plan.hybrid(), ValueError,
+                 "TrainingRun: the config has model-parallel layers, but the network was built without the "
+                 "communicator: pass it to TrainingRun's constructor as well as to run()");
   if (loss_scaling_enabled(spec_.loss_scaling, spec_.precision)) {
     // The skip decision is taken on gradients already summed across ranks
     // only under the strategies that sum them every step.
@@ -142,9 +149,17 @@ RunResult TrainingRun::run(const RunOptions& options) {
     // The slices are cut from each rank's own copy of the data: a rank whose
     // files differ would train on other rows without a word.
     check_same_on_every_rank(*comm, fingerprint(train_.x) ^ (fingerprint(train_.y) * 31), "the training data");
-    parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net);  // rank 0's initial weights
+    // Rank 0's initial weights (of a split network: its replicated ones).
+    parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net, build_.exchange);
     DataParallel* dp = parallel.get();
     fo.shard = {comm->rank(), ranks, dp->server_rank(), sum_across(comm), [dp] { dp->epoch_end(); }};
+    fo.shard.replicated = build_.split;
+    if (build_.split) {
+      // Not written yet: rank 0 holds only its slices of the split weights.
+      fo.checkpoint_path.clear();
+      fo.checkpoint_every_epochs = 0;
+      fo.checkpoint_every_batches = 0;
+    }
   }
 
   // Training, validation and the final test score all compute at the run's
@@ -162,7 +177,8 @@ RunResult TrainingRun::run(const RunOptions& options) {
   if (options.profile) op::Profiler::enable(false);
   if (parallel) parallel->finish();  // every rank ends with the same weights
   const std::uint64_t peak = peak_rss_bytes();
-  r.test = ranks > 1 ? evaluate_across(*comm, net, test_.x, test_.y) : net.evaluate(test_.x, test_.y);
+  r.test = ranks > 1 && !build_.split ? evaluate_across(*comm, net, test_.x, test_.y) : net.evaluate(test_.x, test_.y);
+  if (build_.split) r.test_predictions = net.predict_classes(test_.x);
   r.test_curve = test_curve_;
   r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
   r.summary["memory"] = memory(peak, peak_is_training);
@@ -197,12 +213,14 @@ Json TrainingRun::summary(const RunResult& r, double wall_seconds, int ranks) co
   s["batch_size"] = spec_.batch_size;
   s["ranks"] = ranks;
   if (ranks > 1) s["strategy"] = spec_.distributed.strategy;
+  if (build_.plan.hybrid()) s["parallel_plan"] = plan_to_json(spec_, build_.plan);
+  if (build_.split) s["checkpoint"] = nullptr;  // not written yet (RunOptions::communicator)
   s["seed"] = spec_.seed;
   s["precision"] = precision_name(spec_.precision);
   s["threads"] = omp_get_max_threads();
   s["device"] = has_cuda_device() ? "cuda" : "cpu";
   s["wall_seconds"] = wall_seconds;
-  s["checkpoint"] = "checkpoint.bin";
+  if (!build_.split) s["checkpoint"] = "checkpoint.bin";
   return s;
 }
 
@@ -226,6 +244,15 @@ Json TrainingRun::memory(std::uint64_t peak_rss, bool peak_is_training) const {
     as_float += sizeof(float) * static_cast<std::uint64_t>(p->x.size() + p->y.size());
   j["dataset_bytes_as_float"] = as_float;
   j["parameter_bytes"] = params;
+  // Weights this rank holds against the whole model's (a split layer
+  // counted whole), and the same over the model-parallel layers alone:
+  // there the ratio is 1/P within a row or column per layer.
+  j["weight_bytes_per_rank"] = sizeof(float) * static_cast<std::uint64_t>(build_.rank_weights);
+  j["weight_bytes_whole_model"] = sizeof(float) * static_cast<std::uint64_t>(build_.whole_weights);
+  if (build_.plan.hybrid()) {
+    j["model_parallel_weight_bytes_per_rank"] = sizeof(float) * static_cast<std::uint64_t>(build_.rank_split_weights);
+    j["model_parallel_weight_bytes_whole"] = sizeof(float) * static_cast<std::uint64_t>(build_.whole_split_weights);
+  }
   j["gradient_bytes"] = params;
   j["optimizer_state_bytes"] = optimizer_state;
   j["peak_rss_bytes"] = peak_rss;
@@ -249,6 +276,34 @@ Json TrainingRun::loss_scaling(const optimizer::LossScaler& scaler) const {
   }
   j["skipped"] = list;
   return j;
+}
+
+// What a network split over the ranks cannot do yet, refused before training.
+void TrainingRun::check_split_run(const RunOptions& options) const {
+  const auto& comm = options.communicator;
+  MAGMADNN_CHECK(comm == comm_, ValueError,
+                 "TrainingRun: the network is split over the communicator it was built with; run() must be given "
+                 "the same one");
+  const int p = comm_->size();
+  MAGMADNN_CHECK(!loss_scaling_enabled(spec_.loss_scaling, spec_.precision), ValueError,
+                 "TrainingRun: loss scaling with model-parallel layers is not supported (each rank would check only "
+                 "its slices of the split gradients, and the ranks could skip different steps)");
+  MAGMADNN_CHECK(!options.resume && options.checkpoint_every_steps == 0, ValueError,
+                 "TrainingRun: checkpoints of a network with model-parallel layers are not written yet (each rank "
+                 "holds slices of the split weights): --resume and --checkpoint-every are refused; train on one "
+                 "process, or with \"parallel\": \"data\", to checkpoint");
+  // Every batch is cut into one shard per rank (the last one included).
+  const auto check_rows = [&](std::int64_t n, const char* what) {
+    const std::int64_t rest = n % spec_.batch_size;
+    MAGMADNN_CHECK(spec_.batch_size >= p && (rest == 0 || rest >= p), ValueError,
+                   "TrainingRun: with model-parallel layers every batch is split over the " << p
+                       << " ranks, one row each at least, but the " << what << " set of " << n
+                       << " samples in batches of " << spec_.batch_size << " ends with a batch of " << rest
+                       << " (choose batch_size or data limits so that no batch is smaller than " << p << ")");
+  };
+  check_rows(train_.x.shape()[0], "training");
+  check_rows(val_.x.shape()[0], "validation");
+  check_rows(test_.x.shape()[0], "test");
 }
 
 RunResult run_training(const TrainSpec& spec, const RunOptions& options) { return TrainingRun(spec).run(options); }

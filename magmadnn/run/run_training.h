@@ -72,6 +72,11 @@ struct RunOptions {
   /// "asgd" rank 0 is the parameter server and trains on no data: the other
   /// ranks share each global batch, and the model is the server's weights.
   /// Only rank 0 should be given callbacks that write or print.
+  /// A network split over the ranks (a hybrid plan, built with this
+  /// communicator) instead feeds every rank the whole global batch, scores
+  /// validation and test on every rank alike, takes only the allreduce
+  /// strategy, and writes no checkpoint yet (a resume or
+  /// checkpoint_every_steps is refused; checkpoint_path is not written).
   std::shared_ptr<distributed::Communicator> communicator;
 };
 
@@ -90,6 +95,10 @@ struct RunResult {
   std::vector<EpochTest> test_curve;
   Json summary;             ///< summary.json's content
   double fit_seconds = 0;   ///< wall time of fit in this call
+  /// A network split over the ranks (a hybrid plan): the predicted class of
+  /// every test sample, computed by every rank together (a prediction is a
+  /// collective there, so no rank may compute one alone). Empty otherwise.
+  std::vector<std::int64_t> test_predictions;
 };
 
 /// Seconds of the training loops of all epochs of `h` (validation excluded).
@@ -97,8 +106,11 @@ double training_seconds(const model::History& h);
 
 class TrainingRun {
  public:
-  /// Loads the data and builds the network (see the file comment).
-  explicit TrainingRun(const TrainSpec& spec);
+  /// Loads the data and builds the network (see the file comment). `comm`:
+  /// the ranks a hybrid plan (parallel_plan.h) splits its model-parallel
+  /// layers over; every rank of it constructs the run at once, and passes
+  /// the same communicator to run(). Null: the network is not split.
+  explicit TrainingRun(const TrainSpec& spec, std::shared_ptr<distributed::Communicator> comm = nullptr);
 
   /// Trains and scores the test split.
   RunResult run(const RunOptions& options = {});
@@ -122,10 +134,12 @@ class TrainingRun {
   Json summary(const RunResult& r, double wall_seconds, int ranks) const;
   Json memory(std::uint64_t peak_rss, bool peak_is_training) const;
   Json loss_scaling(const optimizer::LossScaler& scaler) const;
+  void check_split_run(const RunOptions& options) const;
 
   TrainSpec spec_;
   Split train_, val_, test_;
   NetworkBuild build_;
+  std::shared_ptr<distributed::Communicator> comm_;  // what the network was built over
   double load_seconds_ = 0;
   std::vector<EpochTest> test_curve_;
 };

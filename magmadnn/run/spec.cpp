@@ -11,6 +11,7 @@
 #include "magmadnn/layer/activation_layer.h"
 #include "magmadnn/optimizer/factory.h"
 #include "magmadnn/optimizer/large_batch_lr.h"
+#include "magmadnn/run/parallel_plan.h"
 
 namespace magmadnn::run {
 namespace {
@@ -156,14 +157,21 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
   LayerSpec l;
   l.type = t.get<std::string>();
   const std::string what = "a " + l.type + " layer";
+  const bool has_layout = l.type == "dense" || l.type == "conv2d";
+  if (!has_layout && j.contains("parallel")) {
+    throw ConfigError(path + ".parallel", "only dense and conv2d layers choose a layout; " + what +
+                                              " has no weights to split and runs on its input's layout");
+  }
   if (l.type == "dense") {
-    Obj o(j, path, {"type", "units", "activation", "bias"}, what);
+    Obj o(j, path, {"type", "parallel", "units", "activation", "bias"}, what);
     if (!o.has("units")) throw ConfigError(o.at("units"), "missing (a dense layer needs its number of units)");
     l.units = o.integer("units", 0, limits::units);
     l.activation = o.choice("activation", "none", activation_choices());
     l.bias = o.boolean("bias", true);
+    l.parallel = o.choice("parallel", "", parallel_choices());
   } else if (l.type == "conv2d") {
-    Obj o(j, path, {"type", "filters", "kernel", "padding", "stride", "dilation", "activation", "bias"}, what);
+    Obj o(j, path, {"type", "parallel", "filters", "kernel", "padding", "stride", "dilation", "activation", "bias"},
+          what);
     if (!o.has("filters")) throw ConfigError(o.at("filters"), "missing (a conv2d layer needs its output channels)");
     if (!o.has("kernel")) throw ConfigError(o.at("kernel"), "missing (a conv2d layer needs its kernel size)");
     l.filters = o.integer("filters", 0, limits::filters);
@@ -173,6 +181,7 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
     l.dilation = o.pair("dilation", {1, 1}, limits::window);
     l.activation = o.choice("activation", "none", activation_choices());
     l.bias = o.boolean("bias", true);
+    l.parallel = o.choice("parallel", "", parallel_choices());
   } else if (l.type == "pool") {
     Obj o(j, path, {"type", "mode", "kernel", "padding", "stride"}, what);
     l.mode = o.choice("mode", "max", {"max", "average"});
@@ -203,6 +212,11 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& parallel_choices() {
+  static const std::vector<std::string> names = {"data", "model", "auto"};
+  return names;
+}
 
 const std::vector<std::string>& strategy_names() {
   static const std::vector<std::string> names = {"allreduce", "weight-avg", "ps", "asgd", "ring"};
@@ -331,9 +345,11 @@ TrainSpec parse_config(const Json& j) {
   }
   if (root.has("distributed")) {
     const Obj o(root.get("distributed"), "distributed",
-                {"strategy", "bucket_mb", "average_every", "staleness", "watchdog_s"}, "the distributed settings");
+                {"strategy", "parallel", "bucket_mb", "average_every", "staleness", "watchdog_s"},
+                "the distributed settings");
     auto& d = s.distributed;
     d.strategy = o.choice("strategy", d.strategy, strategy_names());
+    d.parallel = o.choice("parallel", d.parallel, parallel_choices());
     d.bucket_mb = o.number("bucket_mb", d.bucket_mb, 0.0, 4096.0);
     if (d.bucket_mb == 0.0) {
       throw ConfigError("distributed.bucket_mb", "expected a number in (0, 4096], got " + o.get("bucket_mb").dump());
@@ -345,6 +361,8 @@ TrainSpec parse_config(const Json& j) {
       throw ConfigError("distributed.watchdog_s", "expected a number in (0, 86400], got " + o.get("watchdog_s").dump());
     }
   }
+  // A layout the ranks cannot serve is a config error, whatever the rank count.
+  plan_parallel(s);
   return s;
 }
 
@@ -521,6 +539,7 @@ Json to_json(const TrainSpec& s) {
     } else if (l.type == "activation") {
       o["function"] = l.activation;
     }
+    if (!l.parallel.empty()) o["parallel"] = l.parallel;
     layers.push_back(std::move(o));
   }
   Json j;
@@ -558,6 +577,9 @@ Json to_json(const TrainSpec& s) {
                       {"average_every", dist.average_every},
                       {"staleness", dist.staleness},
                       {"watchdog_s", dist.watchdog_s}};
+  // Written only when not the default, so configs from before hybrid plans
+  // read back unchanged.
+  if (dist.parallel != DistributedSpec{}.parallel) j["distributed"]["parallel"] = dist.parallel;
   if (s.batch_growth.enabled) {
     const auto& g = s.batch_growth;
     j["batch_growth"] = {{"factor", g.factor}, {"every_epochs", g.every_epochs}, {"max", g.max}};

@@ -7,7 +7,8 @@
 /// Schema (every key optional except `layers`; see docs/cli.md):
 ///   { "name": "mlp",
 ///     "layers": [ {"type": "flatten"},
-///                 {"type": "dense", "units": 528, "activation": "sigmoid"},
+///                 {"type": "dense", "units": 528, "activation": "sigmoid",
+///                  "parallel": "data"|"model"|"auto"},   (dense, conv2d; default: distributed.parallel)
 ///                 {"type": "conv2d", "filters": 6, "kernel": [5,5], "padding": [2,2],
 ///                  "stride": [1,1], "dilation": [1,1], "activation": "relu"},
 ///                 {"type": "pool", "mode": "max", "kernel": [2,2], "stride": [2,2]},
@@ -28,7 +29,7 @@
 ///              "limit_train": 0, "limit_test": 0, "val_split": 0.1},
 ///     "early_stopping": {"patience": 3, "monitor": "val_loss", "min_delta": 0,
 ///                        "restore_best": true},          (absent: train every epoch)
-///     "distributed": {"strategy": "allreduce", "bucket_mb": 25, "average_every": 4,
+///     "distributed": {"strategy": "allreduce", "parallel": "data", "bucket_mb": 25, "average_every": 4,
 ///                     "staleness": 2, "watchdog_s": 60},   (read only under mpirun)
 ///     "epochs": 5, "batch_size": 100, "seed": 42,
 ///     "precision": "fp32" | "bf16" | "fp16" | "tf32",   (see core/precision.h)
@@ -108,6 +109,9 @@ struct LayerSpec {
   std::string mode = "max";            ///< pool, global_pool: max or average
   double rate = 0.0;                   ///< dropout probability
   bool bias = true;                    ///< dense, conv2d
+  /// dense, conv2d: "data", "model" or "auto"; empty: distributed.parallel.
+  /// How the layer is laid out over the ranks (run/parallel_plan.h).
+  std::string parallel;
   bool operator==(const LayerSpec&) const = default;
 };
 
@@ -172,6 +176,10 @@ struct EarlyStoppingSpec {
 struct DistributedSpec {
   /// allreduce, weight-avg, ps, asgd or ring (distributed/strategy.h).
   std::string strategy = "allreduce";
+  /// The layout of every dense and conv2d layer that names none: "data"
+  /// (every layer data-parallel: the network replicated, the batch split),
+  /// "model" or "auto" (run/parallel_plan.h, docs/distributed.md "Hybrid plans").
+  std::string parallel = "data";
   double bucket_mb = 25.0;          ///< allreduce: gradient bucket size, MiB (0, 4096]
   std::int64_t average_every = 4;   ///< weight-avg: local steps between averages
   std::int64_t staleness = 2;       ///< asgd: most steps a gradient may lag the weights
@@ -181,6 +189,8 @@ struct DistributedSpec {
 
 /// The strategy names DistributedSpec::strategy accepts.
 const std::vector<std::string>& strategy_names();
+/// The values a layer's "parallel" and distributed.parallel accept.
+const std::vector<std::string>& parallel_choices();
 
 /// The batch grows by `factor` every `every_epochs` epochs, up to `max`
 /// (model::BatchGrowth; Smith et al. 2017).

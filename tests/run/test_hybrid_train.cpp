@@ -1,0 +1,157 @@
+// `magmadnn train --config` of hybrid plans under mpirun (label mpi): a run
+// on 2 ranks writes its plan and the split weight memory to summary.json,
+// refuses what a split network cannot do yet (--resume, --checkpoint-every,
+// a strategy other than allreduce), and, on Fashion-MNIST (label slow),
+// LeNet-5 under "auto" reaches the single process's test accuracy.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/run_fixtures.h"
+
+namespace fs = std::filesystem;
+using namespace magmadnn;
+
+namespace {
+
+class HybridTrain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = ::testing::TempDir() + "/magmadnn_hybrid_train_" + std::to_string(::getpid());
+    fs::remove_all(root_);
+    fs::create_directories(root_ + "/data");
+    test::write_stripes(root_ + "/data", "train", 300, 3, {120, 30, true});
+    test::write_stripes(root_ + "/data", "t10k", 90, 4, {120, 30, true});
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // `magmadnn ARGS` on `ranks` ranks (0: one plain process). Open MPI refuses
+  // root (build containers) without both variables.
+  test::CommandResult app(int ranks, const std::string& args) const {
+    std::string launch;
+    if (ranks > 0) {
+      launch = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(MAGMADNN_MPIEXEC) + " -np " +
+               std::to_string(ranks) + " --oversubscribe ";
+    }
+    return test::run_shell("cd " + root_ + " && OMP_NUM_THREADS=1 " + launch + MAGMADNN_APP + " " + args,
+                           root_ + "/cmd");
+  }
+  // A config file of `json`, returned as "--config FILE".
+  std::string config(const std::string& name, const nlohmann::json& json) const {
+    const std::string file = root_ + "/" + name + ".json";
+    std::ofstream(file) << json.dump();
+    return "--config " + file;
+  }
+  nlohmann::json mlp(const std::string& parallel) const {
+    return {{"name", "hybrid-mlp"},
+            {"layers",
+             {{{"type", "flatten"}},
+              {{"type", "dense"}, {"units", 32}, {"activation", "relu"}},
+              {{"type", "dense"}, {"units", 32}, {"activation", "relu"}},
+              {{"type", "dense"}, {"units", 3}, {"activation", "softmax"}}}},
+            {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.1}}},
+            {"data", {{"dataset", "idx"}, {"dir", root_ + "/data"}}},
+            {"epochs", 2},
+            {"batch_size", 15},
+            {"distributed", {{"parallel", parallel}}}};
+  }
+  nlohmann::json summary(const std::string& run) const {
+    return nlohmann::json::parse(test::read_text(root_ + "/" + run + "/summary.json"));
+  }
+  std::string root_;
+};
+
+TEST_F(HybridTrain, TwoRanksWriteThePlanAndTheSplitMemory) {
+  const auto r = app(2, "train " + config("auto", mlp("auto")) + " --out " + root_ + "/run --quiet");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  const auto s = summary("run");
+  EXPECT_EQ(s["ranks"], 2);
+  EXPECT_TRUE(s["checkpoint"].is_null());
+  EXPECT_EQ(s["parallel_plan"]["layers"][1]["placement"], "column");
+  EXPECT_EQ(s["parallel_plan"]["layers"][2]["placement"], "row");
+  EXPECT_EQ(s["parallel_plan"]["layers"][3]["placement"], "replicated");
+  const auto& m = s["memory"];
+  // W 32 x 64 and 32 x 32, b 32 and 32: 16 rows, 16 columns and 16 + 32 of the biases per rank.
+  EXPECT_EQ(m["model_parallel_weight_bytes_whole"], 4 * (32 * 64 + 32 + 32 * 32 + 32));
+  EXPECT_EQ(m["model_parallel_weight_bytes_per_rank"], 4 * (16 * 64 + 16 + 32 * 16 + 32));
+  EXPECT_FALSE(fs::exists(root_ + "/run/checkpoint.bin"));
+
+  // The same run on one process: the same test score (the same weights up to rounding).
+  const auto one = app(0, "train " + config("auto", mlp("auto")) + " --out " + root_ + "/one --quiet");
+  ASSERT_EQ(one.rc, 0) << one.out << one.err;
+  EXPECT_NEAR(s["test_loss"].get<double>(), summary("one")["test_loss"].get<double>(), 1e-4);
+  EXPECT_EQ(s["test_accuracy"], summary("one")["test_accuracy"]);
+}
+
+TEST_F(HybridTrain, RefusesWhatASplitNetworkCannotDoYet) {
+  const auto every = app(2, "train " + config("auto", mlp("auto")) + " --out " + root_ + "/a --checkpoint-every 3");
+  EXPECT_NE(every.rc, 0);
+  EXPECT_NE((every.out + every.err).find("checkpoints of a network with model-parallel layers are not written yet"),
+            std::string::npos)
+      << every.out << every.err;
+  auto ps = mlp("model");
+  ps["distributed"]["strategy"] = "ps";
+  const auto bad = app(2, "train " + config("ps", ps) + " --out " + root_ + "/b");
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE((bad.out + bad.err).find("distributed.strategy: the plan has model-parallel layers"), std::string::npos)
+      << bad.out << bad.err;
+}
+
+// Fashion-MNIST (label slow): LeNet-5 under "auto" on 2 and 4 ranks against
+// one process, 2 epochs of the 54,000 training images (1,688 steps of 64),
+// scored on the 10,000 test images. The ranks agree with one process to
+// rounding step for step (test_hybrid), which SGD with momentum amplifies
+// over the run: the scores agree within that noise, as plain data
+// parallelism's do (measured in docs/distributed.md, "Hybrid plans").
+TEST(HybridTrainFashionMnist, LeNet5AutoScoresAsOneProcess) {
+  const std::string dir = "/usr/share/datasets/fashion-mnist";
+  if (!fs::exists(dir + "/train-images-idx3-ubyte.gz") && !fs::exists(dir + "/train-images-idx3-ubyte")) {
+    GTEST_SKIP() << "Fashion-MNIST is not in " << dir;
+  }
+  const std::string root = ::testing::TempDir() + "/magmadnn_hybrid_fmnist_" + std::to_string(::getpid());
+  fs::create_directories(root);
+  nlohmann::json j = {
+      {"name", "lenet5-auto"},
+      {"layers",
+       {{{"type", "conv2d"}, {"filters", 6}, {"kernel", {5, 5}}, {"padding", {2, 2}}, {"activation", "relu"}},
+        {{"type", "pool"}, {"mode", "max"}, {"kernel", {2, 2}}, {"stride", {2, 2}}},
+        {{"type", "conv2d"}, {"filters", 16}, {"kernel", {5, 5}}, {"activation", "relu"}},
+        {{"type", "pool"}, {"mode", "max"}, {"kernel", {2, 2}}, {"stride", {2, 2}}},
+        {{"type", "flatten"}},
+        {{"type", "dense"}, {"units", 120}, {"activation", "relu"}},
+        {{"type", "dense"}, {"units", 84}, {"activation", "relu"}},
+        {{"type", "dense"}, {"units", 10}, {"activation", "softmax"}}}},
+      {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}}},
+      {"data", {{"dataset", "fashion-mnist"}, {"dir", dir}}},
+      {"epochs", 2},
+      {"batch_size", 64},
+      {"distributed", {{"parallel", "auto"}}}};
+  std::ofstream(root + "/lenet.json") << j.dump();
+  double accuracy[5] = {};
+  for (int ranks : {0, 2, 4}) {
+    const std::string launch =
+        ranks == 0 ? std::string()
+                   : "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(MAGMADNN_MPIEXEC) +
+                         " -np " + std::to_string(ranks) + " --oversubscribe ";
+    const std::string out = root + "/np" + std::to_string(ranks);
+    const auto r = test::run_shell("OMP_NUM_THREADS=1 " + launch + MAGMADNN_APP + " train --config " + root +
+                                       "/lenet.json --out " + out + " --quiet",
+                                   root + "/cmd");
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    accuracy[ranks] = nlohmann::json::parse(test::read_text(out + "/summary.json"))["test_accuracy"].get<double>();
+  }
+  fs::remove_all(root);
+  std::printf("LeNet-5 auto on Fashion-MNIST: test accuracy %.4f on one process, %.4f on 2 ranks, %.4f on 4\n",
+              accuracy[0], accuracy[2], accuracy[4]);
+  EXPECT_GT(accuracy[0], 0.85);
+  EXPECT_NEAR(accuracy[2], accuracy[0], 0.015);
+  EXPECT_NEAR(accuracy[4], accuracy[0], 0.015);
+}
+
+}  // namespace
