@@ -79,6 +79,10 @@ std::pair<std::int64_t, std::int64_t> weight_counts(const layer::Layer<float>& l
   if (const auto* p = dynamic_cast<const layer::ParallelFullyConnectedLayer<float>*>(&l)) {
     return {here, p->full_weight_shape().numel() + (p->has_bias() ? p->units() : 0)};
   }
+  if (const auto* c = dynamic_cast<const layer::ParallelConv2DLayer<float>*>(&l)) {
+    const bool bias = c->get_bias() && c->get_bias()->output().size() > 0;
+    return {here, c->full_filter_shape().numel() + (bias ? c->out_channels() : 0)};
+  }
   return {here, here};
 }
 
@@ -151,14 +155,15 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
       } else if (l.type == "dense") {
         x = push(chain, layer::fullyconnected<float>(x, l.units, l.bias, init_activation(l.activation)));
         x = activate(x, l.activation);
-      } else if (l.type == "conv2d" && lp.placement == Placement::channels) {
-        // The one place a model-parallel convolution is built. To wire
-        // layer::channel_parallel_conv2d: with `split`, call it here on the
-        // whole batch (the plan gathered it); without, fall through to the
-        // plain conv2d below, so one rank builds the single-process network.
-        throw ConfigError(where + ".parallel",
-                          "\"model\" on a conv2d layer is not available yet (the channel-parallel convolution is "
-                          "still to come); use \"data\" or \"auto\", which keep convolutions data-parallel");
+      } else if (l.type == "conv2d" && split && lp.placement == Placement::channels) {
+        // On the whole batch (the plan gathered it); the output channels are
+        // gathered too, so what follows sees the plain layer's output.
+        const auto init = layer::init_for<float>(init_activation(l.activation));
+        x = push(chain, layer::channel_parallel_conv2d<float>(
+                            x, {l.kernel[0], l.kernel[1]}, l.filters, group, {l.padding[0], l.padding[1]},
+                            {l.stride[0], l.stride[1]}, {l.dilation[0], l.dilation[1]},
+                            /*gather_output=*/true, l.bias, init));
+        x = activate(x, l.activation);
       } else if (l.type == "conv2d") {
         const auto init = layer::init_for<float>(init_activation(l.activation));
         x = push(chain, layer::conv2d<float>(x, {l.kernel[0], l.kernel[1]}, l.filters, {l.padding[0], l.padding[1]},

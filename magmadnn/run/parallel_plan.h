@@ -9,7 +9,7 @@
 ///  - "data": replicated weights, the layer runs on this rank's rows of the
 ///    global batch, its gradients are summed across ranks;
 ///  - "model": its weight is split over the ranks (dense: Megatron-LM's
-///    column/row-parallel layers; conv2d: output channels, not available yet);
+///    column/row-parallel layers; conv2d: split by output channels);
 ///  - "auto" (Krizhevsky's "one weird trick"): conv2d -> data (much compute,
 ///    few weights), dense -> model (many weights, little compute), where two
 ///    consecutive dense layers pair Megatron-style (column-parallel without
@@ -53,7 +53,7 @@ enum class Placement {
   column_gathered,  ///< dense, column-parallel; output gathered (an unpaired "model" dense layer)
   row,              ///< dense, row-parallel on a column-split input (the second of a pair)
   split_columns,    ///< an activation between the two layers of a pair: on this rank's columns
-  channels,         ///< conv2d split by output channels (layer::channel_parallel_conv2d; not wired yet)
+  channels,         ///< conv2d split by output channels (layer::channel_parallel_conv2d), output gathered
 };
 const char* placement_name(Placement p) noexcept;
 /// Whether a layer of this placement holds a slice of a split weight.

@@ -128,19 +128,16 @@ TEST(ParallelPlan, AutoWithoutAPairIsPlainDataParallelism) {
   EXPECT_EQ(p.before_input, Transition::none);
 }
 
-TEST(ParallelPlan, ModelOnConv2dIsRefusedWhenBuiltNamingTheLayer) {
+// "model" on a convolution is the channel-parallel convolution across
+// ranks; one process builds the plain Conv2D (the split needs a group).
+TEST(ParallelPlan, ModelOnConv2dSplitsChannelsAndOneProcessBuildsThePlainLayer) {
   Json j = preset("lenet5");
   j["layers"][2]["parallel"] = "model";
   const TrainSpec s = parse_config(j);
   EXPECT_EQ(plan_parallel(s).layers[2].placement, Placement::channels);
-  try {
-    build_network(s, {1, 28, 28}, 1, 10);
-    FAIL() << "built";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("layers[2].parallel: \"model\" on a conv2d layer is not available yet"),
-              std::string::npos)
-        << e.what();
-  }
+  const NetworkBuild b = build_network(s, {1, 28, 28}, 1, 10);
+  EXPECT_FALSE(b.split);
+  EXPECT_EQ(b.rank_weights, b.whole_weights);
 }
 
 TEST(ParallelPlan, OneProcessBuildsThePlainNetwork) {

@@ -21,6 +21,7 @@
 #include "magmadnn.h"
 #include "magmadnn/distributed/model_parallel/shard.h"
 #include "magmadnn/distributed/model_parallel/group_tensor.h"
+#include "magmadnn/layer/parallel_conv2d.h"
 #include "magmadnn/layer/parallel_fully_connected.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/build_network.h"
@@ -54,6 +55,10 @@ Diff diff(const Tensor<float>& got, const Tensor<float>& want) {
 
 // The part of a one-process weight that `par`'s layer holds on this rank.
 Tensor<float> my_part(const layer::Layer<float>& par, std::size_t k, const Tensor<float>& whole) {
+  if (const auto* c = dynamic_cast<const layer::ParallelConv2DLayer<float>*>(&par)) {
+    const Shard s = c->channel_shard();  // filters and bias entries alike, along axis 0
+    return Tensor<float>(whole.slice(s.offset, s.offset + s.extent));
+  }
   const auto* p = dynamic_cast<const layer::ParallelFullyConnectedLayer<float>*>(&par);
   if (p == nullptr) return Tensor<float>(whole);
   const Shard s = p->weight_shard();
@@ -239,6 +244,38 @@ TEST(HybridTraining, LeNet5WithADataParallelHeadMatchesOneProcessStepForStep) {
   EXPECT_EQ(c.build.plan.before_loss, run::Transition::gather_batch);
   if (c.build.split) EXPECT_EQ(std::count(c.build.exchange.begin(), c.build.exchange.end(), true), 6);
   expect_step_for_step(c, 3, "LeNet-5, auto, data-parallel head");
+}
+
+// Every layer "model": both convolutions split by output channel (6 filters
+// over 4 ranks: 2, 2, 1, 1), the dense pair split, the head column-parallel
+// with its output gathered. Every rank computes on the whole batch, so no
+// batch transition and no parameter is exchanged.
+TEST(HybridTraining, LeNet5AllModelMatchesOneProcessStepForStep) {
+  run::Json j = lenet5_auto();
+  j["distributed"] = {{"parallel", "model"}};
+  const run::TrainSpec spec = run::parse_config(j);
+  const Compared c = train_both(spec, {1, 28, 28}, 10, 3);
+  EXPECT_EQ(c.build.plan.layers[0].placement, run::Placement::channels);
+  EXPECT_EQ(c.build.plan.layers[2].placement, run::Placement::channels);
+  EXPECT_EQ(c.build.plan.layers[7].placement, run::Placement::column_gathered);
+  EXPECT_EQ(c.build.plan.before_input, run::Transition::none);
+  for (bool e : c.build.exchange) EXPECT_FALSE(e);
+  expect_step_for_step(c, 3, "LeNet-5, model");
+}
+
+// The first convolution data-parallel, the second split by channels: the
+// batch is joined before the second (gather_batch, whose backward pass hands
+// each rank its rows of the gradient), and the first's gradients are summed.
+TEST(HybridTraining, LeNet5DataThenChannelParallelConvMatchesOneProcessStepForStep) {
+  run::Json j = lenet5_auto();
+  j["layers"][2]["parallel"] = "model";
+  const run::TrainSpec spec = run::parse_config(j);
+  const Compared c = train_both(spec, {1, 28, 28}, 10, 3);
+  EXPECT_EQ(c.build.plan.layers[0].placement, run::Placement::data);
+  EXPECT_EQ(c.build.plan.layers[2].placement, run::Placement::channels);
+  EXPECT_EQ(c.build.plan.layers[2].before, run::Transition::gather_batch);
+  if (c.build.split) EXPECT_EQ(std::count(c.build.exchange.begin(), c.build.exchange.end(), true), 2);
+  expect_step_for_step(c, 3, "LeNet-5, data conv then channel-parallel conv");
 }
 
 // A whole run of a hybrid plan: summary.json's weight memory and the test
