@@ -326,9 +326,7 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
         << st["gradients"].get<std::int64_t>() << " gradients (bound " << st["bound"].get<std::int64_t>() << ")\n";
   }
   if (!quiet) {
-    const bool split = result.summary.at("checkpoint").is_null();
-    out << "run folder: " << rf.dir() << " (report.html, summary.json, metrics.csv"
-        << (split ? "; no checkpoint: the network was split over the ranks" : ", checkpoint.bin") << ")\n";
+    out << "run folder: " << rf.dir() << " (report.html, summary.json, metrics.csv, checkpoint.bin)\n";
   }
   return 0;
 }

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <optional>
 #include <type_traits>
 #include <string>
 #include <utility>
@@ -35,6 +36,7 @@
 
 #include "magmadnn/compute/expr.h"
 #include "magmadnn/compute/variable.h"
+#include "magmadnn/layer/sharding.h"
 #include "magmadnn/tensor/filler.h"
 
 namespace magmadnn::layer {
@@ -79,6 +81,11 @@ class Layer : public std::enable_shared_from_this<Layer<T>> {
   /// Tensors that are not trained but belong in a checkpoint (running
   /// statistics of BatchNorm), named "<layer name>/<key>" like named_weights().
   virtual std::vector<std::pair<std::string, Tensor<T>*>> get_state() { return {}; }
+  /// A layer whose weights are split over a model-parallel group says how
+  /// (sharding.h): checkpoints hold its weights whole, under the names of
+  /// the one-process layer it stands for. Empty (the default) for a layer
+  /// whose weights are whole on this rank.
+  virtual std::optional<Sharding> sharding() const { return std::nullopt; }
   /// Number of trainable scalars.
   std::int64_t num_params() const;
   std::int64_t get_num_params() const { return num_params(); }  ///< v1 name

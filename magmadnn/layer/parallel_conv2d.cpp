@@ -49,6 +49,13 @@ ParallelConv2DLayer<T>::ParallelConv2DLayer(op::Expr<T> x, Dims2 filter_shape, s
                                                                geom_, gather_output_, options.algo));
 }
 
+template <typename T>
+std::optional<Sharding> ParallelConv2DLayer<T>::sharding() const {
+  Sharding s{group_, "Conv2D", {{full_filter_shape(), 0, shard_}}};
+  if (bias_) s.weights.push_back({Shape{out_channels_}, 0, shard_});
+  return s;
+}
+
 template class ParallelConv2DLayer<float>;
 template class ParallelConv2DLayer<double>;
 

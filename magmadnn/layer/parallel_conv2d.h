@@ -55,6 +55,8 @@ class ParallelConv2DLayer : public Layer<T> {
                       distributed::mp::GroupPtr group, Options options, std::string name = "");
 
   std::string type_name() const override { return "ChannelParallelConv2D"; }
+  /// Filters and bias cut along axis 0 (output channels). Stands for a Conv2D.
+  std::optional<Sharding> sharding() const override;
   /// The whole layer's output channel count K (not this rank's share).
   std::int64_t out_channels() const noexcept { return out_channels_; }
   /// The whole W: {K, C, kh, kw}.

@@ -72,6 +72,14 @@ ParallelFullyConnectedLayer<T>::ParallelFullyConnectedLayer(op::Expr<T> x, std::
                        : distributed::mp::row_parallel_linear<T>(xin, w_, b_, group_, options.input_is_split));
 }
 
+template <typename T>
+std::optional<Sharding> ParallelFullyConnectedLayer<T>::sharding() const {
+  const bool column = split_ == ModelSplit::column;
+  Sharding s{group_, "FullyConnected", {{full_weight_shape(), column ? 0 : 1, shard_}}};
+  if (b_) s.weights.push_back(column ? WeightSplit{Shape{units_}, 0, shard_} : WeightSplit{Shape{units_}, -1, {}});
+  return s;
+}
+
 template class ParallelFullyConnectedLayer<float>;
 template class ParallelFullyConnectedLayer<double>;
 

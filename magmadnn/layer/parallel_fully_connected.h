@@ -62,6 +62,9 @@ class ParallelFullyConnectedLayer : public Layer<T> {
   std::string type_name() const override {
     return split_ == ModelSplit::column ? "ColumnParallelFullyConnected" : "RowParallelFullyConnected";
   }
+  /// Column: W and b cut along axis 0 (output units); row: W along axis 1
+  /// (input features), b whole. Stands for a FullyConnected layer.
+  std::optional<Sharding> sharding() const override;
   ModelSplit split() const noexcept { return split_; }
   std::int64_t units() const noexcept { return units_; }
   /// The whole layer's input width (not this rank's share of it).

@@ -127,9 +127,18 @@ void NeuralNetwork<T>::build(optimizer::loss_t loss) {
   // reads the same checkpoint.
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     const auto& l = layers_[i];
-    const std::string prefix = detail::structural_prefix(i, l->type_name());
-    for (auto& [name, v] : l->named_weights()) {
+    // A split layer's parameters carry the names of the layer it stands for.
+    const std::optional<layer::Sharding> sharding = l->sharding();
+    const std::string prefix = detail::structural_prefix(i, sharding ? sharding->whole_type : l->type_name());
+    const auto named = l->named_weights();
+    MAGMADNN_CHECK(!sharding || sharding->weights.size() == named.size(), ValueError,
+                   "NeuralNetwork: layer '" << l->get_name() << "' describes the split of "
+                                            << sharding->weights.size() << " weights but has " << named.size());
+    for (std::size_t j = 0; j < named.size(); ++j) {
+      const auto& [name, v] = named[j];
       if (!seen.insert(v.get()).second) continue;
+      splits_.push_back(sharding && sharding->weights[j].split() ? ParamSplit{sharding->group, sharding->weights[j]}
+                                                                 : ParamSplit{});
       params_.push_back(v);
       param_exprs_.push_back(v);
       names.push_back(prefix + detail::layer_key(l->get_name(), name));

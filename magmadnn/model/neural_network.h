@@ -187,9 +187,23 @@ class NeuralNetwork {
 
   // -- checkpoints ------------------------------------------------------------------
   /// Writes the full training state atomically (format: docs/checkpoint_format.md).
+  /// A network with layers split over a model-parallel group (Layer::sharding)
+  /// writes every split parameter and its optimizer slots whole, under the
+  /// names the one-process network of the same layers uses, so the file is
+  /// that network's checkpoint: then save() is a collective (every rank of
+  /// the group calls it, the gathers run in parameter order) and only the
+  /// group's rank 0 writes the file.
   void save(const std::string& path);
   /// Restores what save() wrote (see the guarantees in the file comment).
+  /// A split layer's parameters are read whole, checked against the whole
+  /// layer's shapes, and this rank keeps its part: a checkpoint of a
+  /// network split over P ranks loads split over any number of ranks, or
+  /// into the one-process network, and the other way round. Local (every
+  /// rank reads the file).
   void load(const std::string& path);
+  /// Whether some parameter is split over a model-parallel group (then
+  /// save() is a collective, see above).
+  bool has_split_parameters() const noexcept;
   /// A header entry every later checkpoint of this network carries (save()
   /// and fit's periodic checkpoints), e.g. what rebuilds it; load() ignores it.
   void set_checkpoint_entry(const std::string& key, const std::string& value) { checkpoint_entries_[key] = value; }
@@ -243,6 +257,14 @@ class NeuralNetwork {
   std::vector<op::Var<T>> params_;
   std::vector<op::Expr<T>> param_exprs_;
   std::vector<std::string> param_names_;  // "<layer>/<key>", unique: checkpoint names
+  // Per parameter: how its layer holds it when split over a group (no
+  // group: whole on this rank). Checkpoints gather and cut by it.
+  struct ParamSplit {
+    std::shared_ptr<distributed::Communicator> group;
+    layer::WeightSplit weight;
+  };
+  std::vector<ParamSplit> splits_;
+  Tensor<T> whole_tensor(std::size_t param, const Tensor<T>& part) const;
   std::vector<Tensor<T>*> grad_ptrs_;
   std::vector<std::pair<std::string, Tensor<T>*>> state_;  // layer state for checkpoints
   GradientHook hook_;

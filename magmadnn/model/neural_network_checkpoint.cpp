@@ -7,6 +7,8 @@
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/random.h"
+#include "magmadnn/distributed/communicator.h"
+#include "magmadnn/distributed/model_parallel/group_tensor.h"
 #include "magmadnn/io/checkpoint.h"
 #include "magmadnn/model/neural_network.h"
 
@@ -32,6 +34,27 @@ std::string shape_text(const Shape& s) {
 }  // namespace
 
 template <typename T>
+bool NeuralNetwork<T>::has_split_parameters() const noexcept {
+  for (const ParamSplit& s : splits_) {
+    if (s.group) return true;
+  }
+  return false;
+}
+
+// A split parameter (or one of its optimizer slots, which share its shape
+// and so its split) put together over its group: a collective.
+template <typename T>
+Tensor<T> NeuralNetwork<T>::whole_tensor(std::size_t param, const Tensor<T>& part) const {
+  const ParamSplit& s = splits_[param];
+  MAGMADNN_CHECK(part.shape() == params_[param]->value().shape(), ShapeError,
+                 "checkpoint: '" << param_names_[param] << "' is split over " << s.group->size()
+                                 << " ranks, but an optimizer slot of it is " << part.shape() << ", not "
+                                 << params_[param]->value().shape()
+                                 << " (slots of another shape than their parameter cannot be split)");
+  return distributed::mp::allgather_axis(*s.group, part, s.weight.whole, s.weight.axis);
+}
+
+template <typename T>
 void NeuralNetwork<T>::save(const std::string& path) {
   write_checkpoint(path, data_size_);
 }
@@ -54,7 +77,11 @@ void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t da
     }
     ck.set(indexed("model.layer.", i), l->type_name() + " " + l->get_name() + " " + shape);
   }
-  ck.set_int("model.params", num_params());
+  std::int64_t whole_params = 0;  // a split parameter counted whole
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    whole_params += splits_[i].group ? splits_[i].weight.whole.numel() : params_[i]->value().size();
+  }
+  ck.set_int("model.params", whole_params);
   ck.set("optimizer.kind", optimizer_name_);
   ck.set_double("optimizer.learning_rate", opt_->base_learning_rate());
   ck.set_int("optimizer.step_count", opt_->step_count());
@@ -95,12 +122,24 @@ void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t da
     ck.set_double(indexed("history.", i, "samples_per_second"), r.samples_per_second);
     ck.set_double(indexed("history.", i, "learning_rate"), r.learning_rate);
   }
-  for (std::size_t i = 0; i < params_.size(); ++i) ck.add_tensor("param/" + param_names_[i], params_[i]->value());
+  // Every rank of a split layer's group gathers, in this order; its rank 0 writes.
+  const auto add = [&](const std::string& key, std::size_t i, const Tensor<T>& t) {
+    if (splits_[i].group) {
+      ck.add_tensor(key, whole_tensor(i, t));
+    } else {
+      ck.add_tensor(key, t);
+    }
+  };
+  bool writes = true;
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    add("param/" + param_names_[i], i, params_[i]->value());
+    if (splits_[i].group && splits_[i].group->rank() != 0) writes = false;
+  }
   for (const auto& [name, t] : state_) ck.add_tensor("state/" + name, *t);
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    for (const auto& [slot, t] : opt_->slots_of(params_[i])) ck.add_tensor("optim/" + param_names_[i] + "/" + slot, *t);
+    for (const auto& [slot, t] : opt_->slots_of(params_[i])) add("optim/" + param_names_[i] + "/" + slot, i, *t);
   }
-  io::write_checkpoint(path, ck);
+  if (writes) io::write_checkpoint(path, ck);
   last_checkpoint_ = path;
 }
 
@@ -112,23 +151,39 @@ void NeuralNetwork<T>::load(const std::string& path) {
   const std::string dt = ck.get("model.dtype");
   MAGMADNN_CHECK(dt == dtype_name(dtype_v<T>), ValueError,
                  "checkpoint " << path << " holds a " << dt << " model, this model is " << dtype_name(dtype_v<T>));
+  // Every tensor this network restores: its key, where it goes and, for a
+  // split parameter or slot, the whole tensor the file holds (this rank
+  // keeps its part of it).
+  struct Target {
+    std::string key;
+    Tensor<T>* t;
+    const ParamSplit* split;
+  };
+  std::vector<Target> targets;
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    targets.push_back({"param/" + param_names_[i], &params_[i]->value(), splits_[i].group ? &splits_[i] : nullptr});
+  }
+  for (const auto& [name, t] : state_) targets.push_back({"state/" + name, t, nullptr});
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    for (const auto& [slot, t] : opt_->slots_of(params_[i])) {
+      const ParamSplit* split = splits_[i].group ? &splits_[i] : nullptr;
+      MAGMADNN_CHECK(!split || t->shape() == params_[i]->value().shape(), ShapeError,
+                     "checkpoint " << path << ": '" << param_names_[i] << "' is split over ranks, but its optimizer "
+                                   << "slot '" << slot << "' is " << t->shape() << ", not "
+                                   << params_[i]->value().shape() << " (such a slot cannot be split)");
+      targets.push_back({"optim/" + param_names_[i] + "/" + slot, t, split});
+    }
+  }
+  // A split target is checked (and read) as the whole tensor.
+  const auto shape_in_file = [](const Target& g) { return g.split ? g.split->weight.whole : g.t->shape(); };
   std::set<std::string> expected;
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    const std::string key = "param/" + param_names_[i];
-    ck.check_tensor(key, params_[i]->value());
-    expected.insert(key);
-  }
-  for (const auto& [name, t] : state_) {
-    ck.check_tensor("state/" + name, *t);
-    expected.insert("state/" + name);
-  }
-  std::vector<std::pair<std::string, Tensor<T>*>> opt_state;
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    for (const auto& [slot, t] : opt_->slots_of(params_[i])) opt_state.emplace_back(param_names_[i] + "/" + slot, t);
-  }
-  for (const auto& [name, t] : opt_state) {
-    ck.check_tensor("optim/" + name, *t);
-    expected.insert("optim/" + name);
+  for (const Target& g : targets) {
+    if (g.split) {
+      ck.check_tensor(g.key, Tensor<T>(g.split->weight.whole, HOST));
+    } else {
+      ck.check_tensor(g.key, *g.t);
+    }
+    expected.insert(g.key);
   }
   for (const auto& rec : ck.tensors()) {
     MAGMADNN_CHECK(expected.count(rec.name), ShapeError,
@@ -189,24 +244,28 @@ void NeuralNetwork<T>::load(const std::string& path) {
   }
   // Weights and optimizer state must be numbers: a NaN would only surface
   // as a NaN loss, far from the file that holds it.
-  auto check_finite = [&](const std::string& key, const Tensor<T>& like) {
-    Tensor<T> tmp(like.shape(), HOST);
+  auto check_finite = [&](const std::string& key, const Shape& shape) {
+    Tensor<T> tmp(shape, HOST);
     ck.copy_tensor(key, tmp);
     const T* v = tmp.host_data();
     for (std::int64_t k = 0; k < tmp.size(); ++k) {
       MAGMADNN_CHECK(std::isfinite(static_cast<double>(v[k])), ValueError,
-                     "checkpoint " << path << ": tensor '" << key << "' " << like.shape() << " holds " << v[k]
+                     "checkpoint " << path << ": tensor '" << key << "' " << shape << " holds " << v[k]
                                    << " at element " << k << " (parameters must be finite)");
     }
   };
-  for (std::size_t i = 0; i < params_.size(); ++i) check_finite("param/" + param_names_[i], params_[i]->value());
-  for (const auto& [name, t] : state_) check_finite("state/" + name, *t);
-  for (const auto& [name, t] : opt_state) check_finite("optim/" + name, *t);
+  for (const Target& g : targets) check_finite(g.key, shape_in_file(g));
 
   // Commit: nothing below can fail on a validated checkpoint.
-  for (std::size_t i = 0; i < params_.size(); ++i) ck.copy_tensor("param/" + param_names_[i], params_[i]->value());
-  for (const auto& [name, t] : state_) ck.copy_tensor("state/" + name, *t);
-  for (const auto& [name, t] : opt_state) ck.copy_tensor("optim/" + name, *t);
+  for (const Target& g : targets) {
+    if (g.split) {
+      Tensor<T> whole(g.split->weight.whole, HOST);
+      ck.copy_tensor(g.key, whole);
+      g.t->copy_from(distributed::mp::take_axis(whole, g.split->weight.axis, g.split->weight.shard));
+    } else {
+      ck.copy_tensor(g.key, *g.t);
+    }
+  }
   opt_->set_step_count(step_count);
   set_rng_state(rng);
   epoch_ = static_cast<unsigned int>(epoch);
@@ -225,7 +284,9 @@ void NeuralNetwork<T>::load(const std::string& path) {
 #define MAGMADNN_CKPT_INSTANTIATE(T)                                                     \
   template void NeuralNetwork<T>::save(const std::string&);                             \
   template void NeuralNetwork<T>::write_checkpoint(const std::string&, std::int64_t);   \
-  template void NeuralNetwork<T>::load(const std::string&);
+  template void NeuralNetwork<T>::load(const std::string&);                             \
+  template bool NeuralNetwork<T>::has_split_parameters() const noexcept;                \
+  template Tensor<T> NeuralNetwork<T>::whole_tensor(std::size_t, const Tensor<T>&) const;
 MAGMADNN_CKPT_INSTANTIATE(float)
 MAGMADNN_CKPT_INSTANTIATE(double)
 #undef MAGMADNN_CKPT_INSTANTIATE

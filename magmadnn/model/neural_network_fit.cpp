@@ -349,9 +349,12 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
 
   // Checkpoints first: the other callbacks of a batch or epoch find its checkpoint written.
   // Across ranks only rank 0 writes, and fit itself places the mid-epoch
-  // ones (every rank takes part: they hold sums over the ranks).
+  // ones (every rank takes part: they hold sums over the ranks). A network
+  // split over the ranks (replicated, with split parameters) checkpoints on
+  // every rank, as one process would: save() gathers the split parameters
+  // (a collective) and rank 0 writes.
   std::vector<std::shared_ptr<Callback<T>>> callbacks;
-  const bool sharded = shard.size > 1;
+  const bool sharded = shard.size > 1 && !(shard.replicated && has_split_parameters());
   shard_checkpoint_path_ = sharded ? options.checkpoint_path : std::string();
   shard_checkpoint_every_ = sharded ? options.checkpoint_every_batches : 0;
   const unsigned int every_epochs = sharded && shard.rank != 0 ? 0 : options.checkpoint_every_epochs;

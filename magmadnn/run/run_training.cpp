@@ -153,13 +153,9 @@ RunResult TrainingRun::run(const RunOptions& options) {
     parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net, build_.exchange);
     DataParallel* dp = parallel.get();
     fo.shard = {comm->rank(), ranks, dp->server_rank(), sum_across(comm), [dp] { dp->epoch_end(); }};
+    // A split network checkpoints on every rank: the split weights are
+    // gathered whole and rank 0 writes (NeuralNetwork::save).
     fo.shard.replicated = build_.split;
-    if (build_.split) {
-      // Not written yet: rank 0 holds only its slices of the split weights.
-      fo.checkpoint_path.clear();
-      fo.checkpoint_every_epochs = 0;
-      fo.checkpoint_every_batches = 0;
-    }
   }
 
   // Training, validation and the final test score all compute at the run's
@@ -214,13 +210,12 @@ Json TrainingRun::summary(const RunResult& r, double wall_seconds, int ranks) co
   s["ranks"] = ranks;
   if (ranks > 1) s["strategy"] = spec_.distributed.strategy;
   if (build_.plan.hybrid()) s["parallel_plan"] = plan_to_json(spec_, build_.plan);
-  if (build_.split) s["checkpoint"] = nullptr;  // not written yet (RunOptions::communicator)
   s["seed"] = spec_.seed;
   s["precision"] = precision_name(spec_.precision);
   s["threads"] = omp_get_max_threads();
   s["device"] = has_cuda_device() ? "cuda" : "cpu";
   s["wall_seconds"] = wall_seconds;
-  if (!build_.split) s["checkpoint"] = "checkpoint.bin";
+  s["checkpoint"] = "checkpoint.bin";
   return s;
 }
 
@@ -288,10 +283,6 @@ void TrainingRun::check_split_run(const RunOptions& options) const {
   MAGMADNN_CHECK(!loss_scaling_enabled(spec_.loss_scaling, spec_.precision), ValueError,
                  "TrainingRun: loss scaling with model-parallel layers is not supported (each rank would check only "
                  "its slices of the split gradients, and the ranks could skip different steps)");
-  MAGMADNN_CHECK(!options.resume && options.checkpoint_every_steps == 0, ValueError,
-                 "TrainingRun: checkpoints of a network with model-parallel layers are not written yet (each rank "
-                 "holds slices of the split weights): --resume and --checkpoint-every are refused; train on one "
-                 "process, or with \"parallel\": \"data\", to checkpoint");
   // Every batch is cut into one shard per rank (the last one included).
   const auto check_rows = [&](std::int64_t n, const char* what) {
     const std::int64_t rest = n % spec_.batch_size;

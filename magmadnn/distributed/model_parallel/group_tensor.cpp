@@ -100,12 +100,51 @@ Tensor<T> take_columns(const Tensor<T>& full, Shard s) {
   return take_axis1(full, s);
 }
 
+namespace {
+
+// `s` as {prod of the axes before `axis`, s[axis], prod of the axes after}.
+Shape around_axis(const Shape& s, std::int64_t axis, const char* who) {
+  MAGMADNN_CHECK(axis >= 0 && axis < s.ndim(), ShapeError, who << ": axis " << axis << " of a tensor " << s);
+  std::int64_t before = 1, after = 1;
+  for (std::int64_t a = 0; a < axis; ++a) before *= s[a];
+  for (std::int64_t a = axis + 1; a < s.ndim(); ++a) after *= s[a];
+  return Shape{before, s[axis], after};
+}
+
+}  // namespace
+
+template <typename T>
+Tensor<T> allgather_axis(Communicator& comm, const Tensor<T>& local, const Shape& whole, std::int64_t axis) {
+  const Shard mine = shard_of(around_axis(whole, axis, "allgather_axis")[1], comm.size(), comm.rank());
+  std::vector<std::int64_t> part = whole.dims();
+  part[static_cast<std::size_t>(axis)] = mine.extent;
+  MAGMADNN_CHECK(local.shape() == Shape(part), ShapeError,
+                 "allgather_axis: rank " << comm.rank() << " of " << comm.size() << " holds indices ["
+                                         << mine.offset << ", " << mine.offset + mine.extent << ") of axis " << axis
+                                         << " of " << whole << ", so needs " << Shape(part) << ", got "
+                                         << local.shape());
+  Tensor<T> g = allgather_axis1(comm, local.view(around_axis(local.shape(), axis, "allgather_axis")), whole[axis]);
+  g.reshape(whole);
+  return g;
+}
+
+template <typename T>
+Tensor<T> take_axis(const Tensor<T>& full, std::int64_t axis, Shard s) {
+  Tensor<T> t = take_axis1(full.view(around_axis(full.shape(), axis, "take_axis")), s);
+  std::vector<std::int64_t> part = full.shape().dims();
+  part[static_cast<std::size_t>(axis)] = s.extent;
+  t.reshape(Shape(part));
+  return t;
+}
+
 #define MAGMADNN_INSTANTIATE(T)                                                          \
   template void allreduce_sum<T>(Communicator&, Tensor<T>&);                             \
   template Tensor<T> allgather_axis1<T>(Communicator&, const Tensor<T>&, std::int64_t);   \
   template Tensor<T> take_axis1<T>(const Tensor<T>&, Shard);                             \
   template Tensor<T> allgather_columns<T>(Communicator&, const Tensor<T>&, std::int64_t); \
-  template Tensor<T> take_columns<T>(const Tensor<T>&, Shard);
+  template Tensor<T> take_columns<T>(const Tensor<T>&, Shard);                            \
+  template Tensor<T> allgather_axis<T>(Communicator&, const Tensor<T>&, const Shape&, std::int64_t); \
+  template Tensor<T> take_axis<T>(const Tensor<T>&, std::int64_t, Shard);
 MAGMADNN_INSTANTIATE(float)
 MAGMADNN_INSTANTIATE(double)
 #undef MAGMADNN_INSTANTIATE

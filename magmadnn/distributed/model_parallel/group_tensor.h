@@ -47,4 +47,16 @@ Tensor<T> allgather_columns(Communicator& comm, const Tensor<T>& local, std::int
 template <typename T>
 Tensor<T> take_columns(const Tensor<T>& full, Shard s);
 
+/// Any axis: the tensor of shape `whole` whose indices shard_of(whole[axis],
+/// size, r) of axis `axis` are rank r's `local` (the other axes whole), on
+/// every rank. Viewed as {prod of the axes before, whole[axis], prod of the
+/// axes after}, this is allgather_axis1 (axis 0: a concatenation of the
+/// ranks' parts). ShapeError when `local` is not this rank's part of `whole`.
+template <typename T>
+Tensor<T> allgather_axis(Communicator& comm, const Tensor<T>& local, const Shape& whole, std::int64_t axis);
+/// Indices [s.offset, s.offset + s.extent) of axis `axis` of `full` (the
+/// other axes whole), as a new tensor in the same memory. Local.
+template <typename T>
+Tensor<T> take_axis(const Tensor<T>& full, std::int64_t axis, Shard s);
+
 }  // namespace magmadnn::distributed::mp
