@@ -29,13 +29,14 @@
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/run_training.h"
 #include "support/run_fixtures.h"
-
-std::shared_ptr<magmadnn::distributed::Communicator> strategy_world();
+#include "distributed/hybrid/hybrid_support.h"
 
 namespace {
 using namespace magmadnn;
 using distributed::mp::Shard;
 using distributed::mp::shard_of;
+using hybrid_test::strategy_world;
+using hybrid_test::synthetic;
 
 // The largest |got - want| over the elements, and the largest |want|.
 struct Diff {
@@ -84,18 +85,6 @@ double weight_error(model::NeuralNetwork<float>& par, model::NeuralNetwork<float
     }
   }
   return worst;
-}
-
-// Seeded data the same on every rank: `rows` samples of `sample` and one-hot labels.
-std::pair<Tensor<float>, Tensor<float>> synthetic(std::int64_t rows, std::vector<std::int64_t> sample,
-                                                  std::int64_t classes) {
-  set_seed(77);
-  std::vector<std::int64_t> dims{rows};
-  dims.insert(dims.end(), sample.begin(), sample.end());
-  Tensor<float> x(Shape(dims), {UNIFORM, {0.0f, 1.0f}}, HOST);
-  std::vector<float> y(static_cast<std::size_t>(rows * classes), 0.0f);
-  for (std::int64_t i = 0; i < rows; ++i) y[static_cast<std::size_t>(i * classes + (i * 7 + 3) % classes)] = 1.0f;
-  return {x, Tensor<float>::from_vector(Shape{rows, classes}, y, HOST)};
 }
 
 struct StepLog {
