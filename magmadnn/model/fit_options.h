@@ -78,8 +78,12 @@ struct DataShard {
   /// on it (a network with model-parallel layers, which splits the work
   /// itself: run/parallel_plan.h). Then no rank weighs its gradient by its
   /// rows, the validation set is not split, and the epoch's sums are not
-  /// summed across ranks (they are already the global ones on every rank);
-  /// only rank 0 still writes checkpoints.
+  /// summed across ranks (they are already the global ones on every rank).
+  /// Its checkpoints fall where one process's would (after every
+  /// checkpoint_every_batches-th optimizer step, and at epoch ends) on
+  /// every rank: NeuralNetwork::save gathers the split parameters whole (a
+  /// collective) and rank 0 writes the file, which is the one-process
+  /// network's checkpoint.
   bool replicated = false;
 
   /// The number of ranks that train on data, and this rank's index among

@@ -74,9 +74,9 @@ struct RunOptions {
   /// Only rank 0 should be given callbacks that write or print.
   /// A network split over the ranks (a hybrid plan, built with this
   /// communicator) instead feeds every rank the whole global batch, scores
-  /// validation and test on every rank alike, takes only the allreduce
-  /// strategy, and writes no checkpoint yet (a resume or
-  /// checkpoint_every_steps is refused; checkpoint_path is not written).
+  /// validation and test on every rank alike, and takes only the allreduce
+  /// strategy; its checkpoints are the one-process network's (every rank
+  /// gathers the split weights, rank 0 writes) and resume on any rank count.
   std::shared_ptr<distributed::Communicator> communicator;
 };
 
