@@ -179,7 +179,12 @@ void NeuralNetwork<T>::load(const std::string& path) {
   std::set<std::string> expected;
   for (const Target& g : targets) {
     if (g.split) {
-      ck.check_tensor(g.key, Tensor<T>(g.split->weight.whole, HOST));
+      try {
+        ck.check_tensor(g.key, Tensor<T>(g.split->weight.whole, HOST));
+      } catch (const ShapeError& e) {
+        MAGMADNN_THROW(ShapeError, "checkpoint " << path << ": " << e.what() << " (the whole tensor of a layer split "
+                                                 << "over " << g.split->group->size() << " ranks, compared whole)");
+      }
     } else {
       ck.check_tensor(g.key, *g.t);
     }

@@ -33,12 +33,18 @@ using hybrid_test::strategy_world;
 constexpr int kSteps = 4, kAt = 2;  // steps in the epoch; the checkpoint follows step kAt
 const std::vector<std::int64_t> kSample{1, 28, 28};
 
-run::TrainSpec lenet5_auto() {
+run::TrainSpec lenet5_auto(std::int64_t first_dense_units = 120) {
   run::Json j = run::preset("lenet5");
   j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}};
   j["schedule"] = {{"type", "constant"}};
   j["batch_size"] = 10;
   j["distributed"] = {{"parallel", "auto"}};
+  for (auto& l : j["layers"]) {
+    if (l["type"] == "dense") {
+      l["units"] = first_dense_units;
+      break;
+    }
+  }
   return run::parse_config(j);
 }
 
@@ -223,6 +229,34 @@ TEST(HybridCheckpoint, CheckpointsMoveBetweenOneProcessAndASplitRun) {
     std::filesystem::remove_all(dir);
   }
   world->barrier();
+}
+
+// A checkpoint of another network (the first dense layer 100 units, not
+// 120) is refused by the split network before anything changes, naming the
+// tensor and the whole shapes.
+TEST(HybridCheckpoint, ACheckpointOfAnotherShapeIsRefusedNamingTheWholeTensor) {
+  const auto world = strategy_world();
+  const std::string dir = shared_dir("d"), other = dir + "/other.bin";
+  if (world->rank() == 0) {
+    run::NetworkBuild b = run::build_network(lenet5_auto(100), kSample, kSteps, 10, 1, nullptr);
+    b.model->save(other);
+  }
+  world->barrier();
+  run::NetworkBuild split = run::build_network(lenet5_auto(), kSample, kSteps, 10, 1, world);
+  const std::vector<float> before = split.model->parameters().back()->output().to_vector();
+  try {
+    split.model->load(other);
+    ADD_FAILURE() << "a checkpoint of another shape loaded";
+  } catch (const ShapeError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("param/"), std::string::npos) << what;
+    EXPECT_NE(what.find("fullyconnected/W"), std::string::npos) << what;
+    EXPECT_NE(what.find("{120, 400}"), std::string::npos) << what;  // the whole layer's W, not this rank's part
+    if (world->rank() == 0) std::printf("refused: %s\n", what.c_str());
+  }
+  EXPECT_EQ(split.model->parameters().back()->output().to_vector(), before);
+  world->barrier();
+  if (world->rank() == 0) std::filesystem::remove_all(dir);
 }
 
 }  // namespace
