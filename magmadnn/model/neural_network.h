@@ -242,6 +242,8 @@ class NeuralNetwork {
                      std::vector<std::shared_ptr<Callback<T>>>& callbacks);
   EpochRecord close_epoch(const data::Samples<T>* validation_x, const Tensor<T>* validation_y);
   void write_checkpoint(const std::string& path, std::int64_t data_size);
+  struct ParamSplit;
+  const ParamSplit* split_of(std::size_t param, const Tensor<T>& t, const std::string& key) const;
 
   std::vector<LayerPtr> layers_;
   optimizer::loss_t loss_kind_;
@@ -264,7 +266,6 @@ class NeuralNetwork {
     layer::WeightSplit weight;
   };
   std::vector<ParamSplit> splits_;
-  Tensor<T> whole_tensor(std::size_t param, const Tensor<T>& part) const;
   std::vector<Tensor<T>*> grad_ptrs_;
   std::vector<std::pair<std::string, Tensor<T>*>> state_;  // layer state for checkpoints
   GradientHook hook_;

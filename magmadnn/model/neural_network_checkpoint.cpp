@@ -41,17 +41,20 @@ bool NeuralNetwork<T>::has_split_parameters() const noexcept {
   return false;
 }
 
-// A split parameter (or one of its optimizer slots, which share its shape
-// and so its split) put together over its group: a collective.
+// How tensor `key` of parameter `param` (the parameter or one of its
+// optimizer slots, which share its shape and so its split) is split over a
+// group; null when it is whole on this rank.
 template <typename T>
-Tensor<T> NeuralNetwork<T>::whole_tensor(std::size_t param, const Tensor<T>& part) const {
+const typename NeuralNetwork<T>::ParamSplit* NeuralNetwork<T>::split_of(std::size_t param, const Tensor<T>& t,
+                                                                        const std::string& key) const {
   const ParamSplit& s = splits_[param];
-  MAGMADNN_CHECK(part.shape() == params_[param]->value().shape(), ShapeError,
-                 "checkpoint: '" << param_names_[param] << "' is split over " << s.group->size()
-                                 << " ranks, but an optimizer slot of it is " << part.shape() << ", not "
+  if (!s.group) return nullptr;
+  MAGMADNN_CHECK(t.shape() == params_[param]->value().shape(), ShapeError,
+                 "checkpoint: '" << key << "' belongs to '" << param_names_[param] << "', split over "
+                                 << s.group->size() << " ranks, but is " << t.shape() << ", not "
                                  << params_[param]->value().shape()
-                                 << " (slots of another shape than their parameter cannot be split)");
-  return distributed::mp::allgather_axis(*s.group, part, s.weight.whole, s.weight.axis);
+                                 << " (an optimizer slot of another shape than its parameter cannot be split)");
+  return &s;
 }
 
 template <typename T>
@@ -124,8 +127,8 @@ void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t da
   }
   // Every rank of a split layer's group gathers, in this order; its rank 0 writes.
   const auto add = [&](const std::string& key, std::size_t i, const Tensor<T>& t) {
-    if (splits_[i].group) {
-      ck.add_tensor(key, whole_tensor(i, t));
+    if (const ParamSplit* split = split_of(i, t, key)) {
+      ck.add_tensor(key, distributed::mp::allgather_axis(*split->group, t, split->weight.whole, split->weight.axis));
     } else {
       ck.add_tensor(key, t);
     }
@@ -161,17 +164,14 @@ void NeuralNetwork<T>::load(const std::string& path) {
   };
   std::vector<Target> targets;
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    targets.push_back({"param/" + param_names_[i], &params_[i]->value(), splits_[i].group ? &splits_[i] : nullptr});
+    const std::string key = "param/" + param_names_[i];
+    targets.push_back({key, &params_[i]->value(), split_of(i, params_[i]->value(), key)});
   }
   for (const auto& [name, t] : state_) targets.push_back({"state/" + name, t, nullptr});
   for (std::size_t i = 0; i < params_.size(); ++i) {
     for (const auto& [slot, t] : opt_->slots_of(params_[i])) {
-      const ParamSplit* split = splits_[i].group ? &splits_[i] : nullptr;
-      MAGMADNN_CHECK(!split || t->shape() == params_[i]->value().shape(), ShapeError,
-                     "checkpoint " << path << ": '" << param_names_[i] << "' is split over ranks, but its optimizer "
-                                   << "slot '" << slot << "' is " << t->shape() << ", not "
-                                   << params_[i]->value().shape() << " (such a slot cannot be split)");
-      targets.push_back({"optim/" + param_names_[i] + "/" + slot, t, split});
+      const std::string key = "optim/" + param_names_[i] + "/" + slot;
+      targets.push_back({key, t, split_of(i, *t, key)});
     }
   }
   // A split target is checked (and read) as the whole tensor.
@@ -291,7 +291,8 @@ void NeuralNetwork<T>::load(const std::string& path) {
   template void NeuralNetwork<T>::write_checkpoint(const std::string&, std::int64_t);   \
   template void NeuralNetwork<T>::load(const std::string&);                             \
   template bool NeuralNetwork<T>::has_split_parameters() const noexcept;                \
-  template Tensor<T> NeuralNetwork<T>::whole_tensor(std::size_t, const Tensor<T>&) const;
+  template const NeuralNetwork<T>::ParamSplit* NeuralNetwork<T>::split_of(std::size_t, const Tensor<T>&,   \
+                                                                          const std::string&) const;
 MAGMADNN_CKPT_INSTANTIATE(float)
 MAGMADNN_CKPT_INSTANTIATE(double)
 #undef MAGMADNN_CKPT_INSTANTIATE
