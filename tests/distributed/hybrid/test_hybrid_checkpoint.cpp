@@ -33,12 +33,14 @@ using hybrid_test::strategy_world;
 constexpr int kSteps = 4, kAt = 2;  // steps in the epoch; the checkpoint follows step kAt
 const std::vector<std::int64_t> kSample{1, 28, 28};
 
-run::TrainSpec lenet5_auto(std::int64_t first_dense_units = 120) {
+// LeNet-5 under `parallel` ("auto": the dense pair split; "model": the
+// convolutions channel-parallel too, and the head split and gathered).
+run::TrainSpec lenet5(const std::string& parallel = "auto", std::int64_t first_dense_units = 120) {
   run::Json j = run::preset("lenet5");
   j["optimizer"] = {{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}};
   j["schedule"] = {{"type", "constant"}};
   j["batch_size"] = 10;
-  j["distributed"] = {{"parallel", "auto"}};
+  j["distributed"] = {{"parallel", parallel}};
   for (auto& l : j["layers"]) {
     if (l["type"] == "dense") {
       l["units"] = first_dense_units;
@@ -66,9 +68,8 @@ struct Trained {
 // One epoch of the synthetic set on the network of `spec`, split over
 // `group` (null: one process). With `checkpoint`: a checkpoint after step
 // kAt, or (resume) training goes on from it. stop_after > 0 stops after that step.
-std::unique_ptr<Trained> train(const std::shared_ptr<distributed::Communicator>& group, const std::string& checkpoint,
-                               bool resume, int stop_after = 0) {
-  const run::TrainSpec spec = lenet5_auto();
+std::unique_ptr<Trained> train(const run::TrainSpec& spec, const std::shared_ptr<distributed::Communicator>& group,
+                               const std::string& checkpoint, bool resume, int stop_after = 0) {
   const auto [x, y] = hybrid_test::synthetic(spec.batch_size * kSteps, kSample, 10);
   auto t = std::make_unique<Trained>();
   t->build = run::build_network(spec, kSample, kSteps, 10, 1, group);
@@ -168,10 +169,11 @@ double parameter_difference(model::NeuralNetwork<float>& a, model::NeuralNetwork
 TEST(HybridCheckpoint, ResumedSplitRunEndsAsTheUninterruptedRun) {
   const auto world = strategy_world();
   const std::string dir = shared_dir("a"), ck = dir + "/split.bin";
-  const auto whole = train(world, "", false);
-  train(world, ck, false, kAt);
+  const run::TrainSpec spec = lenet5();
+  const auto whole = train(spec, world, "", false);
+  train(spec, world, ck, false, kAt);
   world->barrier();  // rank 0 has written it
-  const auto resumed = train(world, ck, true);
+  const auto resumed = train(spec, world, ck, true);
   EXPECT_EQ(resumed->build.model->optimizer().step_count(), kSteps);
   const double dw = parameter_difference(*resumed->build.model, *whole->build.model);
   EXPECT_LE(dw, 1e-6) << "weights after the resumed steps";
@@ -190,20 +192,30 @@ TEST(HybridCheckpoint, ResumedSplitRunEndsAsTheUninterruptedRun) {
 
 // (b) The split run's checkpoint is the one-process run's: the same names
 // and shapes, the values within float rounding (the split layers sum their
-// products in another order).
-TEST(HybridCheckpoint, SplitCheckpointEqualsTheOneProcessCheckpoint) {
+// products in another order). Under "auto" the dense pair is split (W along
+// axis 0 and 1); under "model" the convolutions' filters and biases too
+// (axis 0), and the head is column-parallel.
+void expect_the_one_process_checkpoint(const std::string& parallel) {
   const auto world = strategy_world();
-  const std::string dir = shared_dir("b"), split = dir + "/split.bin", one = dir + "/one.bin";
-  train(world, split, false, kAt);
+  const std::string dir = shared_dir(("b_" + parallel).c_str()), split = dir + "/split.bin", one = dir + "/one.bin";
+  const run::TrainSpec spec = lenet5(parallel);
+  train(spec, world, split, false, kAt);
   if (world->rank() == 0) {
-    train(nullptr, one, false, kAt);
+    train(spec, nullptr, one, false, kAt);
     const double d = checkpoint_difference(split, one);
     EXPECT_LE(d, 1e-5);
-    std::printf("checkpoint after step %d on %d ranks against one process's: largest relative difference %.2e\n",
-                kAt, world->size(), d);
+    std::printf("LeNet-5 (%s): checkpoint after step %d on %d ranks against one process's: largest relative "
+                "difference %.2e\n",
+                parallel.c_str(), kAt, world->size(), d);
     std::filesystem::remove_all(dir);
   }
   world->barrier();
+}
+
+TEST(HybridCheckpoint, SplitCheckpointEqualsTheOneProcessCheckpoint) { expect_the_one_process_checkpoint("auto"); }
+
+TEST(HybridCheckpoint, ChannelParallelCheckpointEqualsTheOneProcessCheckpoint) {
+  expect_the_one_process_checkpoint("model");
 }
 
 // (c) Another rank count: the P-rank checkpoint resumed on one process, and
@@ -213,17 +225,18 @@ TEST(HybridCheckpoint, CheckpointsMoveBetweenOneProcessAndASplitRun) {
   const auto world = strategy_world();
   const std::string dir = shared_dir("c");
   const std::string split = dir + "/split.bin", one = dir + "/one.bin";
-  train(world, split, false, kAt);
-  if (world->rank() == 0) train(nullptr, one, false, kAt);
+  const run::TrainSpec spec = lenet5();
+  train(spec, world, split, false, kAt);
+  if (world->rank() == 0) train(spec, nullptr, one, false, kAt);
   world->barrier();
 
-  const auto whole = train(world, "", false);
+  const auto whole = train(spec, world, "", false);
   whole->build.model->save(dir + "/end_whole.bin");  // a collective: rank 0 writes
-  const auto from_one = train(world, one, true);
+  const auto from_one = train(spec, world, one, true);
   from_one->build.model->save(dir + "/end_from_one.bin");
   world->barrier();
   if (world->rank() == 0) {
-    const auto from_split = train(nullptr, split, true);
+    const auto from_split = train(spec, nullptr, split, true);
     EXPECT_EQ(from_split->build.model->optimizer().step_count(), kSteps);
     from_split->build.model->save(dir + "/end_from_split.bin");
     const double on_one = checkpoint_difference(dir + "/end_from_split.bin", dir + "/end_whole.bin");
@@ -245,11 +258,11 @@ TEST(HybridCheckpoint, ACheckpointOfAnotherShapeIsRefusedNamingTheWholeTensor) {
   const auto world = strategy_world();
   const std::string dir = shared_dir("d"), other = dir + "/other.bin";
   if (world->rank() == 0) {
-    run::NetworkBuild b = run::build_network(lenet5_auto(100), kSample, kSteps, 10, 1, nullptr);
+    run::NetworkBuild b = run::build_network(lenet5("auto", 100), kSample, kSteps, 10, 1, nullptr);
     b.model->save(other);
   }
   world->barrier();
-  run::NetworkBuild split = run::build_network(lenet5_auto(), kSample, kSteps, 10, 1, world);
+  run::NetworkBuild split = run::build_network(lenet5(), kSample, kSteps, 10, 1, world);
   const std::vector<float> before = split.model->parameters().back()->output().to_vector();
   try {
     split.model->load(other);
