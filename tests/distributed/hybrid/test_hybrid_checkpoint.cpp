@@ -3,8 +3,10 @@
 // momentum SGD, so every split weight has a split optimizer slot), 4 steps
 // of 10 rows with a mid-epoch checkpoint after step 2. (a) Resumed on the
 // same ranks it ends as the uninterrupted run; (b) its file equals, tensor
-// for tensor, the one a one-process run writes at the same step; (c) it
-// resumes on one process, and a one-process checkpoint resumes split.
+// for tensor, the one a one-process run writes at the same step (also under
+// "model", channel-parallel convolutions); (c) it resumes on one process,
+// and a one-process checkpoint resumes split; (d) a checkpoint of another
+// shape is refused.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
