@@ -1,6 +1,6 @@
 # Hybrid plans (magmadnn/run/parallel_plan.h): configs of data- and
 # model-parallel layers trained across ranks against one process, step for
-# step. Run directly (one local rank: the plain network, label cpu) and under
+# step, and their checkpoints (gathered whole, resumed on any rank count). Run directly (one local rank: the plain network, label cpu) and under
 # the launcher at 1 to 4 ranks (label mpi), oversubscribed, each bounded. 3
 # ranks split the batches and 4096 unevenly. main() is the strategy tests'.
 add_executable(test_hybrid strategy_test_main.cpp hybrid/test_hybrid.cpp hybrid/test_hybrid_checkpoint.cpp)
