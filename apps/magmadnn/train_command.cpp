@@ -37,6 +37,8 @@ const std::vector<OptionSpec> kOptions = {
     {"batch-size", "N", "samples per training step"},
     {"lr", "X", "learning rate"},
     {"seed", "N", "seed of weights, shuffling and dropout"},
+    {"deterministic", "", "convolution and pooling algorithms picked by a fixed rule, not by timing, so a rerun "
+                          "(same machine, threads and ranks) computes the same bits; may change on --resume"},
     {"out", "DIR", "run folder (default runs/<name>-<date>-<time>)"},
     {"data", "DIR", "folder of the MNIST-format IDX files (default /usr/share/datasets/fashion-mnist)"},
     {"resume", "", "continue the run in --out DIR from its checkpoint"},
@@ -111,6 +113,7 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
   if (a.has("early-stopping")) cfg["early_stopping"]["patience"] = a.integer("early-stopping", limits::patience.min, limits::patience.max);
   // Checkpoints hold float masters, so the precision may change on --resume.
   if (a.has("precision")) cfg["precision"] = a.str("precision");
+  if (a.has("deterministic")) cfg["deterministic"] = true;
   if (a.has("loss-scaling")) cfg["loss_scaling"]["mode"] = a.str("loss-scaling");  // the config checks it
   // How the ranks train together may change on --resume (the run's result does not depend on it).
   if (a.has("strategy")) cfg["distributed"]["strategy"] = a.str("strategy");

@@ -1,5 +1,7 @@
 #include "magmadnn/conv/chooser.h"
 
+#include "magmadnn/core/determinism.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -7,6 +9,7 @@
 #include <sstream>
 
 #include "magmadnn/conv/timing.h"
+#include "magmadnn/core/determinism.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/half.h"
 
@@ -124,12 +127,30 @@ ConvAlgorithm<T>& forced(Algo id, const ConvProblem& pr, Pass pass, DeviceKind d
   return *a;
 }
 
+// Deterministic algorithms: no timing, the first supported algorithm in a
+// fixed order of what usually wins here (oneDNN and cuDNN, the libraries;
+// then Winograd for 3x3, FFT for larger kernels, im2col for the rest;
+// Direct, the slow reference, last). Not cached: it costs a few calls of
+// supports() per step.
+template <typename T>
+ConvAlgorithm<T>& fixed_pick(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, std::size_t limit) {
+  for (Algo id : {Algo::OneDNN, Algo::CuDNN, Algo::WinogradF4x4, Algo::FFT, Algo::Im2colGemm, Algo::Direct}) {
+    ConvAlgorithm<T>* a = find_algorithm<T>(id, device);
+    if (a && a->supports(pr, pass) && a->workspace_bytes(pr, pass) <= limit) return *a;
+  }
+  MAGMADNN_THROW(NotSupportedError, "conv chooser: no " << device_label(device, dev) << " algorithm supports "
+                                                        << pass_name(pass) << " of " << pr.to_string()
+                                                        << " within the workspace limit of " << limit << " bytes");
+}
+
 }  // namespace
 
 template <typename T>
 ConvAlgorithm<T>& choose(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, Algo requested) {
   const Algo force = requested != Algo::Auto ? requested : forced_algorithm();
   if (force != Algo::Auto) return forced<T>(force, pr, pass, device, dev);
+
+  if (deterministic_algorithms()) return fixed_pick<T>(pr, pass, device, dev, workspace_limit());
 
   State& s = state();
   std::lock_guard lock(s.mu);  // held while measuring, so one key is never measured twice

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "magmadnn/core/determinism.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/types.h"
 
@@ -102,6 +103,8 @@ PoolImpl<T>* choose_pool(const Shape& xs, const PoolParams& p, bool backward, De
   std::erase_if(cands, [&](PoolImpl<T>* c) { return !c->supports(xs, p); });
   if (cands.empty()) return nullptr;
   if (cands.size() == 1 || device != DeviceKind::CPU) return find_pool_impl<T>(device);
+  // Deterministic algorithms: no timing, the first registered (ours).
+  if (deterministic_algorithms()) return cands.front();
 
   std::lock_guard lock(st.mu);  // held while timing, so a key is timed once
   const std::string key = key_of<T>(xs, p, backward, device);

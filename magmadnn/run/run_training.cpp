@@ -7,6 +7,7 @@
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/compute/autocast.h"
 #include "magmadnn/compute/profiler.h"
+#include "magmadnn/core/determinism.h"
 #include "magmadnn/data/holdout.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/data_parallel.h"
@@ -161,6 +162,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
   // Training, validation and the final test score all compute at the run's
   // precision; checkpoints hold the float masters either way.
   const autocast::AutocastScope precision(spec_.precision);
+  const DeterministicScope deterministic(spec_.deterministic);
   const bool peak_is_training = reset_peak_rss();  // else the peak is the whole process's
   if (options.profile) {
     op::Profiler::reset();

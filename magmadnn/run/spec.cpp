@@ -230,7 +230,8 @@ bool loss_scaling_enabled(const LossScalingSpec& spec, Precision precision) {
 TrainSpec parse_config(const Json& j) {
   const Obj root(j, "",
                  {"name", "layers", "loss", "optimizer", "schedule", "data", "early_stopping", "distributed",
-                  "batch_growth", "epochs", "batch_size", "seed", "test_every_epoch", "precision", "loss_scaling"},
+                  "batch_growth", "epochs", "batch_size", "seed", "deterministic", "test_every_epoch", "precision",
+                  "loss_scaling"},
                  "the config");
   TrainSpec s;
   s.name = root.string("name", s.name);
@@ -256,6 +257,7 @@ TrainSpec parse_config(const Json& j) {
   s.epochs = root.integer("epochs", s.epochs, limits::epochs);
   s.batch_size = root.integer("batch_size", s.batch_size, limits::batch_size);
   s.seed = root.seed("seed", s.seed);
+  s.deterministic = root.boolean("deterministic", s.deterministic);
   s.test_every_epoch = root.boolean("test_every_epoch", s.test_every_epoch);
   s.precision = parse_precision(root.choice("precision", "fp32", {"fp32", "bf16", "fp16", "tf32"}));
   if (root.has("loss_scaling")) {
@@ -587,6 +589,7 @@ Json to_json(const TrainSpec& s) {
   j["epochs"] = s.epochs;
   j["batch_size"] = s.batch_size;
   j["seed"] = s.seed;
+  if (s.deterministic) j["deterministic"] = true;
   if (s.test_every_epoch) j["test_every_epoch"] = true;
   if (s.precision != Precision::FP32) j["precision"] = precision_name(s.precision);
   if (s.loss_scaling != LossScalingSpec{}) {

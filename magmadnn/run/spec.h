@@ -229,6 +229,10 @@ struct TrainSpec {
   std::int64_t epochs = 5;
   std::int64_t batch_size = 100;
   std::uint64_t seed = 42;
+  /// Deterministic algorithms (core/determinism.h) for the run: convolution
+  /// and pooling implementations picked by a fixed rule, not by timing, so
+  /// a rerun on the same machine, threads and ranks computes the same bits.
+  bool deterministic = false;
   /// What GEMMs and convolutions compute in (compute/autocast.h); weights,
   /// gradients and optimizer state are float whatever it is, so a run may
   /// resume at another precision. Written to the config only when not fp32.

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "magmadnn/conv/chooser.h"
+#include "magmadnn/core/determinism.h"
 #include "magmadnn/core/errors.h"
 
 using namespace magmadnn;
@@ -65,6 +66,21 @@ TEST_F(Chooser, MeasuresOnceAndPicksTheFastestCandidate) {
   EXPECT_FALSE(cached_choice<float>(pr, Pass::Forward, DeviceKind::CPU).has_value());
   // A second call is served from the cache (same object, no new entry).
   EXPECT_EQ(&choose<double>(pr, Pass::Forward, DeviceKind::CPU), &a);
+}
+
+// Deterministic algorithms: a fixed order, nothing timed or cached. float
+// takes oneDNN (supports every problem here); double, which oneDNN does not
+// compute, takes FFT on a 5x5 kernel and Winograd F(4x4) on a 3x3 one.
+TEST_F(Chooser, DeterministicPicksByAFixedOrderWithoutTiming) {
+  const DeterministicScope on(true);
+  EXPECT_EQ(choose<float>(p3x3(), Pass::Forward, DeviceKind::CPU).id(), Algo::OneDNN);
+  EXPECT_EQ(choose<float>(p5x5(), Pass::BackwardFilter, DeviceKind::CPU).id(), Algo::OneDNN);
+  EXPECT_EQ(choose<double>(p5x5(), Pass::Forward, DeviceKind::CPU).id(), Algo::FFT);
+  EXPECT_EQ(choose<double>(p3x3(), Pass::BackwardData, DeviceKind::CPU).id(), Algo::WinogradF4x4);
+  EXPECT_FALSE(cached_choice<float>(p3x3(), Pass::Forward, DeviceKind::CPU).has_value());
+  EXPECT_FALSE(cached_choice<double>(p5x5(), Pass::Forward, DeviceKind::CPU).has_value());
+  // A force still wins over the fixed order.
+  EXPECT_EQ(choose<float>(p3x3(), Pass::Forward, DeviceKind::CPU, 0, Algo::Im2colGemm).id(), Algo::Im2colGemm);
 }
 
 TEST_F(Chooser, DirectIsNotTimedOnLargeProblems) {

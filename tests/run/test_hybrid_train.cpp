@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "magmadnn/io/checkpoint.h"
 #include "support/run_fixtures.h"
 
 namespace fs = std::filesystem;
@@ -109,6 +110,43 @@ TEST_F(HybridTrain, CheckpointResumesOnAnotherRankCount) {
     EXPECT_EQ(s["epochs"], 2);
     EXPECT_NEAR(s["test_loss"].get<double>(), summary("whole")["test_loss"].get<double>(), 1e-4) << ranks << " ranks";
     EXPECT_EQ(s["test_accuracy"], summary("whole")["test_accuracy"]) << ranks << " ranks";
+  }
+}
+
+// --deterministic: the convolution and pooling algorithms are picked by a
+// fixed rule instead of by timing, so three launches of a hybrid network
+// with a convolution (data-parallel on batch shards, gathered before the
+// split dense pair) end with the same bits: test loss and final training
+// loss equal as doubles, and the checkpoints' tensors byte for byte.
+TEST_F(HybridTrain, DeterministicRerunsAreBitIdentical) {
+  nlohmann::json j = mlp("auto");
+  j["layers"] = {{{"type", "conv2d"}, {"filters", 4}, {"kernel", 3}, {"padding", 1}, {"activation", "relu"}},
+                 {{"type", "pool"}, {"mode", "max"}, {"kernel", 2}, {"stride", 2}},
+                 {{"type", "flatten"}},
+                 {{"type", "dense"}, {"units", 32}, {"activation", "relu"}},
+                 {{"type", "dense"}, {"units", 32}, {"activation", "relu"}},
+                 {{"type", "dense"}, {"units", 3}, {"activation", "softmax"}}};
+  const std::string cfg = config("conv", j);
+  std::vector<nlohmann::json> runs;
+  for (int k = 0; k < 3; ++k) {
+    const std::string run = "det" + std::to_string(k);
+    const auto r = app(2, "train " + cfg + " --deterministic --out " + root_ + "/" + run + " --quiet");
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    runs.push_back(summary(run));
+  }
+  EXPECT_EQ(runs[0]["parallel_plan"]["layers"][0]["placement"], "data");
+  for (int k = 1; k < 3; ++k) {
+    EXPECT_EQ(runs[k]["test_loss"].get<double>(), runs[0]["test_loss"].get<double>()) << "run " << k;
+    EXPECT_EQ(runs[k]["final_train_loss"].get<double>(), runs[0]["final_train_loss"].get<double>()) << "run " << k;
+    // The tensors (weights, optimizer state) byte for byte; the header also
+    // holds each epoch's seconds, which differ.
+    const io::Checkpoint a = io::read_checkpoint(root_ + "/det0/checkpoint.bin");
+    const io::Checkpoint b = io::read_checkpoint(root_ + "/det" + std::to_string(k) + "/checkpoint.bin");
+    ASSERT_EQ(a.tensors().size(), b.tensors().size());
+    for (std::size_t t = 0; t < a.tensors().size(); ++t) {
+      EXPECT_EQ(a.tensors()[t].name, b.tensors()[t].name);
+      EXPECT_TRUE(a.tensors()[t].data == b.tensors()[t].data) << a.tensors()[t].name << ", run " << k;
+    }
   }
 }
 

@@ -98,6 +98,19 @@ TEST(CliConfig, RoundTripsThroughJson) {
   EXPECT_EQ(parse_config(Json::parse(j.dump())), s);  // and through text
 }
 
+// "deterministic": off by default and then not written; true round-trips;
+// anything but a boolean is refused with its path.
+TEST(CliConfig, DeterministicKey) {
+  EXPECT_FALSE(parse_config(valid()).deterministic);
+  EXPECT_FALSE(to_json(parse_config(valid())).contains("deterministic"));
+  const TrainSpec s = parse_config(with("/deterministic", true));
+  EXPECT_TRUE(s.deterministic);
+  EXPECT_EQ(to_json(s)["deterministic"], true);
+  EXPECT_EQ(parse_config(to_json(s)), s);
+  EXPECT_NE(error_of(with("/deterministic", 1)).find("deterministic: expected true or false"), std::string::npos)
+      << error_of(with("/deterministic", 1));
+}
+
 TEST(CliConfig, ErrorsNameThePathAndTheValue) {
   EXPECT_EQ(error_of(with("/layers/5/units", "abc")),
             R"(layers[5].units: expected an integer in [1, 1048576], got "abc")");
