@@ -97,7 +97,8 @@ class Kernels {
   /// even, as Backend::convert rounds) into y16, in the same pass: a
   /// parameter update that keeps the parameter's bf16 copy current (mixed
   /// precision, op::Bf16Cache). Returns false, having written nothing, on a
-  /// backend without the fused kernel; math::axpby then makes two passes.
+  /// backend (or for a T) without the fused kernel; math::axpby then makes
+  /// two passes.
   virtual bool axpby_bf16(std::int64_t /*n*/, T /*alpha*/, const T* /*x*/, T /*beta*/, T* /*y*/,
                           bfloat16* /*y16*/) {
     return false;

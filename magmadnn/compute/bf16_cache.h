@@ -29,11 +29,11 @@ class Bf16Cache {
   /// parameter, updated by an optimizer). When the cache already holds a
   /// copy of a tensor of y's shape, offset and memory (a bf16 GEMM has read
   /// y), the thread computes in bf16 and autocast::fused_update_casts() is
-  /// on, the same pass writes the
-  /// copy (math::axpby with y16), which is then current for y's new stamp:
-  /// the next get(y) casts nothing. Otherwise a plain axpby: nothing reads
-  /// y in bf16, so a copy would be wasted work. If the kernel throws, the
-  /// copy stays stale and is recast on the next get().
+  /// on, the same pass writes the copy (math::axpby with y16), which is then
+  /// current for y's new stamp: the next get(y) casts nothing. Otherwise a
+  /// plain axpby: nothing reads y in bf16, so a copy would be wasted work.
+  /// If the kernel throws, the copy stays stale and is recast by the next
+  /// get().
   template <typename T>
   void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y);
 

@@ -153,9 +153,9 @@ void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& n
       // W's update is not folded into this GEMM as in float: the caller's
       // update pass writes W and its bf16 copy together
       // (Bf16Cache::axpby), which saves the cast of W before the next
-      // forward, and oneDNN's bf16 GEMM with beta != 0 was slower than
-      // with beta = 0 besides (bench_bf16_update: 0.35 ms for fold + cast
-      // of the 528x784 weight, 0.26 ms for GEMM + fused update).
+      // forward; and oneDNN's bf16 GEMM with beta != 0 plus that cast
+      // measured slower than the GEMM with beta = 0 plus the update pass
+      // (bench_bf16_update, docs/benchmarks.md).
       if (needed[1]) gin[1] = math::matmul_bf16(dz16, x16, true, false);
     }
   }
