@@ -93,6 +93,16 @@ class Kernels {
     if (beta != T(1)) unary(UnaryOp::Scale, y, y, n, beta);
     axpy(n, alpha, x, y);
   }
+  /// axpby that also writes y's new values rounded to bfloat16 (nearest
+  /// even, as Backend::convert rounds) into y16, in the same pass: a
+  /// parameter update that keeps the parameter's bf16 copy current (mixed
+  /// precision, op::Bf16Cache). Returns false, having written nothing, on a
+  /// backend (or for a T) without the fused kernel; math::axpby then makes
+  /// two passes.
+  virtual bool axpby_bf16(std::int64_t /*n*/, T /*alpha*/, const T* /*x*/, T /*beta*/, T* /*y*/,
+                          bfloat16* /*y16*/) {
+    return false;
+  }
 
   /// Row-major C = alpha * op(A) * op(B) + beta * C with op(A) m x k,
   /// op(B) k x n, C m x n; lda/ldb/ldc are row strides of the stored matrices.

@@ -23,6 +23,7 @@ constexpr std::array<Rule, 9> kTable{{
 }};
 
 std::atomic<std::uint64_t> g_casts{0};
+std::atomic<bool> g_fused_update_casts{true};
 
 }  // namespace
 
@@ -55,5 +56,8 @@ AutocastScope::~AutocastScope() { set_thread_precision(previous_); }
 
 std::uint64_t cast_count() noexcept { return g_casts.load(std::memory_order_relaxed); }
 void count_cast() noexcept { g_casts.fetch_add(1, std::memory_order_relaxed); }
+
+bool fused_update_casts() noexcept { return g_fused_update_casts.load(std::memory_order_relaxed); }
+void set_fused_update_casts(bool on) noexcept { g_fused_update_casts.store(on, std::memory_order_relaxed); }
 
 }  // namespace magmadnn::autocast

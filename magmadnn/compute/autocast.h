@@ -18,8 +18,9 @@
 ///
 /// Low-precision copies of node outputs are cached on the node until its
 /// version changes (op::Operation::bf16_output), so a weight is cast once per
-/// step whatever the number of GEMMs that read it; cast_count() counts every
-/// cast, for tests.
+/// step whatever the number of GEMMs that read it, and not at all when the
+/// optimizer's update writes the copy as it writes the weight
+/// (fused_update_casts()); cast_count() counts every cast, for tests.
 #pragma once
 
 #include <cstdint>
@@ -85,5 +86,14 @@ class AutocastScope {
 std::uint64_t cast_count() noexcept;
 /// Records one such cast (called by the code that casts).
 void count_cast() noexcept;
+
+/// Whether parameter updates under bf16 write the parameters' bf16 copies in
+/// the same pass as the float masters (Bf16Cache::axpby), so that a step
+/// casts no weight; on by default. Off, each weight is cast by the first
+/// GEMM that reads it after its update, as before. The results are the same
+/// bit for bit either way; the switch exists to compare the two (tests,
+/// benchmarks). Process-wide.
+bool fused_update_casts() noexcept;
+void set_fused_update_casts(bool on) noexcept;
 
 }  // namespace magmadnn::autocast

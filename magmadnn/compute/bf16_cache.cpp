@@ -2,14 +2,19 @@
 
 #include "magmadnn/compute/autocast.h"
 #include "magmadnn/tensor/dispatch.h"
+#include "magmadnn/tensor/math.h"
 
 namespace magmadnn::op {
 
 template <typename T>
+bool Bf16Cache::holds_copy_of(const Tensor<T>& src) const noexcept {
+  return offset_ == src.offset() && copy_.shape() == src.shape() &&
+         copy_.get_memory_type() == src.get_memory_type() && copy_.get_device_id() == src.get_device_id();
+}
+
+template <typename T>
 const Tensor<bfloat16>& Bf16Cache::get(const Tensor<T>& src) {
-  const bool current = src.write_stamp() != 0 && src.write_stamp() == stamp_ && src.offset() == offset_ &&
-                       copy_.shape() == src.shape() && copy_.get_memory_type() == src.get_memory_type();
-  if (current) return copy_;
+  if (src.write_stamp() != 0 && src.write_stamp() == stamp_ && holds_copy_of(src)) return copy_;
   if (copy_.shape() != src.shape() || copy_.get_memory_type() != src.get_memory_type() ||
       copy_.get_device_id() != src.get_device_id()) {
     copy_ = Tensor<bfloat16>(src.shape(), src.get_memory_type(), src.get_device_id());
@@ -24,6 +29,19 @@ const Tensor<bfloat16>& Bf16Cache::get(const Tensor<T>& src) {
   return copy_;
 }
 
+template <typename T>
+void Bf16Cache::axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y) {
+  if (autocast::current() != Precision::BF16 || !autocast::fused_update_casts() || !holds_copy_of(y)) {
+    math::axpby(alpha, x, beta, y);
+    return;
+  }
+  stamp_ = 0;  // stale until both are written
+  math::axpby(alpha, x, beta, y, copy_);
+  // y's stamp moved when the kernel took its pointer; nothing wrote y since.
+  stamp_ = y.write_stamp();
+  ++fused_;
+}
+
 void Bf16Cache::clear() {
   copy_ = Tensor<bfloat16>();
   stamp_ = 0;
@@ -32,5 +50,7 @@ void Bf16Cache::clear() {
 
 template const Tensor<bfloat16>& Bf16Cache::get<float>(const Tensor<float>&);
 template const Tensor<bfloat16>& Bf16Cache::get<double>(const Tensor<double>&);
+template void Bf16Cache::axpby<float>(float, const Tensor<float>&, float, Tensor<float>&);
+template void Bf16Cache::axpby<double>(double, const Tensor<double>&, double, Tensor<double>&);
 
 }  // namespace magmadnn::op

@@ -179,24 +179,34 @@ struct TableSink : Sink<T> {
   }
 };
 
-// Applies var = beta * var + alpha * gradient as each gradient is final.
+// Applies var = beta * var + alpha * gradient as each gradient is final; an
+// update that is not folded into a GEMM keeps the variable's bf16 copy
+// current as it writes (Bf16Cache::axpby).
 template <typename T>
 struct UpdateSink : Sink<T> {
   using Target = typename Operation<T>::UpdateTarget;
-  std::unordered_map<const Operation<T>*, Target> targets;
+  struct Entry {
+    Target target;
+    Bf16Cache* bf16;  // the variable's, non-owning
+  };
+  std::unordered_map<const Operation<T>*, Entry> targets;
   UpdateSink(const std::vector<Expr<T>>& vars, InPlaceUpdate<T> u) {
-    for (const auto& v : vars) targets.emplace(v.get(), Target{&as_variable(v, "backward_update").value(), u.alpha, u.beta});
+    for (const auto& v : vars) {
+      Variable<T>& var = as_variable(v, "backward_update");
+      targets.emplace(v.get(), Entry{Target{&var.value(), u.alpha, u.beta}, &var.bf16_cache()});
+    }
   }
   const Target* target(const Operation<T>* node) override {
     auto t = targets.find(node);
-    return t == targets.end() ? nullptr : &t->second;
+    return t == targets.end() ? nullptr : &t->second.target;
   }
   void final_gradient(std::size_t, const Operation<T>* node, Tensor<T>* grad) override {
-    const Target& t = targets.at(node);
+    const Entry& e = targets.at(node);
+    const Target& t = e.target;
     std::optional<Profiler::Scope> scope;
     if (Profiler::enabled()) scope.emplace("optimizer", "update", node->get_name(), detail::device_sync_of(*t.dst));
     if (grad) {
-      math::axpby(t.alpha, *grad, t.beta, *t.dst);
+      e.bf16->axpby(t.alpha, *grad, t.beta, *t.dst);
     } else {
       math::unary(UnaryOp::Scale, *t.dst, *t.dst, t.beta);
     }

@@ -150,14 +150,13 @@ void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& n
       const Tensor<bfloat16>& dz16 = grad_bf16_.get(dz);
       const Tensor<bfloat16>& x16 = this->inputs_[0]->bf16_output();
       if (needed[0]) gin[0] = math::matmul_bf16(dz16, this->inputs_[1]->bf16_output());
-      if (needed[1] && targets[1] != nullptr && this->in(1).size() >= kFoldMinWeights) {
-        // The fp32 master W accumulates the bf16 product in float.
-        const auto& t = *targets[1];
-        math::matmul_bf16(t.alpha, dz16, true, x16, false, t.beta, *t.dst);
-        applied[1] = true;
-      } else if (needed[1]) {
-        gin[1] = math::matmul_bf16(dz16, x16, true, false);
-      }
+      // W's update is not folded into this GEMM as in float: the caller's
+      // update pass writes W and its bf16 copy together
+      // (Bf16Cache::axpby), which saves the cast of W before the next
+      // forward; and oneDNN's bf16 GEMM with beta != 0 plus that cast
+      // measured slower than the GEMM with beta = 0 plus the update pass
+      // (bench_bf16_update, docs/benchmarks.md).
+      if (needed[1]) gin[1] = math::matmul_bf16(dz16, x16, true, false);
     }
   }
   if (!bf16_gemm<T>()) {

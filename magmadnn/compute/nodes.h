@@ -118,7 +118,9 @@ class LinearNode : public Operation<T> {
   void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
   /// Folds an update of the weight into the GEMM that computes its gradient
   /// (beta = the update's beta, alpha scaling the product), after the input
-  /// gradient has used the old weight.
+  /// gradient has used the old weight. Float only: under bf16 the update is
+  /// left to the caller, whose pass writes the weight's bf16 copy with it
+  /// (Bf16Cache::axpby).
   void backward_into(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin,
                      const std::vector<const typename Operation<T>::UpdateTarget*>& targets,
                      std::vector<bool>& applied) override;

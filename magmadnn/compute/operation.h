@@ -101,6 +101,10 @@ class Operation : public std::enable_shared_from_this<Operation<T>> {
   /// otherwise; bf16_casts() counts the casts.
   const Tensor<bfloat16>& bf16_output() const { return bf16_.get(output_); }
   std::uint64_t bf16_casts() const noexcept { return bf16_.casts(); }
+  /// The cache behind bf16_output(), for code that writes the output in
+  /// place and can keep the copy current as it does (an optimizer's update,
+  /// Bf16Cache::axpby).
+  Bf16Cache& bf16_cache() noexcept { return bf16_; }
   /// Number of forward computations so far (for tests and profiling).
   std::uint64_t eval_count() const noexcept { return eval_count_; }
   /// Forces a recomputation at the next eval (e.g. after a mode change).

@@ -8,14 +8,15 @@
 namespace magmadnn::optimizer {
 
 namespace {
-// p -= lr_eff * g / (sqrt(s) * s_scale + eps), with temporaries only.
+// num / (sqrt(s) * s_scale + eps): the direction the parameter moves along
+// (times -lr_eff), in a temporary.
 template <typename T>
-void scaled_step(Tensor<T>& p, const Tensor<T>& num, const Tensor<T>& s, double s_scale, double eps, double lr_eff) {
+Tensor<T> scaled_direction(const Tensor<T>& num, const Tensor<T>& s, double s_scale, double eps) {
   Tensor<T> denom = math::unary(UnaryOp::Sqrt, s);
   if (s_scale != 1.0) math::unary(UnaryOp::Scale, denom, denom, static_cast<T>(s_scale));
   math::unary(UnaryOp::AddScalar, denom, denom, static_cast<T>(eps));
   math::div(num, denom, denom);
-  math::axpy(static_cast<T>(-lr_eff), denom, p);
+  return denom;
 }
 
 // s = decay * s + (1 - decay) * g^2  (decay = 1 and weight 1 for AdaGrad's running sum).
@@ -43,7 +44,7 @@ void Adam<T>::update(Tensor<T>& p, const Tensor<T>& g, double lr, std::int64_t t
   accumulate_square(v, g, b2_, 1.0 - b2_);
   const double bc1 = 1.0 - std::pow(b1_, static_cast<double>(t));
   const double bc2 = 1.0 - std::pow(b2_, static_cast<double>(t));
-  scaled_step(p, m, v, 1.0 / std::sqrt(bc2), eps_, lr / bc1);
+  this->write_param(static_cast<T>(-lr / bc1), scaled_direction(m, v, 1.0 / std::sqrt(bc2), eps_), T(1), p);
 }
 
 template <typename T>
@@ -52,7 +53,7 @@ AdaGrad<T>::AdaGrad(double learning_rate, double eps) : Optimizer<T>(learning_ra
 template <typename T>
 void AdaGrad<T>::update(Tensor<T>& p, const Tensor<T>& g, double lr, std::int64_t, std::vector<Tensor<T>>& slots) {
   accumulate_square(slots[0], g, 1.0, 1.0);
-  scaled_step(p, g, slots[0], 1.0, eps_, lr);
+  this->write_param(static_cast<T>(-lr), scaled_direction(g, slots[0], 1.0, eps_), T(1), p);
 }
 
 template <typename T>
@@ -64,7 +65,7 @@ RMSProp<T>::RMSProp(double learning_rate, double decay_rate, double eps)
 template <typename T>
 void RMSProp<T>::update(Tensor<T>& p, const Tensor<T>& g, double lr, std::int64_t, std::vector<Tensor<T>>& slots) {
   accumulate_square(slots[0], g, rho_, 1.0 - rho_);
-  scaled_step(p, g, slots[0], 1.0, eps_, lr);
+  this->write_param(static_cast<T>(-lr), scaled_direction(g, slots[0], 1.0, eps_), T(1), p);
 }
 
 template class Adam<float>;

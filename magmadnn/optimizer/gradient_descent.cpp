@@ -22,7 +22,7 @@ template <typename T>
 void GradientDescent<T>::update(Tensor<T>& p, const Tensor<T>& g, double lr, std::int64_t,
                                 std::vector<Tensor<T>>& slots) {
   if (mu_ == 0.0) {
-    math::axpy(static_cast<T>(-lr), g, p);
+    this->write_param(static_cast<T>(-lr), g, T(1), p);
     return;
   }
   Tensor<T>& v = slots[0];
@@ -30,9 +30,9 @@ void GradientDescent<T>::update(Tensor<T>& p, const Tensor<T>& g, double lr, std
   math::axpy(T(1), g, v);
   if (nesterov_) {
     math::axpy(static_cast<T>(-lr), g, p);
-    math::axpy(static_cast<T>(-lr * mu_), v, p);
+    this->write_param(static_cast<T>(-lr * mu_), v, T(1), p);
   } else {
-    math::axpy(static_cast<T>(-lr), v, p);
+    this->write_param(static_cast<T>(-lr), v, T(1), p);
   }
 }
 
@@ -43,7 +43,7 @@ void GradientDescent<T>::update_decayed(Tensor<T>& p, const Tensor<T>& g, double
     Optimizer<T>::update_decayed(p, g, lr, t, slots, keep);
     return;
   }
-  math::axpby(static_cast<T>(-lr), g, keep, p);  // p = keep * p - lr * g, one pass
+  this->write_param(static_cast<T>(-lr), g, keep, p);  // p = keep * p - lr * g, one pass
 }
 
 template class GradientDescent<float>;

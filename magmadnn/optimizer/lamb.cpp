@@ -38,7 +38,7 @@ void Lamb<T>::update(Tensor<T>& p, const Tensor<T>& g, double lr, std::int64_t t
   const bool excluded = o_.exclude_vectors && detail::is_vector_like(p);
   if (!excluded && o_.weight_decay > 0.0) math::axpy(static_cast<T>(o_.weight_decay), p, u);
   last_trust_ = excluded ? 1.0 : detail::guarded_ratio(detail::l2_norm(p), detail::l2_norm(u));
-  math::axpy(static_cast<T>(-lr * last_trust_), u, p);
+  this->write_param(static_cast<T>(-lr * last_trust_), u, T(1), p);
 }
 
 template class Lamb<float>;

@@ -39,7 +39,7 @@ void Lars<T>::update(Tensor<T>& p, const Tensor<T>& g, double lr, std::int64_t, 
     math::axpy(static_cast<T>(step * decay), p, v);
   }
   math::axpy(static_cast<T>(step), g, v);
-  math::axpy(T(-1), v, p);
+  this->write_param(T(-1), v, T(1), p);
 }
 
 template class Lars<float>;

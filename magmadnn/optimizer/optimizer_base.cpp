@@ -8,6 +8,16 @@
 #include "magmadnn/tensor/math.h"
 
 namespace magmadnn::optimizer {
+namespace {
+// Runs f on leaving the scope, also by an exception.
+template <typename F>
+struct OnExit {
+  F f;
+  ~OnExit() { f(); }
+};
+template <typename F>
+OnExit(F) -> OnExit<F>;
+}  // namespace
 
 template <typename T>
 Optimizer<T>::Optimizer(double learning_rate) : base_lr_(learning_rate) {
@@ -87,6 +97,9 @@ void Optimizer<T>::step(const std::vector<op::Expr<T>>& vars, op::GradTable<T>& 
                    "optimizer: gradient " << g->shape() << " for variable '" << var.get_name() << "' of shape "
                                           << p.shape());
     ParamState& st = state_of(v);
+    param_ = &p;
+    param_cache_ = &var.bf16_cache();
+    const OnExit forget{[this] { param_ = nullptr, param_cache_ = nullptr; }};
     std::optional<op::Profiler::Scope> scope;
     if (op::Profiler::enabled()) scope.emplace("optimizer", "update", var.get_name(), op::detail::device_sync_of(p));
     if (decay_ > 0.0 && decay_mode_ == WeightDecay::L2 && !l2_is_decoupled()) {
@@ -103,6 +116,15 @@ void Optimizer<T>::step(const std::vector<op::Expr<T>>& vars, op::GradTable<T>& 
         update(p, *g, lr, steps_, st.slots);
       }
     }
+  }
+}
+
+template <typename T>
+void Optimizer<T>::write_param(T alpha, const Tensor<T>& x, T beta, Tensor<T>& param) {
+  if (param_cache_ != nullptr && &param == param_) {
+    param_cache_->axpby(alpha, x, beta, param);
+  } else {
+    math::axpby(alpha, x, beta, param);
   }
 }
 

@@ -71,6 +71,12 @@ void axpy(T alpha, const Tensor<T>& x, Tensor<T>& y);
 /// y = alpha * x + beta * y in one pass (same number of elements).
 template <typename T>
 void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y);
+/// axpby that also writes y's new values rounded to bfloat16 (nearest even,
+/// exactly what y.cast<bfloat16>() would give) into y16, which has y's size
+/// and memory: one pass where the backend has the fused kernel
+/// (Kernels::axpby_bf16), else axpby then a conversion.
+template <typename T>
+void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y, Tensor<bfloat16>& y16);
 
 // -- matrix products ------------------------------------------------------------------
 /// out = alpha * op(a) * op(b) + beta * out for 2-D a, b, out, where op

@@ -128,6 +128,20 @@ void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y) {
   kernels<T>(be).axpby(x.size(), alpha, x.data(), beta, y.mutable_data());
 }
 
+template <typename T>
+void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y, Tensor<bfloat16>& y16) {
+  MAGMADNN_CHECK(x.size() == y.size() && y16.size() == y.size(), ShapeError,
+                 "math::axpby: x " << x.shape() << ", y " << y.shape() << " and its bf16 copy " << y16.shape()
+                                   << " have different sizes");
+  MAGMADNN_CHECK(y16.get_memory_type() == y.get_memory_type() && y16.get_device_id() == y.get_device_id(),
+                 ValueError, "math::axpby: y's bf16 copy is not in y's memory");
+  Backend& be = common_backend("axpby", x, y);
+  if (x.size() == 0) return;
+  if (kernels<T>(be).axpby_bf16(x.size(), alpha, x.data(), beta, y.mutable_data(), y16.mutable_data())) return;
+  kernels<T>(be).axpby(x.size(), alpha, x.data(), beta, y.mutable_data());
+  be.convert(dtype_v<T>, y.data(), dtype::bf16, y16.mutable_data(), y.size());
+}
+
 #define MAGMADNN_INSTANTIATE(T)                                                                          \
   template void binary<T>(BinaryOp, const Tensor<T>&, const Tensor<T>&, Tensor<T>&);                     \
   template Tensor<T> binary<T>(BinaryOp, const Tensor<T>&, const Tensor<T>&);                            \
@@ -136,7 +150,8 @@ void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y) {
   template void unary_backward<T>(UnaryOp, const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, Tensor<T>&, T); \
   template void fill<T>(Tensor<T>&, T);                                                                  \
   template void axpy<T>(T, const Tensor<T>&, Tensor<T>&);                                                \
-  template void axpby<T>(T, const Tensor<T>&, T, Tensor<T>&);
+  template void axpby<T>(T, const Tensor<T>&, T, Tensor<T>&);                                            \
+  template void axpby<T>(T, const Tensor<T>&, T, Tensor<T>&, Tensor<bfloat16>&);
 MAGMADNN_INSTANTIATE(float)
 MAGMADNN_INSTANTIATE(double)
 #undef MAGMADNN_INSTANTIATE

@@ -19,9 +19,12 @@
 // probability of about 2e-9 per output of failing by chance).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -133,8 +136,9 @@ TEST(Bf16Gemm, LinearWithBiasAndReluWithinRoundingBound) {
 }
 
 TEST(Bf16Gemm, AccumulatesIntoFloatMastersWithBeta) {
-  // The folded SGD update W = beta W + alpha dz^T x: W stays float, and only
-  // the product carries bf16's error (scaled by |alpha|).
+  // W = beta W + alpha dz^T x (matmul_bf16 with beta, as float's folded SGD
+  // update): W stays float, and only the product carries bf16's error
+  // (scaled by |alpha|).
   const std::int64_t batch = 64, in = 300, out = 200;
   const Tensor<float> dz = random_tensor<float>({batch, out}, 31);
   const Tensor<float> x = random_tensor<float>({batch, in}, 32, 0.0, 1.0);
@@ -310,21 +314,23 @@ TEST(Autocast, EachOpKindComputesAsTheTableSays) {
 // -- the bf16 weight cache ---------------------------------------------------------------
 
 // A 2-layer MLP whose second weight is read by two GEMMs per step (forward,
-// and the input gradient of backward): one cast per step means the cache works.
+// and the input gradient of backward). `in` x `hidden` >= 65536 makes W1 one
+// that float folds its SGD update into a GEMM (LinearNode::backward_into).
 struct Mlp {
   op::Var<float> x, y, w1, b1, w2;
   op::Expr<float> loss;
 };
 
-Mlp make_mlp() {
+Mlp make_mlp(std::int64_t in = 64, std::int64_t hidden = 48) {
   Mlp m;
-  m.x = op::placeholder<float>("x", {32, 64}, HOST);
-  m.x->set_value(random_tensor<float>({32, 64}, 51, 0, 1));
+  m.x = op::placeholder<float>("x", {32, in}, HOST);
+  m.x->set_value(random_tensor<float>({32, in}, 51, 0, 1));
   std::vector<float> onehot(32 * 10, 0.f);
   for (int i = 0; i < 32; ++i) onehot[i * 10 + i % 10] = 1.f;
   m.y = op::constant<float>("y", Tensor<float>::from_vector({32, 10}, onehot, HOST));
-  Tensor<float> w1 = random_tensor<float>({48, 64}, 52, -0.2, 0.2), b1 = random_tensor<float>({48}, 53, -0.1, 0.1);
-  Tensor<float> w2 = random_tensor<float>({10, 48}, 54, -0.2, 0.2);
+  Tensor<float> w1 = random_tensor<float>({hidden, in}, 52, -0.2, 0.2);
+  Tensor<float> b1 = random_tensor<float>({hidden}, 53, -0.1, 0.1);
+  Tensor<float> w2 = random_tensor<float>({10, hidden}, 54, -0.2, 0.2);
   m.w1 = op::var<float>("W1", &w1);
   m.b1 = op::var<float>("b1", &b1);
   m.w2 = op::var<float>("W2", &w2);
@@ -332,26 +338,199 @@ Mlp make_mlp() {
   return m;
 }
 
+// Restores the process-wide switch a test changes.
+struct FusedUpdateCasts {
+  explicit FusedUpdateCasts(bool on) { autocast::set_fused_update_casts(on); }
+  ~FusedUpdateCasts() { autocast::set_fused_update_casts(true); }
+};
+
+// Each weight is cast once per step with the cast left to the GEMMs, and
+// once in all with the update writing its bf16 copy (the first forward's
+// cast; every update since kept the copy current).
 template <typename Opt>
-void expect_one_cast_per_step(Opt& opt) {
-  Mlp m = make_mlp();
+void expect_casts_per_step(Opt& opt, bool fused, std::int64_t in = 64, std::int64_t hidden = 48) {
+  const FusedUpdateCasts mode(fused);
+  Mlp m = make_mlp(in, hidden);
   autocast::AutocastScope scope(Precision::BF16);
   const int steps = 5;
+  const std::uint64_t before = autocast::cast_count();
   for (int s = 0; s < steps; ++s) opt.minimize(m.loss, {m.w1, m.b1, m.w2});
-  EXPECT_EQ(m.w2->bf16_casts(), static_cast<std::uint64_t>(steps)) << "W2 is read by two GEMMs a step";
-  EXPECT_EQ(m.w1->bf16_casts(), static_cast<std::uint64_t>(steps));
+  const std::uint64_t weight_casts = fused ? 1 : steps;
+  EXPECT_EQ(m.w2->bf16_casts(), weight_casts) << "W2 is read by two GEMMs a step";
+  EXPECT_EQ(m.w1->bf16_casts(), weight_casts);
+  EXPECT_EQ(m.w1->bf16_cache().fused_updates(), fused ? static_cast<std::uint64_t>(steps) : 0u);
+  EXPECT_EQ(m.w2->bf16_cache().fused_updates(), fused ? static_cast<std::uint64_t>(steps) : 0u);
   EXPECT_EQ(m.x->bf16_casts(), 1u) << "x never changed: cast once, reused by forward and dW1";
   EXPECT_EQ(m.b1->bf16_casts(), 0u) << "a bias is added in float";
+  EXPECT_EQ(m.b1->bf16_cache().fused_updates(), 0u) << "no bf16 copy of a bias is kept";
+  // Besides the weights, each step casts the sigmoid's output (x of the
+  // second GEMM) and the two incoming gradients: 3 a step, the same in
+  // both modes.
+  EXPECT_EQ(autocast::cast_count() - before, 1 + 3 * steps + 2 * weight_casts);
 }
 
 TEST(Bf16Cache, OneCastPerStepWithSgdFoldedIntoBackward) {
   optimizer::GradientDescent<float> sgd(0.1);
-  expect_one_cast_per_step(sgd);
+  expect_casts_per_step(sgd, false);
 }
 
 TEST(Bf16Cache, OneCastPerStepWithAdam) {
   optimizer::Adam<float> adam(1e-3);
-  expect_one_cast_per_step(adam);
+  expect_casts_per_step(adam, false);
+}
+
+TEST(Bf16Cache, UpdatesWriteTheWeightCopiesSoNoStepCastsAWeight) {
+  {
+    SCOPED_TRACE("plain SGD with weight decay, applied in backward (op::backward_update)");
+    optimizer::GradientDescent<float> sgd(0.1);
+    sgd.set_weight_decay(1e-3);
+    ASSERT_TRUE(sgd.in_place_update().has_value());
+    expect_casts_per_step(sgd, true);
+  }
+  {
+    SCOPED_TRACE("the same with W1 large enough that float folds its update into a GEMM");
+    optimizer::GradientDescent<float> sgd(0.1);
+    expect_casts_per_step(sgd, true, 256, 300);
+  }
+  {
+    SCOPED_TRACE("SGD with momentum");
+    optimizer::GradientDescent<float> sgd(0.1, 0.9);
+    expect_casts_per_step(sgd, true);
+  }
+  {
+    SCOPED_TRACE("SGD with Nesterov momentum and L2 decay");
+    optimizer::GradientDescent<float> sgd(0.1, 0.9, true);
+    sgd.set_weight_decay(1e-3);
+    expect_casts_per_step(sgd, true);
+  }
+  {
+    SCOPED_TRACE("Adam");
+    optimizer::Adam<float> adam(1e-3);
+    expect_casts_per_step(adam, true);
+  }
+  {
+    SCOPED_TRACE("AdamW");
+    optimizer::AdamW<float> adamw(1e-3);
+    expect_casts_per_step(adamw, true);
+  }
+  {
+    SCOPED_TRACE("AdaGrad");
+    optimizer::AdaGrad<float> adagrad(1e-2);
+    expect_casts_per_step(adagrad, true);
+  }
+  {
+    SCOPED_TRACE("RMSProp");
+    optimizer::RMSProp<float> rmsprop(1e-3);
+    expect_casts_per_step(rmsprop, true);
+  }
+  {
+    SCOPED_TRACE("LARS");
+    optimizer::Lars<float> lars(0.1);
+    expect_casts_per_step(lars, true);
+  }
+  {
+    SCOPED_TRACE("LAMB");
+    optimizer::Lamb<float> lamb(1e-3);
+    expect_casts_per_step(lamb, true);
+  }
+}
+
+// bit_cast of a float tensor's values, for comparisons that must be exact.
+std::vector<std::uint32_t> bits_of(const Tensor<float>& t) {
+  std::vector<std::uint32_t> out;
+  for (std::int64_t i = 0; i < t.size(); ++i) out.push_back(std::bit_cast<std::uint32_t>(t.get(i)));
+  return out;
+}
+
+struct RunBits {
+  std::vector<std::uint32_t> w1, b1, w2, losses;
+  std::uint64_t fused = 0;
+};
+
+// Trains the MLP for some steps at bf16 with `make()`'s optimizer and
+// returns every weight's and loss's bits.
+RunBits train_bf16(const std::function<std::unique_ptr<optimizer::Optimizer<float>>()>& make, bool fused,
+                   std::int64_t in = 64, std::int64_t hidden = 48) {
+  const FusedUpdateCasts mode(fused);
+  Mlp m = make_mlp(in, hidden);
+  autocast::AutocastScope scope(Precision::BF16);
+  auto opt = make();
+  RunBits r;
+  for (int s = 0; s < 6; ++s) {
+    opt->minimize(m.loss, {m.w1, m.b1, m.w2});
+    r.losses.push_back(std::bit_cast<std::uint32_t>(m.loss->eval()->get(std::int64_t{0})));
+  }
+  r.w1 = bits_of(m.w1->value());
+  r.b1 = bits_of(m.b1->value());
+  r.w2 = bits_of(m.w2->value());
+  r.fused = m.w1->bf16_cache().fused_updates() + m.w2->bf16_cache().fused_updates();
+  return r;
+}
+
+TEST(Bf16Training, UpdatesWritingTheWeightCopiesChangeNoBit) {
+  const std::map<std::string, std::function<std::unique_ptr<optimizer::Optimizer<float>>()>> optimizers = {
+      {"sgd with decay (in backward)",
+       [] {
+         auto o = std::make_unique<optimizer::GradientDescent<float>>(0.5);
+         o->set_weight_decay(1e-3);
+         return o;
+       }},
+      {"sgd momentum", [] { return std::make_unique<optimizer::GradientDescent<float>>(0.5, 0.9); }},
+      {"sgd nesterov", [] { return std::make_unique<optimizer::GradientDescent<float>>(0.5, 0.9, true); }},
+      {"adam", [] { return std::make_unique<optimizer::Adam<float>>(1e-2); }},
+      {"adagrad", [] { return std::make_unique<optimizer::AdaGrad<float>>(1e-2); }},
+      {"rmsprop", [] { return std::make_unique<optimizer::RMSProp<float>>(1e-3); }},
+      {"lars", [] { return std::make_unique<optimizer::Lars<float>>(0.5); }},
+      {"lamb", [] { return std::make_unique<optimizer::Lamb<float>>(1e-2); }},
+  };
+  for (const auto& [name, make] : optimizers) {
+    for (const auto [in, hidden] : {std::pair<std::int64_t, std::int64_t>{64, 48}, {256, 300}}) {
+      SCOPED_TRACE(name + ", W1 " + std::to_string(hidden) + "x" + std::to_string(in));
+      const RunBits off = train_bf16(make, false, in, hidden), on = train_bf16(make, true, in, hidden);
+      EXPECT_EQ(off.fused, 0u);
+      EXPECT_EQ(on.fused, 2u * 6u) << "the fused path did not run";
+      EXPECT_EQ(on.losses, off.losses);
+      EXPECT_EQ(on.w1, off.w1);
+      EXPECT_EQ(on.b1, off.b1);
+      EXPECT_EQ(on.w2, off.w2);
+    }
+  }
+}
+
+TEST(Bf16Cache, FusedAxpbyWritesWhatACastWouldBitForBit) {
+  // Ties (both parities), values that round up into the next binade or to
+  // infinity, subnormals (not flushed), signed zeros, infinities and NaNs,
+  // then random values; over 70000 elements so that the threaded blocked
+  // kernel runs with a partial last block.
+  std::vector<float> y0 = {1.f + 0x1p-8f, 1.f + 3 * 0x1p-8f, -(1.f + 0x1p-8f), 0x1.fffffep127f, 0x1.ff8p127f,
+                           0x1p-140f,     -0x1p-149f,        0.f,              -0.f,            INFINITY,
+                           -INFINITY,     NAN,               0x1.fffep-1f,     1e-39f,          -3.4e38f};
+  const std::size_t specials = y0.size();
+  const Tensor<float> r = random_tensor<float>({70001}, 71, -100, 100);
+  for (std::int64_t i = static_cast<std::int64_t>(specials); i < 70001; ++i) y0.push_back(r.get(i));
+  const std::int64_t n = static_cast<std::int64_t>(y0.size());
+  std::vector<float> xs(static_cast<std::size_t>(n), 0.f);
+  for (std::int64_t i = static_cast<std::int64_t>(specials); i < n; ++i) xs[i] = r.get(n - 1 - i);
+  const Tensor<float> x = Tensor<float>::from_vector({n}, xs, HOST);
+  for (const auto [alpha, beta] : {std::pair{0.f, 1.f}, {-0.05f, 0.9995f}, {1.5f, -2.f}}) {
+    Tensor<float> fused = Tensor<float>::from_vector({n}, y0, HOST), plain = fused;
+    Tensor<bfloat16> copy({n}, HOST);
+    math::axpby(alpha, x, beta, fused, copy);
+    math::axpby(alpha, x, beta, plain);
+    EXPECT_EQ(bits_of(fused), bits_of(plain)) << "alpha " << alpha << " beta " << beta;
+    const Tensor<bfloat16> cast = plain.cast<bfloat16>();
+    // Against the cast, and against bfloat16's scalar formula (the cast's
+    // vector kernel must agree with it too).
+    std::int64_t differ_cast = 0, differ_scalar = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::uint16_t scalar = bfloat16(plain.get(i)).bits;
+      differ_cast += copy.get(i).bits != cast.get(i).bits;
+      differ_scalar += copy.get(i).bits != scalar;
+      if (i < static_cast<std::int64_t>(specials)) EXPECT_EQ(copy.get(i).bits, scalar) << "element " << i;
+    }
+    EXPECT_EQ(differ_cast, 0) << "alpha " << alpha << " beta " << beta;
+    EXPECT_EQ(differ_scalar, 0) << "alpha " << alpha << " beta " << beta;
+  }
 }
 
 TEST(Bf16Cache, RecastsAfterAWriteAndNotAfterARead) {

@@ -5,7 +5,9 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 
+#include "magmadnn/backend/cpu/cpu_bf16.h"
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/memory_pool.h"
 #include "magmadnn/core/errors.h"
@@ -30,6 +32,12 @@ void convert_loop(const S* src, D* dst, std::int64_t n) {
 
 template <typename S>
 void convert_from(const S* src, dtype dst_type, void* dst, std::int64_t n) {
+  if constexpr (std::is_same_v<S, float>) {
+    if (dst_type == dtype::bf16) {  // mixed precision's casts: the vectorised rounding
+      cpu::round_to_bf16(src, static_cast<bfloat16*>(dst), n);
+      return;
+    }
+  }
   switch (dst_type) {
     case dtype::f32: convert_loop(src, static_cast<float*>(dst), n); return;
     case dtype::f64: convert_loop(src, static_cast<double*>(dst), n); return;

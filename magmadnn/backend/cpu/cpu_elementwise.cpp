@@ -4,8 +4,11 @@
 // (with_unary_op, binary's switch), so the formula's own switch folds away
 // and each loop body is that op's formula alone, which the compiler
 // vectorises wherever the formula allows.
+#include <algorithm>
 #include <cstring>
+#include <type_traits>
 
+#include "magmadnn/backend/cpu/cpu_bf16.h"
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/cpu/cpu_parallel.h"
 #include "magmadnn/backend/cpu/unary_dispatch.h"
@@ -163,6 +166,29 @@ void CpuKernels<T>::axpby(std::int64_t n, T alpha, const T* x, T beta, T* y) {
   for_n(n, kCheapThreshold, [=](std::int64_t i) { y[i] = alpha * x[i] + beta * y[i]; });
 }
 
+// One pass over memory in blocks that stay in L1: the block's update with
+// axpby's own loop (so the same bits as axpby), then its rounding
+// (round_to_bf16_serial: bfloat16(float)'s bits, as Backend::convert gives).
+// The update is not folded into the rounding's vector clones: compiled for
+// FMA, alpha * x + beta * y could contract and round differently from axpby.
+template <typename T>
+bool CpuKernels<T>::axpby_bf16(std::int64_t n, T alpha, const T* x, T beta, T* y, bfloat16* y16) {
+  if constexpr (!std::is_same_v<T, float>) {
+    return false;  // mixed precision keeps float masters only; math::axpby makes two passes
+  } else {
+    const std::int64_t blocks = (n + kBf16Block - 1) / kBf16Block;
+    parallel_for(blocks, n > kCheapThreshold, [=](std::int64_t k) {
+      const std::int64_t i0 = k * kBf16Block, len = std::min(kBf16Block, n - i0);
+      float* yb = y + i0;
+      const float* xb = x + i0;
+#pragma omp simd
+      for (std::int64_t i = 0; i < len; ++i) yb[i] = alpha * xb[i] + beta * yb[i];
+      round_to_bf16_serial(yb, y16 + i0, len);
+    });
+    return true;
+  }
+}
+
 template void CpuKernels<float>::unary(UnaryOp, const float*, float*, std::int64_t, float);
 template void CpuKernels<double>::unary(UnaryOp, const double*, double*, std::int64_t, double);
 template void CpuKernels<float>::unary_backward(UnaryOp, const float*, const float*, const float*, float*,
@@ -175,5 +201,8 @@ template void CpuKernels<float>::axpy(std::int64_t, float, const float*, float*)
 template void CpuKernels<double>::axpy(std::int64_t, double, const double*, double*);
 template void CpuKernels<float>::axpby(std::int64_t, float, const float*, float, float*);
 template void CpuKernels<double>::axpby(std::int64_t, double, const double*, double, double*);
+template bool CpuKernels<float>::axpby_bf16(std::int64_t, float, const float*, float, float*, bfloat16*);
+template bool CpuKernels<double>::axpby_bf16(std::int64_t, double, const double*, double, double*,
+                                             bfloat16*);
 
 }  // namespace magmadnn::cpu

@@ -23,6 +23,7 @@ class CpuKernels final : public Kernels<T> {
   void binary(BinaryOp op, const T* a, const T* b, T* out, const BroadcastDesc& d) override;
   void axpy(std::int64_t n, T alpha, const T* x, T* y) override;
   void axpby(std::int64_t n, T alpha, const T* x, T beta, T* y) override;
+  bool axpby_bf16(std::int64_t n, T alpha, const T* x, T beta, T* y, bfloat16* y16) override;
   void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,
             std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) override;
   void gemm_bias_act(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, const T* A,
