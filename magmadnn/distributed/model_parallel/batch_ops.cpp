@@ -1,6 +1,6 @@
 #include "magmadnn/distributed/model_parallel/batch_ops.h"
 
-#include <algorithm>
+#include "magmadnn/distributed/model_parallel/group_tensor.h"
 
 namespace magmadnn::distributed::mp {
 namespace {
@@ -31,23 +31,9 @@ Tensor<T> allgather_rows(Communicator& comm, const Tensor<T>& local, std::int64_
                                          << local.shape());
   std::vector<std::int64_t> dims = local.shape().dims();
   dims[0] = rows;
-  const Shape whole_shape(dims);
-  if (p == 1) return Tensor<T>(local);
-  // A row shard is one contiguous run of the result; uneven shards travel
-  // padded to the longest, since the communicator's allgather moves equal counts.
-  const std::int64_t row_size = mine.extent > 0 ? local.size() / mine.extent : 0;
-  const std::int64_t longest = max_shard(rows, p) * row_size;
-  std::vector<T> send = local.to_vector();
-  send.resize(static_cast<std::size_t>(longest), T(0));
-  std::vector<T> recv(static_cast<std::size_t>(longest) * static_cast<std::size_t>(p));
-  comm.allgather(host_buffer(static_cast<const T*>(send.data()), send.size()), host_buffer(recv.data(), recv.size()));
-  std::vector<T> out(static_cast<std::size_t>(rows * row_size));
-  for (int q = 0; q < p; ++q) {
-    const Shard s = shard_of(rows, p, q);
-    std::copy_n(recv.begin() + static_cast<std::int64_t>(q) * longest, s.extent * row_size,
-                out.begin() + s.offset * row_size);
-  }
-  return Tensor<T>::from_vector(whole_shape, out, local.get_memory_type(), local.get_device_id());
+  // A row shard is one contiguous run of the result: the axis-0 case of the
+  // group's shard allgather (padded to the longest shard, as it moves equal counts).
+  return allgather_axis(comm, local, Shape(dims), 0);
 }
 
 // -- gather_batch: allgather forward, own rows backward ------------------------------------
