@@ -139,6 +139,17 @@ class Kernels {
   /// y[outer, inner].
   virtual void reduce(ReduceOp op, const T* x, T* y, std::int64_t outer, std::int64_t axis,
                       std::int64_t inner) = 0;
+  /// The activation and bias gradients of a fused linear layer in one pass
+  /// over a rows x cols matrix: dx = dy * f'(y; p) for an op whose
+  /// derivative follows from its output y (grad_from_output), and
+  /// db[j] = sum over i of dx[i][j]. dx may alias dy. The default makes the
+  /// two passes (unary_backward, then a column sum by reduce); a backend
+  /// overrides it to read y and dy once.
+  virtual void unary_backward_colsum(UnaryOp op, const T* y, const T* dy, T* dx, T* db, std::int64_t rows,
+                                     std::int64_t cols, T p) {
+    unary_backward(op, y, y, dy, dx, rows * cols, p);
+    reduce(ReduceOp::Sum, dx, db, 1, rows, cols);
+  }
   /// Index of the maximum along the middle axis of [outer, axis, inner]
   /// (first one on ties) into idx[outer, inner].
   virtual void argmax(const T* x, std::int64_t* idx, std::int64_t outer, std::int64_t axis,
@@ -147,6 +158,22 @@ class Kernels {
   /// Row-wise softmax (or log-softmax) of a rows x cols matrix, numerically
   /// stable (max subtracted). y may alias x.
   virtual void softmax(const T* x, T* y, std::int64_t rows, std::int64_t cols, bool log) = 0;
+  /// Softmax cross-entropy's forward in one pass per row, for a rows x cols
+  /// matrix of logits z and targets y: writes logp = log_softmax(z) and
+  /// sets *total = sum over i, j of y[i][j] * logp[i][j] (a host value,
+  /// accumulated in double). Returns false, having written nothing, on a
+  /// backend without the fused kernel; the caller then composes it from
+  /// softmax, a product and a sum.
+  virtual bool softmax_xent(const T* /*z*/, const T* /*y*/, T* /*logp*/, std::int64_t /*rows*/,
+                            std::int64_t /*cols*/, double* /*total*/) {
+    return false;
+  }
+  /// Its gradient with respect to z, scaled: dz = s * (exp(logp) * sum_j
+  /// y[i][j] - y) row by row. false, as above, without the fused kernel.
+  virtual bool softmax_xent_backward(const T* /*logp*/, const T* /*y*/, T* /*dz*/, std::int64_t /*rows*/,
+                                     std::int64_t /*cols*/, T /*s*/) {
+    return false;
+  }
   /// Gradient of softmax / log-softmax given its output y and dy.
   virtual void softmax_backward(const T* y, const T* dy, T* dx, std::int64_t rows, std::int64_t cols,
                                 bool log) = 0;

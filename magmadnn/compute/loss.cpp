@@ -43,6 +43,11 @@ void LossNode<T>::forward() {
     }
     case Kind::SoftmaxCrossEntropy: {  // a = logits, b = labels
       if (saved_.shape() != a.shape()) saved_ = Tensor<T>(a.shape(), a.get_memory_type(), a.get_device_id());
+      double dot = 0;
+      if (math::softmax_xent(a, b, saved_, dot)) {
+        value = static_cast<T>(-dot / static_cast<double>(a.shape()[0]));
+        break;
+      }
       math::softmax(a, saved_, true);
       Tensor<T> t = math::product(saved_, b);
       value = -math::sum_all(t) / static_cast<T>(a.shape()[0]);
@@ -74,10 +79,13 @@ void LossNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, 
       const T s = g0 / static_cast<T>(a.shape()[0]);
       if (needed[0]) {
         // d/dz of -sum_j y_j log softmax(z)_j = softmax(z) * sum_j y_j - y.
-        Tensor<T> d = math::exp(saved_);
-        math::product(d, math::sum(b, -1, true), d);
-        math::sub(d, b, d);
-        math::unary(UnaryOp::Scale, d, d, s);
+        Tensor<T> d(a.shape(), a.get_memory_type(), a.get_device_id());
+        if (!math::softmax_xent_backward(saved_, b, d, s)) {
+          math::unary(UnaryOp::Exp, saved_, d);
+          math::product(d, math::sum(b, -1, true), d);
+          math::sub(d, b, d);
+          math::unary(UnaryOp::Scale, d, d, s);
+        }
         gin[0] = std::move(d);
       }
       if (needed[1]) gin[1] = math::scale(saved_, -s);

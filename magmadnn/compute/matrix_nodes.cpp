@@ -137,12 +137,20 @@ void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& n
                                   std::vector<bool>& applied) {
   // Gradient through the activation, from the output alone (supports()
   // admits only such activations): y is passed for both x and y.
-  Tensor<T> dz;
+  const bool bias_grad = has_bias() && needed[2];
+  Tensor<T> dz, db;
   if (act_ == UnaryOp::Identity) {
     dz = g.view(g.shape());  // read-only alias; never handed out
   } else {
     dz = Tensor<T>(g.shape(), g.get_memory_type(), g.get_device_id());
-    math::unary_backward(act_, this->output_, this->output_, g, dz, T(0));
+    if (bias_grad) {
+      // The bias gradient is dz's column sums: taken in the pass that writes
+      // dz, rather than by a second pass re-reading it.
+      db = Tensor<T>(this->in(2).shape(), g.get_memory_type(), g.get_device_id());
+      math::unary_backward_colsum(act_, this->output_, g, dz, db, T(0));
+    } else {
+      math::unary_backward(act_, this->output_, this->output_, g, dz, T(0));
+    }
   }
   if constexpr (std::is_same_v<T, float>) {
     if (bf16_gemm<T>()) {
@@ -170,9 +178,11 @@ void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& n
       gin[1] = math::matmul(dz, this->in(0), true, false);
     }
   }
-  if (has_bias() && needed[2]) {
-    Tensor<T> db = math::sum(dz, 0);
-    db.reshape(this->in(2).shape());
+  if (bias_grad) {
+    if (db.empty()) {
+      db = math::sum(dz, 0);
+      db.reshape(this->in(2).shape());
+    }
     gin[2] = std::move(db);
   }
 }

@@ -53,6 +53,14 @@ template <typename T>
 void unary_backward(UnaryOp op, const Tensor<T>& x, const Tensor<T>& y, const Tensor<T>& dy, Tensor<T>& dx,
                     T p = T(0));
 
+/// The activation and bias gradients of a linear layer in one pass: for 2-D
+/// y = f(z; p) and dy of one shape {rows, cols}, dx = dy * f'(z; p) and
+/// db = the column sums of dx (db has cols elements, any shape). f must
+/// have a derivative that follows from its output (grad_from_output).
+template <typename T>
+void unary_backward_colsum(UnaryOp op, const Tensor<T>& y, const Tensor<T>& dy, Tensor<T>& dx, Tensor<T>& db,
+                           T p = T(0));
+
 template <typename T> Tensor<T> exp(const Tensor<T>& x) { return unary(UnaryOp::Exp, x); }
 template <typename T> Tensor<T> log(const Tensor<T>& x) { return unary(UnaryOp::Log, x); }
 template <typename T> Tensor<T> sigmoid(const Tensor<T>& x) { return unary(UnaryOp::Sigmoid, x); }
@@ -129,6 +137,17 @@ template <typename T>
 void softmax(const Tensor<T>& x, Tensor<T>& y, bool log = false);
 template <typename T>
 void softmax_backward(const Tensor<T>& y, const Tensor<T>& dy, Tensor<T>& dx, bool log = false);
+/// Softmax cross-entropy's forward, fused where the backend has the kernel:
+/// for 2-D logits z and targets y of one shape, writes logp =
+/// log_softmax(z) and sets total = sum of y * logp. Returns false, having
+/// done nothing, where the backend has no fused kernel (the caller composes
+/// softmax, product and sum instead).
+template <typename T>
+bool softmax_xent(const Tensor<T>& z, const Tensor<T>& y, Tensor<T>& logp, double& total);
+/// dz = s * (softmax(z) * row sums of y - y), from logp as softmax_xent
+/// wrote it; false where the backend has no fused kernel.
+template <typename T>
+bool softmax_xent_backward(const Tensor<T>& logp, const Tensor<T>& y, Tensor<T>& dz, T s);
 
 // -- layout ------------------------------------------------------------------------------
 /// y's axis i is x's axis perm[i]; y must have the permuted shape.

@@ -1,6 +1,7 @@
 // tensor/math: broadcasting, elementwise ops, fill and axpy.
 #include <string>
 
+#include "magmadnn/backend/unary_op_table.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/dispatch.h"
 #include "magmadnn/tensor/math.h"
@@ -104,6 +105,22 @@ void unary_backward(UnaryOp op, const Tensor<T>& x, const Tensor<T>& y, const Te
 }
 
 template <typename T>
+void unary_backward_colsum(UnaryOp op, const Tensor<T>& y, const Tensor<T>& dy, Tensor<T>& dx, Tensor<T>& db, T p) {
+  const Shape& s = y.shape();
+  MAGMADNN_CHECK(s.ndim() == 2 && dy.shape() == s && dx.shape() == s, ShapeError,
+                 "math::unary_backward_colsum(" << op_name(op) << "): y " << s << ", dy " << dy.shape() << " and dx "
+                                                << dx.shape() << " must be one 2-D shape");
+  MAGMADNN_CHECK(db.size() == s[1], ShapeError,
+                 "math::unary_backward_colsum(" << op_name(op) << "): db " << db.shape() << " must have " << s[1]
+                                                << " elements, one per column of " << s);
+  MAGMADNN_CHECK(grad_from_output(op), ValueError,
+                 "math::unary_backward_colsum: the derivative of " << op_name(op)
+                                                                   << " does not follow from its output alone");
+  Backend& be = common_backend("unary_backward_colsum", y, dy, dx, db);
+  kernels<T>(be).unary_backward_colsum(op, y.data(), dy.data(), dx.mutable_data(), db.mutable_data(), s[0], s[1], p);
+}
+
+template <typename T>
 void fill(Tensor<T>& x, T value) {
   Backend& be = backend_of(x);
   if (x.size() == 0) return;
@@ -148,6 +165,7 @@ void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y, Tensor<bfloat16>& 
   template void unary<T>(UnaryOp, const Tensor<T>&, Tensor<T>&, T);                                      \
   template Tensor<T> unary<T>(UnaryOp, const Tensor<T>&, T);                                             \
   template void unary_backward<T>(UnaryOp, const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, Tensor<T>&, T); \
+  template void unary_backward_colsum<T>(UnaryOp, const Tensor<T>&, const Tensor<T>&, Tensor<T>&, Tensor<T>&, T); \
   template void fill<T>(Tensor<T>&, T);                                                                  \
   template void axpy<T>(T, const Tensor<T>&, Tensor<T>&);                                                \
   template void axpby<T>(T, const Tensor<T>&, T, Tensor<T>&);                                            \

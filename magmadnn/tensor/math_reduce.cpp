@@ -174,7 +174,32 @@ void softmax_backward(const Tensor<T>& y, const Tensor<T>& dy, Tensor<T>& dx, bo
   kernels<T>(be).softmax_backward(y.data(), dy.data(), dx.mutable_data(), y.size() / cols, cols, log);
 }
 
+namespace {
+void check_xent(const char* what, const Shape& a, const Shape& b, const Shape& c) {
+  MAGMADNN_CHECK(a.ndim() == 2 && b == a && c == a, ShapeError,
+                 "math::" << what << ": " << a << ", " << b << " and " << c
+                          << " must be one {batch, classes} shape");
+}
+}  // namespace
+
+template <typename T>
+bool softmax_xent(const Tensor<T>& z, const Tensor<T>& y, Tensor<T>& logp, double& total) {
+  check_xent("softmax_xent", z.shape(), y.shape(), logp.shape());
+  Backend& be = common_backend("softmax_xent", z, y, logp);
+  return kernels<T>(be).softmax_xent(z.data(), y.data(), logp.mutable_data(), z.shape()[0], z.shape()[1], &total);
+}
+
+template <typename T>
+bool softmax_xent_backward(const Tensor<T>& logp, const Tensor<T>& y, Tensor<T>& dz, T s) {
+  check_xent("softmax_xent_backward", logp.shape(), y.shape(), dz.shape());
+  Backend& be = common_backend("softmax_xent_backward", logp, y, dz);
+  return kernels<T>(be).softmax_xent_backward(logp.data(), y.data(), dz.mutable_data(), logp.shape()[0],
+                                              logp.shape()[1], s);
+}
+
 #define MAGMADNN_INSTANTIATE(T)                                                       \
+  template bool softmax_xent<T>(const Tensor<T>&, const Tensor<T>&, Tensor<T>&, double&); \
+  template bool softmax_xent_backward<T>(const Tensor<T>&, const Tensor<T>&, Tensor<T>&, T); \
   template void reduce<T>(ReduceOp, const Tensor<T>&, std::int64_t, Tensor<T>&);      \
   template Tensor<T> reduce<T>(ReduceOp, const Tensor<T>&, std::int64_t, bool);       \
   template T sum_all<T>(const Tensor<T>&);                                            \

@@ -276,6 +276,49 @@ TYPED_TEST(CpuKernelsTest, ReluGradientAtZeroIsZero) {
   EXPECT_EQ(dx, (std::vector<T>{T(0), T(0), T(3), T(0)}));
 }
 
+// The fused activation + bias gradient of a linear layer against the two
+// passes it replaces, for every op whose derivative follows from its output,
+// on shapes that leave partial column blocks, one row, one column and no rows.
+TYPED_TEST(CpuKernelsTest, UnaryBackwardColsumMatchesTheTwoPasses) {
+  using T = TypeParam;
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes{{1, 1},   {1, 33},  {7, 31},  {3, 64},
+                                                                   {100, 528}, {300, 17}, {257, 1}, {0, 5}};
+  int checked = 0;
+  for (const UnaryOpInfo& c : kUnaryOpTable) {
+    if (!grad_from_output(c.op)) continue;
+    SCOPED_TRACE(c.name);
+    const double p = magmadnn::testing::op_param(c);
+    for (const auto& [rows, cols] : shapes) {
+      SCOPED_TRACE(::testing::Message() << rows << " x " << cols);
+      const std::size_t n = static_cast<std::size_t>(rows * cols);
+      const auto x = domain_vec<T>(c, n);
+      const auto dy = random_vec<T>(n, -2, 2);
+      std::vector<T> y(n), want(n), got(n, T(-777)), db(static_cast<std::size_t>(cols), T(-777));
+      K<T>().unary(c.op, x.data(), y.data(), static_cast<std::int64_t>(n), T(p));
+      K<T>().unary_backward(c.op, y.data(), y.data(), dy.data(), want.data(), static_cast<std::int64_t>(n), T(p));
+      K<T>().unary_backward_colsum(c.op, y.data(), dy.data(), got.data(), db.data(), rows, cols, T(p));
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(near<T>(got[i], want[i], std::abs(double(want[i])))) << "dx at " << i;
+      }
+      for (std::int64_t j = 0; j < cols; ++j) {
+        double ref = 0, mag = 0;
+        for (std::int64_t i = 0; i < rows; ++i) {
+          ref += double(want[static_cast<std::size_t>(i * cols + j)]);
+          mag += std::abs(double(want[static_cast<std::size_t>(i * cols + j)]));
+        }
+        ASSERT_TRUE(near<T>(db[static_cast<std::size_t>(j)], ref, mag)) << "db at column " << j;
+      }
+      // dx may alias dy.
+      std::vector<T> g = dy, db2(static_cast<std::size_t>(cols));
+      K<T>().unary_backward_colsum(c.op, y.data(), g.data(), g.data(), db2.data(), rows, cols, T(p));
+      EXPECT_EQ(g, got);
+      EXPECT_EQ(db2, db);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 3 * 8) << "fewer ops with a derivative from their output than sigmoid, relu and tanh";
+}
+
 // -- binary --------------------------------------------------------------------
 
 struct Bcast {
@@ -789,6 +832,50 @@ TYPED_TEST(CpuKernelsTest, SoftmaxBackwardMatchesReferenceAndFiniteDifferences) 
         ASSERT_NEAR(dx[i], (lp - lm) / (2 * h), 1e-7) << "element " << i;
       }
     }
+  }
+}
+
+// The fused softmax cross-entropy against a double-precision reference
+// (log-softmax by its definition, then the sums), on one-hot and soft
+// targets, a row with logits of 1000 (exp would overflow unshifted), and
+// sizes under and over the threading threshold.
+TYPED_TEST(CpuKernelsTest, SoftmaxXentMatchesReference) {
+  using T = TypeParam;
+  for (const auto& [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {3, 10}, {100, 10}, {700, 37}}) {
+    SCOPED_TRACE(::testing::Message() << rows << " x " << cols);
+    const std::size_t n = static_cast<std::size_t>(rows * cols);
+    auto z = random_vec<T>(n, -4, 4);
+    for (std::int64_t j = 0; j < cols; ++j) z[static_cast<std::size_t>(j)] = T(1000) + T(j);  // row 0: huge logits
+    std::vector<T> y(n, T(0));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      if (r % 2 == 0) {
+        y[static_cast<std::size_t>(r * cols + (r * 7) % cols)] = T(1);  // one-hot
+      } else {
+        for (std::int64_t j = 0; j < cols; ++j) y[static_cast<std::size_t>(r * cols + j)] = T(1) / T(cols + 1);  // soft, sums to < 1
+      }
+    }
+    std::vector<T> logp(n), dz(n);
+    double total = -1;
+    ASSERT_TRUE(K<T>().softmax_xent(z.data(), y.data(), logp.data(), rows, cols, &total));
+    const T s = T(0.37);
+    ASSERT_TRUE(K<T>().softmax_xent_backward(logp.data(), y.data(), dz.data(), rows, cols, s));
+    double ref_total = 0, mag = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      double mx = -1e300, se = 0, ysum = 0;
+      for (std::int64_t j = 0; j < cols; ++j) mx = std::max(mx, double(z[r * cols + j]));
+      for (std::int64_t j = 0; j < cols; ++j) se += std::exp(double(z[r * cols + j]) - mx);
+      for (std::int64_t j = 0; j < cols; ++j) ysum += double(y[r * cols + j]);
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const std::size_t i = static_cast<std::size_t>(r * cols + j);
+        const double lp = double(z[i]) - mx - std::log(se);
+        ASSERT_TRUE(near<T>(logp[i], lp, std::abs(double(z[i])) + std::abs(mx))) << "logp at " << i;
+        ref_total += double(y[i]) * lp;
+        mag += std::abs(double(y[i]) * lp);
+        const double g = double(s) * (std::exp(lp) * ysum - double(y[i]));
+        ASSERT_TRUE(near<T>(dz[i], g, double(s) * (std::exp(lp) * ysum + std::abs(double(y[i]))))) << "dz at " << i;
+      }
+    }
+    EXPECT_TRUE(near<T>(total, ref_total, mag + double(rows)));
   }
 }
 

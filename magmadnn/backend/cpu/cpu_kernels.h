@@ -1,7 +1,7 @@
 /// @file cpu_kernels.h
 /// Kernels<T> on the host. Each method family is defined in its own file
 /// (cpu_fill.cpp, cpu_elementwise.cpp, cpu_gemm.cpp, cpu_reduce.cpp,
-/// cpu_softmax.cpp, cpu_permute.cpp) and instantiated for float and double.
+/// cpu_bias_grad.cpp, cpu_softmax.cpp, cpu_permute.cpp) and instantiated for float and double.
 /// Threading: OpenMP over all cores, with a size threshold under which the
 /// loop runs serially (a parallel region costs more than it saves).
 #pragma once
@@ -36,9 +36,13 @@ class CpuKernels final : public Kernels<T> {
                           const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, const T* bias,
                           UnaryOp act, T p, T* C, std::int64_t ldc) override;
   void reduce(ReduceOp op, const T* x, T* y, std::int64_t outer, std::int64_t axis, std::int64_t inner) override;
+  void unary_backward_colsum(UnaryOp op, const T* y, const T* dy, T* dx, T* db, std::int64_t rows,
+                             std::int64_t cols, T p) override;
   void argmax(const T* x, std::int64_t* idx, std::int64_t outer, std::int64_t axis, std::int64_t inner) override;
   void softmax(const T* x, T* y, std::int64_t rows, std::int64_t cols, bool log) override;
   void softmax_backward(const T* y, const T* dy, T* dx, std::int64_t rows, std::int64_t cols, bool log) override;
+  bool softmax_xent(const T* z, const T* y, T* logp, std::int64_t rows, std::int64_t cols, double* total) override;
+  bool softmax_xent_backward(const T* logp, const T* y, T* dz, std::int64_t rows, std::int64_t cols, T s) override;
   void permute(const T* x, T* y, int ndim, const std::int64_t* shape, const int* perm) override;
   void fill_uniform(T* x, std::int64_t n, T a, T b, std::uint64_t seed, std::uint64_t stream) override;
   void fill_normal(T* x, std::int64_t n, T mean, T std, std::uint64_t seed, std::uint64_t stream) override;
