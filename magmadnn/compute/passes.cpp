@@ -1,4 +1,5 @@
-// Graph passes: linear + activation fusion, conv + ReLU fusion and elementwise chain fusion.
+// Graph passes: linear + activation fusion, ReLU after max pooling, conv + ReLU fusion and elementwise
+// chain fusion.
 #include "magmadnn/compute/passes.h"
 
 #include <optional>
@@ -171,6 +172,22 @@ Expr<T> fuse_conv_activation(const Expr<T>& root) {
 }
 
 template <typename T>
+Expr<T> relu_after_max_pool(const Expr<T>& root) {
+  MAGMADNN_CHECK(root.get() != nullptr, ValueError, "relu_after_max_pool: empty graph");
+  GraphIndex<T> g(root.ptr());
+  for (Operation<T>* n : g.order()) {
+    auto* pool = dynamic_cast<PoolingNode<T>*>(n);
+    if (pool == nullptr || pool->params().mode != conv::PoolMode::Max) continue;
+    const OpPtr<T>& r = n->get_inputs()[0];
+    auto* u = dynamic_cast<UnaryNode<T>*>(r.get());
+    if (u == nullptr || u->op() != UnaryOp::Relu || g.uses(r.get()) != 1) continue;
+    auto pooled = std::make_shared<PoolingNode<T>>(r->get_inputs()[0], pool->params());
+    g.replace(n, std::make_shared<UnaryNode<T>>(UnaryOp::Relu, T(0), std::move(pooled)));
+  }
+  return Expr<T>(g.root());
+}
+
+template <typename T>
 Expr<T> fuse_elementwise_chains(const Expr<T>& root) {
   MAGMADNN_CHECK(root.get() != nullptr, ValueError, "fuse_elementwise_chains: empty graph");
   GraphIndex<T> g(root.ptr());
@@ -198,6 +215,7 @@ template <typename T>
 Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options) {
   Expr<T> out = root;
   if (options.fuse_linear_activation) out = fuse_linear_activation(out);
+  if (options.relu_after_max_pool) out = relu_after_max_pool(out);
   if (options.fuse_conv_activation) out = fuse_conv_activation(out);
   if (options.fuse_elementwise_chains) out = fuse_elementwise_chains(out);
   return out;
@@ -207,6 +225,7 @@ Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options) {
   template Expr<T> fuse_linear_activation<T>(const Expr<T>&);     \
   template Expr<T> fuse_elementwise_chains<T>(const Expr<T>&);    \
   template Expr<T> fuse_conv_activation<T>(const Expr<T>&);       \
+  template Expr<T> relu_after_max_pool<T>(const Expr<T>&);        \
   template Expr<T> optimize<T>(const Expr<T>&, const OptimizeOptions&);
 MAGMADNN_INSTANTIATE_PASSES(float)
 MAGMADNN_INSTANTIATE_PASSES(double)

@@ -64,14 +64,28 @@ Expr<T> fuse_elementwise_chains(const Expr<T>& root);
 template <typename T>
 Expr<T> fuse_conv_activation(const Expr<T>& root);
 
+/// Moves a ReLU past the max pooling that reads it:
+///   max_pool(relu(x))  ->  relu(max_pool(x))
+/// when the ReLU has no other consumer. ReLU is monotone, so the two are the
+/// same function, and their gradients are equal too: where a window's
+/// maximum is positive both pick the same element, and where it is not both
+/// pass zero. The rewritten form runs the ReLU, and its backward mask, on
+/// the pooled tensor (a quarter of the size for 2x2 windows) instead of the
+/// convolution's output. Run before fuse_conv_activation, which would
+/// otherwise take the ReLU into the convolution. Returns the new root.
+template <typename T>
+Expr<T> relu_after_max_pool(const Expr<T>& root);
+
 struct OptimizeOptions {
   bool fuse_linear_activation = true;
+  bool relu_after_max_pool = true;
   bool fuse_conv_activation = true;
   bool fuse_elementwise_chains = true;
 };
 
 /// Applies the enabled passes (linear fusion first, so that an activation is
-/// absorbed by its gemm rather than by an elementwise chain). Buffer reuse is
+/// absorbed by its gemm rather than by an elementwise chain; a ReLU before a
+/// max pooling moves past it before conv fusion looks for ReLUs). Buffer reuse is
 /// not a rewrite: it is done by op::InferencePlan at evaluation time.
 template <typename T>
 Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options = {});

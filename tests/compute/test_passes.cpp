@@ -244,6 +244,62 @@ TEST(FuseElementwise, SharedIntermediateSplitsTheChain) {
       {rnd({3, 4}, 9)}, "add(fused_elementwise(fused_elementwise(x0)), tanh(fused_elementwise(x0)))");
 }
 
+// -- ReLU after max pooling -----------------------------------------------------------------------
+namespace {
+conv::PoolParams pool2x2(conv::PoolMode mode, std::int64_t pad = 0) {
+  conv::PoolParams p;
+  p.mode = mode;
+  p.pad_h = p.pad_w = pad;
+  return p;
+}
+conv::ConvParams same3x3() {
+  conv::ConvParams c;
+  c.pad_h = c.pad_w = 1;
+  return c;
+}
+// A convolution whose bias pushes most outputs below zero, so that many
+// pooling windows hold no positive value at all.
+std::vector<Tensor<double>> conv_inputs() {
+  return {rnd({2, 3, 8, 8}, 11), rnd({4, 3, 3, 3}, 12, -0.4, 0.4), rnd({4}, 13, -0.9, -0.1)};
+}
+}  // namespace
+
+TEST(ReluAfterMaxPool, MovesTheReluAndKeepsValuesAndGradients) {
+  expect_equivalent(
+      [](const V& x) { return op::pooling(op::relu(op::conv2d(x[0], x[1], x[2], same3x3())), pool2x2(MAX_POOL)); },
+      conv_inputs(), "relu(max_pool(conv2d(x0, x1, x2)))");
+  // With padding (and 3x3 windows of stride 2, so windows overlap).
+  expect_equivalent(
+      [](const V& x) {
+        conv::PoolParams p = pool2x2(MAX_POOL, 1);
+        p.kernel_h = p.kernel_w = 3;
+        return op::pooling(op::relu(x[0]), p);
+      },
+      {rnd({2, 3, 7, 7}, 14)}, "relu(max_pool(x0))");
+}
+
+TEST(ReluAfterMaxPool, AveragePoolingAndSharedRelusStay) {
+  // Average pooling does not commute with a ReLU: the ReLU fuses into the
+  // convolution instead.
+  expect_equivalent(
+      [](const V& x) {
+        return op::pooling(op::relu(op::conv2d(x[0], x[1], x[2], same3x3())), pool2x2(conv::PoolMode::Average));
+      },
+      conv_inputs(), "average_pool(conv2d_relu(x0, x1, x2))");
+  // A ReLU read by something besides the pooling stays where it is.
+  expect_equivalent(
+      [](const V& x) {
+        auto r = op::relu(x[0]);
+        return op::add(op::pooling(r, pool2x2(MAX_POOL)), op::pooling(op::negative(r), pool2x2(MAX_POOL)));
+      },
+      {rnd({2, 3, 8, 8}, 15)}, "add(max_pool(relu(x0)), max_pool(negative(relu(x0))))");
+  // The pass alone, outside optimize().
+  auto x = op::var<double>("x", {2, 3, 8, 8}, {NONE}, HOST);
+  auto moved = op::relu_after_max_pool(op::pooling(op::relu(x), pool2x2(MAX_POOL)));
+  ASSERT_EQ(moved->kind(), "relu");
+  EXPECT_EQ(moved->get_inputs()[0]->kind(), "max_pool");
+}
+
 // -- buffer reuse ----------------------------------------------------------------------------------
 namespace {
 // Six same-sized relu layers and a softmax: every intermediate is {32, 64}.
