@@ -101,12 +101,12 @@ std::uint64_t cast_count() noexcept;
 /// Records one such cast (called by the code that casts).
 void count_cast() noexcept;
 
-/// Whether parameter updates under bf16 write the parameters' bf16 copies in
-/// the same pass as the float masters (LowPrecisionCache::axpby), so that a step
-/// casts no weight; on by default. Off, each weight is cast by the first
-/// GEMM that reads it after its update, as before. The results are the same
-/// bit for bit either way; the switch exists to compare the two (tests,
-/// benchmarks). Process-wide.
+/// Whether parameter updates under bf16 or fp16 write the parameters'
+/// low-precision copies with the float masters (LowPrecisionCache::axpby),
+/// so that a step casts no weight; on by default. Off, each weight is cast
+/// by the first GEMM that reads it after its update, as before. The results
+/// are the same bit for bit either way; the switch exists to compare the two
+/// (tests, benchmarks). Process-wide.
 bool fused_update_casts() noexcept;
 void set_fused_update_casts(bool on) noexcept;
 

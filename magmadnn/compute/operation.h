@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "magmadnn/compute/low_precision_cache.h"
 #include "magmadnn/compute/buffer_pool.h"
+#include "magmadnn/compute/low_precision_cache.h"
 #include "magmadnn/core/shape.h"
 #include "magmadnn/tensor/tensor.h"
 
@@ -104,7 +104,6 @@ class Operation : public std::enable_shared_from_this<Operation<T>> {
   const Tensor<L>& low_output() const {
     return low_.template get<L>(output_);
   }
-  const Tensor<bfloat16>& bf16_output() const { return low_output<bfloat16>(); }
   std::uint64_t low_precision_casts() const noexcept { return low_.casts(); }
   /// The cache behind low_output(), for code that writes the output in
   /// place and can keep the copy current as it does (an optimizer's update,

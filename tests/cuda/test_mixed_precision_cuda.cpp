@@ -267,8 +267,10 @@ TEST(Fp16ConvGpu, HostHalfConvolutionIsRefused) {
 // unit of (p - y), and |p - y| reaches 3/4 at initialisation with 4
 // classes: about 4e5, beyond half's 65504, so the half copy of the output
 // gradient is inf and the step must be skipped. Each skip halves the scale
-// until the gradients fit (2^21 at the latest: 2^21 / 32 = 65536 per unit of
-// |p - y| < 1 at that point), after which steps succeed: the run recovers.
+// until the gradients fit: by 2^21 they do, 2^21 / 32 = 65536 per unit of
+// |p - y|, which stays well below 1 while p is near uniform (skipped steps
+// leave the weights at their initial values), so below half's largest
+// finite value 65504. Then steps succeed: the run recovers.
 TEST(Fp16TrainingGpu, OverflowingStepsAreSkippedTheScaleHalvesAndTrainingRecovers) {
   MAGMADNN_REQUIRE_GPU();
   set_seed(3);
@@ -313,8 +315,13 @@ TEST(Fp16TrainingGpu, OverflowingStepsAreSkippedTheScaleHalvesAndTrainingRecover
   EXPECT_EQ(skips.front().step, 1);
   ASSERT_EQ(logged.size(), skips.size()) << "every skip is reported";
   for (const auto& s : skips) EXPECT_EQ(s.scale_after, s.scale_before / 2) << "step " << s.step;
-  EXPECT_LE(skips.back().scale_after, std::ldexp(1.0, 21)) << "the scale halved until half held the gradients";
-  EXPECT_LT(skips.back().step, 24) << "the last step overflowed: training never recovered";
+  // The first run of skips (steps 1, 2, ...) ends by 2^21 at the latest; the
+  // step after it succeeds. Later skips, after the scale has grown back, may
+  // come and go.
+  std::size_t first_run = 1;
+  while (first_run < skips.size() && skips[first_run].step == static_cast<std::int64_t>(first_run) + 1) ++first_run;
+  EXPECT_LE(skips[first_run - 1].scale_after, std::ldexp(1.0, 21)) << "the scale halved until half held the gradients";
+  EXPECT_LT(static_cast<std::int64_t>(first_run), 24) << "every step overflowed: training never recovered";
   EXPECT_EQ(net.optimizer().step_count(), 24 - static_cast<std::int64_t>(skips.size()));
   EXPECT_LT(history.back().train_loss, history.front().train_loss);
   bool half_copy = false;

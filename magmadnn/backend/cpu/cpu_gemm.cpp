@@ -8,8 +8,9 @@
 // operand is copied. alpha is a run-time output scale (one primitive serves
 // every alpha), beta a `sum` post-op, the activation an eltwise post-op.
 // Products under ~48^3 multiply-adds skip oneDNN (see small_problem).
-// Mixed precision (gemm_mixed, gemm_bias_act_mixed, bf16 operands): the same primitives with
-// bf16 A and B descriptors, float C and bias; oneDNN accumulates in float.
+// Mixed precision (gemm_mixed, gemm_bias_act_mixed; bf16 operands only): the
+// same primitives with bf16 A and B descriptors, float C and bias; oneDNN
+// accumulates in float.
 //
 // double: oneDNN 2.6 cannot do f64 at all: its memory::data_type has only
 // f32, f16, bf16, s32, s8 and u8. So double goes to OpenBLAS dgemm, followed

@@ -10,8 +10,9 @@
 // configuration): its inputs already carry 2^-11 relative rounding, so
 // tensor-core math costs it nothing in accuracy and is what makes half worth
 // having. Bfloat16 likewise (CUDNN_DATA_BFLOAT16 with float compute, which
-// cuDNN runs on compute capability 8.0 and later). The choice, the descriptors and the workspace size are cached per
-// device, element type and problem.
+// cuDNN runs on compute capability 8.0 and later). The choice, the
+// descriptors and the workspace size are cached per device, element type and
+// problem.
 #include "magmadnn/core/config.h"
 
 #if MAGMADNN_HAVE_CUDNN
