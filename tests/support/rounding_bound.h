@@ -65,13 +65,18 @@ struct RoundingBound {
 /// elementwise: |got - ref| within the worst case and within 6 sigma, given
 /// sum |a b| (abs_sum) and sum (a b)^2 (sq_sum) per output and the reduction
 /// length k. When f32 is given, also that some output differs from the float
-/// result, so the low-precision path ran.
+/// result, so the low-precision path ran. With out_u, `rounded` is the exact
+/// value that was rounded to the format, when it is not ref (a convolution
+/// whose bias is added after the rounding); it defaults to ref.
 inline void expect_within_rounding_bound(const Tensor<float>& got, const Tensor<double>& ref,
                                          const Tensor<double>& abs_sum, const Tensor<double>& sq_sum,
-                                         std::int64_t k, const RoundingBound& b, const Tensor<float>* f32 = nullptr) {
+                                         std::int64_t k, const RoundingBound& b, const Tensor<float>* f32 = nullptr,
+                                         const Tensor<double>* rounded = nullptr) {
   ASSERT_EQ(got.shape(), ref.shape());
   const std::vector<float> g = got.to(HOST).to_vector();
   const std::vector<double> r = ref.to_vector(), a = abs_sum.to_vector(), s = sq_sum.to_vector();
+  const std::vector<double> q = rounded ? rounded->to_vector() : r;
+  ASSERT_EQ(q.size(), r.size());
   for (std::size_t i = 0; i < g.size(); ++i) {
     const double err = std::abs(static_cast<double>(g[i]) - r[i]);
     const double inner_worst = b.scale * ((2 * b.u + b.u * b.u + gamma_f32(k)) * a[i]) + b.absolute;
@@ -79,8 +84,8 @@ inline void expect_within_rounding_bound(const Tensor<float>& got, const Tensor<
     const double inner_stat = 6 * sigma + b.scale * gamma_f32(k) * a[i] + b.absolute;
     // The float result's own rounding, then the result's rounding to the format.
     const double last = std::ldexp(std::abs(r[i]), -23);
-    const double worst = inner_worst + last + b.out_u * (std::abs(r[i]) + inner_worst);
-    const double stat = inner_stat + last + b.out_u * (std::abs(r[i]) + inner_worst);
+    const double worst = inner_worst + last + b.out_u * (std::abs(q[i]) + inner_worst);
+    const double stat = inner_stat + last + b.out_u * (std::abs(q[i]) + inner_worst);
     ASSERT_LE(err, worst) << "output " << i << ": worst-case bound broken (K = " << k << ")";
     ASSERT_LE(err, stat) << "output " << i << ": 6-sigma bound broken (K = " << k << ")";
   }
