@@ -8,31 +8,26 @@
 
 namespace magmadnn::op {
 
-template <typename L>
-Tensor<L>& LowPrecisionCache::copy() noexcept {
+template <typename L, typename Self>
+auto& LowPrecisionCache::copy_of_type(Self& self) noexcept {
   static_assert(std::is_same_v<L, bfloat16> || std::is_same_v<L, half>, "a low-precision copy is bf16 or half");
   if constexpr (std::is_same_v<L, bfloat16>) {
-    return bf16_;
+    return self.bf16_;
   } else {
-    return f16_;
+    return self.f16_;
   }
 }
 
 template <typename L, typename T>
 bool LowPrecisionCache::holds_copy_of(const Tensor<T>& src) const noexcept {
-  const Tensor<L>* c = nullptr;
-  if constexpr (std::is_same_v<L, bfloat16>) {
-    c = &bf16_;
-  } else {
-    c = &f16_;
-  }
-  return held_ == dtype_v<L> && offset_ == src.offset() && c->shape() == src.shape() &&
-         c->get_memory_type() == src.get_memory_type() && c->get_device_id() == src.get_device_id();
+  const Tensor<L>& c = copy_of_type<L>(*this);
+  return held_ == dtype_v<L> && offset_ == src.offset() && c.shape() == src.shape() &&
+         c.get_memory_type() == src.get_memory_type() && c.get_device_id() == src.get_device_id();
 }
 
 template <typename L, typename T>
 const Tensor<L>& LowPrecisionCache::get(const Tensor<T>& src) {
-  Tensor<L>& c = copy<L>();
+  Tensor<L>& c = copy_of_type<L>(*this);
   if (src.write_stamp() != 0 && src.write_stamp() == stamp_ && holds_copy_of<L>(src)) return c;
   if (held_ != dtype_v<L>) clear();  // a run changed precision: keep one copy, not two
   if (c.shape() != src.shape() || c.get_memory_type() != src.get_memory_type() ||

@@ -53,8 +53,9 @@ class LowPrecisionCache {
   void clear();
 
  private:
-  template <typename L>
-  Tensor<L>& copy() noexcept;
+  // The member holding the copy of type L (self: this cache, const or not).
+  template <typename L, typename Self>
+  static auto& copy_of_type(Self& self) noexcept;
   template <typename L, typename T>
   bool holds_copy_of(const Tensor<T>& src) const noexcept;
 
