@@ -54,15 +54,15 @@ int main(int argc, char** argv) {
     auto cast = [&] { be.convert(dtype::f32, w.data(), dtype::bf16, w16.mutable_data(), w.size()); };
     const std::vector<std::function<void()>> configs = {
         [&] {
-          math::matmul_bf16(-lr, dz16, true, x16, false, keep, w);
+          math::matmul_mixed(-lr, dz16, true, x16, false, keep, w);
           cast();
         },
         [&] {
-          math::matmul_bf16(1.f, dz16, true, x16, false, 0.f, g);
+          math::matmul_mixed(1.f, dz16, true, x16, false, 0.f, g);
           math::axpby(-lr, g, keep, w, w16);
         },
         [&] {
-          math::matmul_bf16(1.f, dz16, true, x16, false, 0.f, g);
+          math::matmul_mixed(1.f, dz16, true, x16, false, 0.f, g);
           math::axpby(-lr, g, keep, w);
           cast();
         },

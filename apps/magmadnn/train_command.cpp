@@ -57,8 +57,8 @@ const std::vector<OptionSpec> kOptions = {
     {"profile", "", "time every operation of the training steps and print where the time goes"},
     {"precision", "P", "fp32 (default), bf16 (bf16 GEMMs and convolutions, float accumulation and masters), fp16 "
                        "or tf32 (both GPU only); may change on --resume"},
-    {"loss-scaling", "MODE", "auto (default: on at fp16 only), on or off: dynamic loss scaling, which skips a step "
-                             "whose gradients overflow and halves the scale (see docs/mixed_precision.md)"},
+    {"loss-scaling", "MODE", "auto (default: on at fp16 only), on or off (not at fp16): dynamic loss scaling, which "
+                             "skips a step whose gradients overflow and halves the scale (see docs/mixed_precision.md)"},
     {"strategy", "NAME", "under mpirun: allreduce (default), weight-avg, ps, asgd or ring"},
     {"watchdog", "SECONDS", "under mpirun: fail when a rank misses a collective this long (default 60)"},
 };

@@ -33,10 +33,11 @@ const char* op_name(ReduceOp op) noexcept {
   return "reduce";
 }
 
-void no_bf16_gemm() {
+void no_mixed_gemm(dtype operands) {
   MAGMADNN_THROW(NotSupportedError,
-                 "gemm: this backend has no bfloat16 GEMM (bf16 GEMMs exist on the CPU backend, for float "
-                 "outputs); run with precision fp32");
+                 "gemm: this backend has no GEMM with " << dtype_name(operands)
+                     << " operands (bf16 GEMMs exist on the CPU and CUDA backends, f16 ones on CUDA, all with float "
+                        "outputs); run with precision fp32");
 }
 
 }  // namespace magmadnn

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "magmadnn/core/half.h"
+#include "magmadnn/core/types.h"
 
 namespace magmadnn {
 
@@ -61,8 +62,9 @@ struct BroadcastDesc {
   }
 };
 
-/// Throws NotSupportedError for a backend without bf16 GEMMs.
-[[noreturn]] void no_bf16_gemm();
+/// Throws NotSupportedError for a backend (or element type) without mixed
+/// precision GEMMs whose operands are `operands` (bf16 or f16).
+[[noreturn]] void no_mixed_gemm(dtype operands);
 
 template <typename T>
 class Kernels {
@@ -96,7 +98,7 @@ class Kernels {
   /// axpby that also writes y's new values rounded to bfloat16 (nearest
   /// even, as Backend::convert rounds) into y16, in the same pass: a
   /// parameter update that keeps the parameter's bf16 copy current (mixed
-  /// precision, op::Bf16Cache). Returns false, having written nothing, on a
+  /// precision, op::LowPrecisionCache). Returns false, having written nothing, on a
   /// backend (or for a T) without the fused kernel; math::axpby then makes
   /// two passes.
   virtual bool axpby_bf16(std::int64_t /*n*/, T /*alpha*/, const T* /*x*/, T /*beta*/, T* /*y*/,
@@ -119,20 +121,22 @@ class Kernels {
                              const T* A, std::int64_t lda, const T* B, std::int64_t ldb, const T* bias,
                              UnaryOp act, T p, T* C, std::int64_t ldc) = 0;
 
-  /// Mixed precision (autocast's bf16 GEMMs): gemm and gemm_bias_act with
-  /// A and B in bfloat16, C and bias in T; products accumulate in float.
-  /// The default throws NotSupportedError: a backend that computes bf16
-  /// overrides these (the CPU one with oneDNN, for T = float).
-  virtual void gemm_bf16(bool /*trans_a*/, bool /*trans_b*/, std::int64_t /*m*/, std::int64_t /*n*/,
-                         std::int64_t /*k*/, T /*alpha*/, const bfloat16* /*A*/, std::int64_t /*lda*/,
-                         const bfloat16* /*B*/, std::int64_t /*ldb*/, T /*beta*/, T* /*C*/, std::int64_t /*ldc*/) {
-    no_bf16_gemm();
+  /// Mixed precision (autocast's GEMMs): gemm and gemm_bias_act with A and
+  /// B of element type `ab` (dtype::bf16 or dtype::f16, the run's low
+  /// precision), C and bias in T; products accumulate in float. The default
+  /// throws NotSupportedError: a backend overrides these for the operand
+  /// types it computes (the CPU: bf16 through oneDNN; CUDA: bf16 and f16
+  /// through cublasGemmEx), for T = float.
+  virtual void gemm_mixed(dtype ab, bool /*trans_a*/, bool /*trans_b*/, std::int64_t /*m*/, std::int64_t /*n*/,
+                          std::int64_t /*k*/, T /*alpha*/, const void* /*A*/, std::int64_t /*lda*/,
+                          const void* /*B*/, std::int64_t /*ldb*/, T /*beta*/, T* /*C*/, std::int64_t /*ldc*/) {
+    no_mixed_gemm(ab);
   }
-  virtual void gemm_bias_act_bf16(bool /*trans_a*/, bool /*trans_b*/, std::int64_t /*m*/, std::int64_t /*n*/,
-                                  std::int64_t /*k*/, const bfloat16* /*A*/, std::int64_t /*lda*/,
-                                  const bfloat16* /*B*/, std::int64_t /*ldb*/, const T* /*bias*/, UnaryOp /*act*/,
-                                  T /*p*/, T* /*C*/, std::int64_t /*ldc*/) {
-    no_bf16_gemm();
+  virtual void gemm_bias_act_mixed(dtype ab, bool /*trans_a*/, bool /*trans_b*/, std::int64_t /*m*/,
+                                   std::int64_t /*n*/, std::int64_t /*k*/, const void* /*A*/, std::int64_t /*lda*/,
+                                   const void* /*B*/, std::int64_t /*ldb*/, const T* /*bias*/, UnaryOp /*act*/,
+                                   T /*p*/, T* /*C*/, std::int64_t /*ldc*/) {
+    no_mixed_gemm(ab);
   }
 
   /// Views x as [outer, axis, inner] and reduces the middle axis into

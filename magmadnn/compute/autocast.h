@@ -17,7 +17,7 @@
 /// process do not see each other's setting.
 ///
 /// Low-precision copies of node outputs are cached on the node until its
-/// version changes (op::Operation::bf16_output), so a weight is cast once per
+/// version changes (op::Operation::low_output), so a weight is cast once per
 /// step whatever the number of GEMMs that read it, and not at all when the
 /// optimizer's update writes the copy as it writes the weight
 /// (fused_update_casts()); cast_count() counts every cast, for tests.
@@ -68,6 +68,20 @@ Precision current() noexcept;
 /// take its bf16 path now.
 bool bf16(OpKind kind) noexcept;
 
+/// Runs f(L()) with L = bfloat16 or half, the type ops of `kind` compute in
+/// on this thread now (compute_dtype(kind, current())), and returns true;
+/// returns false without calling f when they compute in float. The one
+/// place a node turns the run's precision into an element type, so that its
+/// low-precision path is written once for both.
+template <typename F>
+bool with_low_precision(OpKind kind, F&& f) {
+  switch (compute_dtype(kind, current())) {
+    case dtype::bf16: f(bfloat16()); return true;
+    case dtype::f16: f(half()); return true;
+    default: return false;
+  }
+}
+
 /// Sets the thread's precision for its lifetime and restores the previous
 /// one on destruction (scopes nest).
 class AutocastScope {
@@ -87,12 +101,12 @@ std::uint64_t cast_count() noexcept;
 /// Records one such cast (called by the code that casts).
 void count_cast() noexcept;
 
-/// Whether parameter updates under bf16 write the parameters' bf16 copies in
-/// the same pass as the float masters (Bf16Cache::axpby), so that a step
-/// casts no weight; on by default. Off, each weight is cast by the first
-/// GEMM that reads it after its update, as before. The results are the same
-/// bit for bit either way; the switch exists to compare the two (tests,
-/// benchmarks). Process-wide.
+/// Whether parameter updates under bf16 or fp16 write the parameters'
+/// low-precision copies with the float masters (LowPrecisionCache::axpby),
+/// so that a step casts no weight; on by default. Off, each weight is cast
+/// by the first GEMM that reads it after its update, as before. The results
+/// are the same bit for bit either way; the switch exists to compare the two
+/// (tests, benchmarks). Process-wide.
 bool fused_update_casts() noexcept;
 void set_fused_update_casts(bool on) noexcept;
 

@@ -4,7 +4,7 @@
 
 #include "magmadnn/compute/autocast.h"
 #include "magmadnn/conv/conv.h"
-#include "magmadnn/conv/conv_bf16.h"
+#include "magmadnn/conv/conv_mixed.h"
 #include "magmadnn/tensor/math.h"
 
 namespace magmadnn::op {
@@ -29,13 +29,19 @@ Shape Conv2dNode<T>::infer_shape(const std::vector<Shape>& in) const {
 }
 
 namespace {
-// Whether a float node takes autocast's bf16 convolution for `pass` now
-// (host only: the GPU has no bf16 convolution yet, so it stays float there;
-// and only where bf16 pays, conv_bf16.h's policy).
+// Whether a float node takes autocast's low-precision convolution for `pass`
+// now: Conv computes in bf16 or f16 under the run's precision, and that pays
+// for this problem where x lives (conv_mixed.h's policy). The element type
+// then comes from autocast::with_low_precision.
 template <typename T>
-bool bf16_conv(const Tensor<T>& x, const Shape& w, const conv::ConvParams& params, conv::Pass pass) {
-  return std::is_same_v<T, float> && !x.on_device() && autocast::bf16(autocast::OpKind::Conv) &&
-         conv::bf16_conv_pays(conv::make_problem(x.shape(), w, params), pass);
+bool low_precision_conv(const Tensor<T>& x, const Shape& w, const conv::ConvParams& params, conv::Pass pass) {
+  if constexpr (std::is_same_v<T, float>) {
+    const dtype low = autocast::compute_dtype(autocast::OpKind::Conv, autocast::current());
+    return low != dtype::f32 && conv::mixed_conv_pays(conv::make_problem(x.shape(), w, params), pass, low,
+                                                      x.on_device(), x.get_device_id());
+  } else {
+    return false;
+  }
 }
 }  // namespace
 
@@ -43,9 +49,14 @@ template <typename T>
 void Conv2dNode<T>::forward() {
   const bool has_bias = this->inputs_.size() > 2;
   if constexpr (std::is_same_v<T, float>) {
-    if (bf16_conv(this->in(0), this->in(1).shape(), params_, conv::Pass::Forward)) {
-      this->output_ = conv::conv2d_forward_bf16(this->inputs_[0]->bf16_output(), this->inputs_[1]->bf16_output(),
-                                                has_bias ? &this->in(2) : nullptr, params_);
+    if (low_precision_conv(this->in(0), this->in(1).shape(), params_, conv::Pass::Forward)) {
+      autocast::with_low_precision(autocast::OpKind::Conv, [&](auto l) {
+        using L = decltype(l);
+        this->output_ =
+            conv::conv2d_forward_mixed(this->inputs_[0]->template low_output<L>(),
+                                       this->inputs_[1]->template low_output<L>(), has_bias ? &this->in(2) : nullptr,
+                                       params_);
+      });
       if (relu_) math::unary(UnaryOp::Relu, this->output_, this->output_);
       return;
     }
@@ -68,26 +79,32 @@ void Conv2dNode<T>::backward(const Tensor<T>& g_out, const std::vector<bool>& ne
   const Tensor<T>& w = this->in(1);
   const bool has_bias = this->inputs_.size() > 2;
   const bool want_db = has_bias && needed[2];
-  bool data16 = false, filter16 = false;
+  bool data_low = false, filter_low = false;
   if constexpr (std::is_same_v<T, float>) {
-    data16 = needed[0] && bf16_conv(x, w.shape(), params_, conv::Pass::BackwardData);
-    filter16 = (needed[1] || want_db) && bf16_conv(x, w.shape(), params_, conv::Pass::BackwardFilter);
-    if (data16 || filter16) {
-      // x and w as cast for forward (cached on their nodes); g cast once here.
-      const Tensor<bfloat16> g16 = g.template cast<bfloat16>();
-      autocast::count_cast();
-      if (data16) gin[0] = conv::conv2d_backward_data_bf16(g16, this->inputs_[1]->bf16_output(), x.shape(), params_);
-      if (filter16) {
-        Tensor<float> db;
-        Tensor<float> dw = conv::conv2d_backward_filter_bf16(this->inputs_[0]->bf16_output(), g16, w.shape(), params_,
-                                                             want_db ? &db : nullptr);
-        if (needed[1]) gin[1] = std::move(dw);
-        if (want_db) gin[2] = std::move(db);
-      }
+    data_low = needed[0] && low_precision_conv(x, w.shape(), params_, conv::Pass::BackwardData);
+    filter_low = (needed[1] || want_db) && low_precision_conv(x, w.shape(), params_, conv::Pass::BackwardFilter);
+    if (data_low || filter_low) {
+      autocast::with_low_precision(autocast::OpKind::Conv, [&](auto l) {
+        using L = decltype(l);
+        // x and w as cast for forward (cached on their nodes); g cast once here.
+        const Tensor<L> g16 = g.template cast<L>();
+        autocast::count_cast();
+        if (data_low) {
+          gin[0] = conv::conv2d_backward_data_mixed(g16, this->inputs_[1]->template low_output<L>(), x.shape(),
+                                                    params_);
+        }
+        if (filter_low) {
+          Tensor<float> db;
+          Tensor<float> dw = conv::conv2d_backward_filter_mixed(this->inputs_[0]->template low_output<L>(), g16,
+                                                                w.shape(), params_, want_db ? &db : nullptr);
+          if (needed[1]) gin[1] = std::move(dw);
+          if (want_db) gin[2] = std::move(db);
+        }
+      });
     }
   }
-  if (needed[0] && !data16) gin[0] = conv::conv2d_backward_data(g, w, x.shape(), params_, algo_);
-  if ((needed[1] || want_db) && !filter16) {
+  if (needed[0] && !data_low) gin[0] = conv::conv2d_backward_data(g, w, x.shape(), params_, algo_);
+  if ((needed[1] || want_db) && !filter_low) {
     Tensor<T> db;
     Tensor<T> dw = conv::conv2d_backward_filter(x, g, w.shape(), params_, algo_, want_db ? &db : nullptr);
     if (needed[1]) gin[1] = std::move(dw);

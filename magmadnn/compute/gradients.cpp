@@ -180,20 +180,20 @@ struct TableSink : Sink<T> {
 };
 
 // Applies var = beta * var + alpha * gradient as each gradient is final; an
-// update that is not folded into a GEMM keeps the variable's bf16 copy
-// current as it writes (Bf16Cache::axpby).
+// update that is not folded into a GEMM keeps the variable's low-precision copy
+// current as it writes (LowPrecisionCache::axpby).
 template <typename T>
 struct UpdateSink : Sink<T> {
   using Target = typename Operation<T>::UpdateTarget;
   struct Entry {
     Target target;
-    Bf16Cache* bf16;  // the variable's, non-owning
+    LowPrecisionCache* low;  // the variable's, non-owning
   };
   std::unordered_map<const Operation<T>*, Entry> targets;
   UpdateSink(const std::vector<Expr<T>>& vars, InPlaceUpdate<T> u) {
     for (const auto& v : vars) {
       Variable<T>& var = as_variable(v, "backward_update");
-      targets.emplace(v.get(), Entry{Target{&var.value(), u.alpha, u.beta}, &var.bf16_cache()});
+      targets.emplace(v.get(), Entry{Target{&var.value(), u.alpha, u.beta}, &var.low_precision_cache()});
     }
   }
   const Target* target(const Operation<T>* node) override {
@@ -206,7 +206,7 @@ struct UpdateSink : Sink<T> {
     std::optional<Profiler::Scope> scope;
     if (Profiler::enabled()) scope.emplace("optimizer", "update", node->get_name(), detail::device_sync_of(*t.dst));
     if (grad) {
-      e.bf16->axpby(t.alpha, *grad, t.beta, *t.dst);
+      e.low->axpby(t.alpha, *grad, t.beta, *t.dst);
     } else {
       math::unary(UnaryOp::Scale, *t.dst, *t.dst, t.beta);
     }

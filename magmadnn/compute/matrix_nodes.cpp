@@ -1,5 +1,6 @@
 // Matmul and linear (fully connected) nodes.
 #include <type_traits>
+#include <utility>
 
 #include "magmadnn/compute/autocast.h"
 #include "magmadnn/compute/grad_utils.h"
@@ -27,21 +28,27 @@ Shape MatmulNode<T>::infer_shape(const std::vector<Shape>& in) const {
 }
 
 namespace {
-// Whether a float node takes autocast's bf16 GEMM path now.
-template <typename T>
-bool bf16_gemm() {
-  return std::is_same_v<T, float> && autocast::bf16(autocast::OpKind::Gemm);
+// Runs f(L()) when a node of element type T takes autocast's low-precision
+// GEMM path now (T = float, L = bfloat16 or half); false otherwise.
+template <typename T, typename F>
+bool low_precision_gemm(F&& f) {
+  if constexpr (std::is_same_v<T, float>) {
+    return autocast::with_low_precision(autocast::OpKind::Gemm, std::forward<F>(f));
+  } else {
+    return false;
+  }
 }
 }  // namespace
 
 template <typename T>
 void MatmulNode<T>::forward() {
   Tensor<T>& out = this->output_buffer(infer_shape({this->in(0).shape(), this->in(1).shape()}), this->in(0));
-  if constexpr (std::is_same_v<T, float>) {
-    if (bf16_gemm<T>()) {
-      math::matmul_bf16(1.f, this->inputs_[0]->bf16_output(), ta_, this->inputs_[1]->bf16_output(), tb_, 0.f, out);
-      return;
-    }
+  if (low_precision_gemm<T>([&](auto l) {
+        using L = decltype(l);
+        math::matmul_mixed(1.f, this->inputs_[0]->template low_output<L>(), ta_,
+                           this->inputs_[1]->template low_output<L>(), tb_, 0.f, out);
+      })) {
+    return;
   }
   math::matmul(T(1), this->in(0), ta_, this->in(1), tb_, T(0), out);
 }
@@ -49,20 +56,21 @@ void MatmulNode<T>::forward() {
 template <typename T>
 void MatmulNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
   // C = op(A) op(B). dop(A) = G op(B)^T, dop(B) = op(A)^T G; a transposed
-  // operand receives the transpose of that. The same formulas in bf16 read
-  // the operands cast in forward (cached on their nodes) and G cast once.
+  // operand receives the transpose of that. The same formulas in low
+  // precision read the operands cast in forward (cached on their nodes) and
+  // G cast once.
   auto grads = [&](const auto& a, const auto& b, const auto& gg, auto mm) {
     if (needed[0]) gin[0] = ta_ ? mm(b, gg, tb_, true) : mm(gg, b, false, !tb_);
     if (needed[1]) gin[1] = tb_ ? mm(gg, a, true, ta_) : mm(a, gg, !ta_, false);
   };
-  if constexpr (std::is_same_v<T, float>) {
-    if (bf16_gemm<T>()) {
-      grads(this->inputs_[0]->bf16_output(), this->inputs_[1]->bf16_output(), grad_bf16_.get(g),
-            [](const Tensor<bfloat16>& x, const Tensor<bfloat16>& y, bool tx, bool ty) {
-              return math::matmul_bf16(x, y, tx, ty);
-            });
-      return;
-    }
+  if (low_precision_gemm<T>([&](auto l) {
+        using L = decltype(l);
+        grads(this->inputs_[0]->template low_output<L>(), this->inputs_[1]->template low_output<L>(),
+              grad_low_.template get<L>(g), [](const Tensor<L>& x, const Tensor<L>& y, bool tx, bool ty) {
+                return math::matmul_mixed(x, y, tx, ty);
+              });
+      })) {
+    return;
   }
   grads(this->in(0), this->in(1), g,
         [](const Tensor<T>& x, const Tensor<T>& y, bool tx, bool ty) { return math::matmul(x, y, tx, ty); });
@@ -107,12 +115,12 @@ void LinearNode<T>::forward() {
   // infer_shape accepts a {1, out} bias too; math::linear wants it flat.
   Tensor<T> bias;
   if (has_bias()) bias = this->in(2).view(Shape{this->in(2).size()});
-  if constexpr (std::is_same_v<T, float>) {
-    if (bf16_gemm<T>()) {
-      math::linear_bf16(this->inputs_[0]->bf16_output(), this->inputs_[1]->bf16_output(),
-                        has_bias() ? &bias : nullptr, act_, 0.f, out);
-      return;
-    }
+  if (low_precision_gemm<T>([&](auto l) {
+        using L = decltype(l);
+        math::linear_mixed(this->inputs_[0]->template low_output<L>(), this->inputs_[1]->template low_output<L>(),
+                           has_bias() ? &bias : nullptr, act_, 0.f, out);
+      })) {
+    return;
   }
   math::linear(this->in(0), this->in(1), has_bias() ? &bias : nullptr, act_, T(0), out);
 }
@@ -152,22 +160,21 @@ void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& n
       math::unary_backward(act_, this->output_, this->output_, g, dz, T(0));
     }
   }
-  if constexpr (std::is_same_v<T, float>) {
-    if (bf16_gemm<T>()) {
-      // W and x as cast for forward (cached on their nodes); dz cast once.
-      const Tensor<bfloat16>& dz16 = grad_bf16_.get(dz);
-      const Tensor<bfloat16>& x16 = this->inputs_[0]->bf16_output();
-      if (needed[0]) gin[0] = math::matmul_bf16(dz16, this->inputs_[1]->bf16_output());
-      // W's update is not folded into this GEMM as in float: the caller's
-      // update pass writes W and its bf16 copy together
-      // (Bf16Cache::axpby), which saves the cast of W before the next
-      // forward; and oneDNN's bf16 GEMM with beta != 0 plus that cast
-      // measured slower than the GEMM with beta = 0 plus the update pass
-      // (bench_bf16_update, docs/benchmarks.md).
-      if (needed[1]) gin[1] = math::matmul_bf16(dz16, x16, true, false);
-    }
-  }
-  if (!bf16_gemm<T>()) {
+  const bool low = low_precision_gemm<T>([&](auto l) {
+    using L = decltype(l);
+    // W and x as cast for forward (cached on their nodes); dz cast once.
+    const Tensor<L>& dz16 = grad_low_.template get<L>(dz);
+    const Tensor<L>& x16 = this->inputs_[0]->template low_output<L>();
+    if (needed[0]) gin[0] = math::matmul_mixed(dz16, this->inputs_[1]->template low_output<L>());
+    // W's update is not folded into this GEMM as in float: the caller's
+    // update pass writes W and its low-precision copy together
+    // (LowPrecisionCache::axpby), which saves the cast of W before the next
+    // forward; and oneDNN's bf16 GEMM with beta != 0 plus that cast measured
+    // slower than the GEMM with beta = 0 plus the update pass
+    // (bench_bf16_update, docs/benchmarks.md).
+    if (needed[1]) gin[1] = math::matmul_mixed(dz16, x16, true, false);
+  });
+  if (!low) {
     if (needed[0]) gin[0] = math::matmul(dz, this->in(1));  // reads W: before any update of W
     if (needed[1] && targets[1] != nullptr && this->in(1).size() >= kFoldMinWeights) {
       // W = beta W + alpha dz^T x in one GEMM: no gradient buffer, no extra pass.

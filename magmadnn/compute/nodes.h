@@ -92,7 +92,7 @@ class MatmulNode : public Operation<T> {
 
  private:
   bool ta_, tb_;
-  Bf16Cache grad_bf16_;  // the incoming gradient, cast once for both products of backward
+  LowPrecisionCache grad_low_;  // the incoming gradient, cast once for both products of backward
 };
 
 /// out = act(x * w^T + b): x {batch, in}, w {out, in}, b {out} (optional),
@@ -118,9 +118,9 @@ class LinearNode : public Operation<T> {
   void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
   /// Folds an update of the weight into the GEMM that computes its gradient
   /// (beta = the update's beta, alpha scaling the product), after the input
-  /// gradient has used the old weight. Float only: under bf16 the update is
-  /// left to the caller, whose pass writes the weight's bf16 copy with it
-  /// (Bf16Cache::axpby).
+  /// gradient has used the old weight. Float GEMMs only: under bf16 or fp16
+  /// the update is left to the caller, whose pass writes the weight's
+  /// low-precision copy with it (LowPrecisionCache::axpby).
   void backward_into(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin,
                      const std::vector<const typename Operation<T>::UpdateTarget*>& targets,
                      std::vector<bool>& applied) override;
@@ -131,7 +131,7 @@ class LinearNode : public Operation<T> {
 
  private:
   UnaryOp act_;
-  Bf16Cache grad_bf16_;  // dz, cast once for both products of backward
+  LowPrecisionCache grad_low_;  // dz, cast once for both products of backward
 };
 
 /// Sum of n inputs, broadcast to one shape.

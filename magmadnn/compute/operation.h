@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "magmadnn/compute/bf16_cache.h"
 #include "magmadnn/compute/buffer_pool.h"
+#include "magmadnn/compute/low_precision_cache.h"
 #include "magmadnn/core/shape.h"
 #include "magmadnn/tensor/tensor.h"
 
@@ -95,16 +95,20 @@ class Operation : public std::enable_shared_from_this<Operation<T>> {
 
   /// Changes whenever the output changes.
   std::uint64_t version() const noexcept { return version_; }
-  /// The output rounded to bfloat16, for the mixed-precision GEMMs and
-  /// convolutions that read it (autocast.h). Cast on the first call after
-  /// the output's contents changed, served from a copy kept on the node
-  /// otherwise; bf16_casts() counts the casts.
-  const Tensor<bfloat16>& bf16_output() const { return bf16_.get(output_); }
-  std::uint64_t bf16_casts() const noexcept { return bf16_.casts(); }
-  /// The cache behind bf16_output(), for code that writes the output in
+  /// The output rounded to L (bfloat16 or half: the run's low precision),
+  /// for the mixed-precision GEMMs and convolutions that read it
+  /// (autocast.h). Cast on the first call after the output's contents
+  /// changed, served from a copy kept on the node otherwise;
+  /// low_precision_casts() counts the casts.
+  template <typename L>
+  const Tensor<L>& low_output() const {
+    return low_.template get<L>(output_);
+  }
+  std::uint64_t low_precision_casts() const noexcept { return low_.casts(); }
+  /// The cache behind low_output(), for code that writes the output in
   /// place and can keep the copy current as it does (an optimizer's update,
-  /// Bf16Cache::axpby).
-  Bf16Cache& bf16_cache() noexcept { return bf16_; }
+  /// LowPrecisionCache::axpby).
+  LowPrecisionCache& low_precision_cache() noexcept { return low_; }
   /// Number of forward computations so far (for tests and profiling).
   std::uint64_t eval_count() const noexcept { return eval_count_; }
   /// Forces a recomputation at the next eval (e.g. after a mode change).
@@ -190,7 +194,7 @@ class Operation : public std::enable_shared_from_this<Operation<T>> {
   bool evaluated_ = false;
   bool dirty_ = false;
   std::uint64_t version_ = 0;
-  mutable Bf16Cache bf16_;
+  mutable LowPrecisionCache low_;
   std::uint64_t eval_count_ = 0;
   std::vector<std::uint64_t> seen_versions_;
   std::shared_ptr<BufferPool<T>> pool_;

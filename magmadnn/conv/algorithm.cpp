@@ -94,6 +94,7 @@ void register_algorithm(std::unique_ptr<ConvAlgorithm<T>> algo) {
 template void register_algorithm<float>(std::unique_ptr<ConvAlgorithm<float>>);
 template void register_algorithm<double>(std::unique_ptr<ConvAlgorithm<double>>);
 template void register_algorithm<half>(std::unique_ptr<ConvAlgorithm<half>>);
+template void register_algorithm<bfloat16>(std::unique_ptr<ConvAlgorithm<bfloat16>>);
 }  // namespace detail
 
 template std::vector<ConvAlgorithm<float>*> algorithms<float>(DeviceKind);
@@ -102,5 +103,7 @@ template ConvAlgorithm<float>* find_algorithm<float>(Algo, DeviceKind);
 template ConvAlgorithm<double>* find_algorithm<double>(Algo, DeviceKind);
 template std::vector<ConvAlgorithm<half>*> algorithms<half>(DeviceKind);
 template ConvAlgorithm<half>* find_algorithm<half>(Algo, DeviceKind);
+template std::vector<ConvAlgorithm<bfloat16>*> algorithms<bfloat16>(DeviceKind);
+template ConvAlgorithm<bfloat16>* find_algorithm<bfloat16>(Algo, DeviceKind);
 
 }  // namespace magmadnn::conv

@@ -76,7 +76,8 @@ class ConvAlgorithm {
 
 /// The algorithms available for T on a device kind, in a fixed order
 /// (Direct first). GPU algorithms are listed only when a GPU backend exists.
-/// T is float or double, or half, for which only cuDNN exists (GPU only).
+/// T is float or double, or half or bfloat16, for which only cuDNN exists
+/// (GPU only).
 template <typename T>
 std::vector<ConvAlgorithm<T>*> algorithms(DeviceKind device);
 /// One algorithm, or nullptr if it does not exist for that device kind

@@ -246,5 +246,7 @@ template std::optional<Choice> cached_choice<float>(const ConvProblem&, Pass, De
 template std::optional<Choice> cached_choice<double>(const ConvProblem&, Pass, DeviceKind, device_t);
 template ConvAlgorithm<half>& choose<half>(const ConvProblem&, Pass, DeviceKind, device_t, Algo);
 template std::optional<Choice> cached_choice<half>(const ConvProblem&, Pass, DeviceKind, device_t);
+template ConvAlgorithm<bfloat16>& choose<bfloat16>(const ConvProblem&, Pass, DeviceKind, device_t, Algo);
+template std::optional<Choice> cached_choice<bfloat16>(const ConvProblem&, Pass, DeviceKind, device_t);
 
 }  // namespace magmadnn::conv

@@ -60,7 +60,7 @@ struct Choice {
 };
 
 /// The algorithm to run `pass` of `prob` with, for element type T (float,
-/// double, or half on the GPU) on `device` (index `device_id` for GPUs).
+/// double, or half or bfloat16 on the GPU) on `device` (index `device_id` for GPUs).
 /// Measures on first use as described above.
 template <typename T>
 ConvAlgorithm<T>& choose(const ConvProblem& prob, Pass pass, DeviceKind device, device_t device_id = 0,

@@ -23,14 +23,17 @@ Tensor<T> like(const Shape& s, const Tensor<T>& t) {
   return Tensor<T>(s, t.get_memory_type(), t.get_device_id());
 }
 
-// Half is computed by cuDNN only; say so instead of "no algorithm supports".
+// Half and bfloat16 tensors are convolved by cuDNN only; say so instead of
+// "no algorithm supports". (The CPU's bf16 convolution, conv_bf16.h, takes
+// bf16 operands to float results and is not one of these algorithms.)
 template <typename T>
 void check_element_type(const Tensor<T>& t, const char* op) {
-  if constexpr (std::is_same_v<T, half>) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
     MAGMADNN_CHECK(t.on_device(), NotSupportedError,
-                   op << ": half-precision convolution runs on the GPU only (cuDNN); cast host tensors to float");
-    MAGMADNN_CHECK(!algorithms<half>(DeviceKind::CUDA).empty(), NotSupportedError,
-                   op << ": half-precision convolution needs cuDNN, which this build does not have");
+                   op << ": " << dtype_name(dtype_v<T>)
+                      << " convolution runs on the GPU only (cuDNN); cast host tensors to float");
+    MAGMADNN_CHECK(!algorithms<T>(DeviceKind::CUDA).empty(), NotSupportedError,
+                   op << ": " << dtype_name(dtype_v<T>) << " convolution needs cuDNN, which this build does not have");
   }
 }
 
@@ -52,7 +55,7 @@ Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>
   const T* b = bias ? bias->data() : nullptr;
   if (relu && a.forward_relu(pr, x.data(), w.data(), b, y.mutable_data(), ws.data())) return y;
   a.forward(pr, x.data(), w.data(), b, y.mutable_data(), ws.data());
-  if constexpr (std::is_same_v<T, half>) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
     MAGMADNN_CHECK(!relu, NotSupportedError, "conv2d: a fused ReLU is float and double only");
   } else if (relu) {
     math::unary(UnaryOp::Relu, y, y);
@@ -147,5 +150,6 @@ Tensor<T> pool2d_backward(const Tensor<T>& x, const Tensor<T>& dy, const PoolPar
 MAGMADNN_CONV_INSTANTIATE(float)
 MAGMADNN_CONV_INSTANTIATE(double)
 MAGMADNN_CONV_INSTANTIATE_CONV(half)
+MAGMADNN_CONV_INSTANTIATE_CONV(bfloat16)
 
 }  // namespace magmadnn::conv

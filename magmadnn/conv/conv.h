@@ -8,9 +8,10 @@
 /// memory type and device of its first tensor argument. `algo` forces an
 /// algorithm (see chooser.h for the order of forcing); Auto lets the chooser
 /// time the candidates on first use of a shape. Requires T = float or double;
-/// the three convolution passes also take T = half on the GPU (computed by
-/// cuDNN, accumulating in float; NotSupportedError for host tensors or in a
-/// build without cuDNN). Pooling is float and double only.
+/// the three convolution passes also take T = half or bfloat16 on the GPU
+/// (computed by cuDNN, accumulating in float; NotSupportedError for host
+/// tensors or in a build without cuDNN; bfloat16 needs compute capability
+/// 8.0 or later). Pooling is float and double only.
 #pragma once
 
 #include <cstdint>

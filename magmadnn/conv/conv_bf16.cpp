@@ -122,7 +122,8 @@ memory mem(const memory::desc& md, const void* p) { return onednn::wrap(md, p); 
 template <typename A>
 void host_only(const A& t, const char* what) {
   MAGMADNN_CHECK(!t.on_device(), NotSupportedError,
-                 what << ": bf16 convolution runs on the CPU only (oneDNN); on a GPU run with precision fp32");
+                 what << ": oneDNN's bf16 convolution takes host tensors; device tensors go through "
+                         "conv2d_*_mixed (conv_mixed.h, cuDNN)");
 }
 
 }  // namespace

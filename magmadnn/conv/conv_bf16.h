@@ -2,13 +2,14 @@
 /// Mixed-precision convolution on the CPU: the three passes of a 2-D
 /// convolution with bfloat16 operands and float results, computed by oneDNN
 /// (bf16 multiplies, float accumulation; fast on CPUs with AVX-512 BF16 or
-/// AMX). This is autocast's Conv path (compute/autocast.h); it sits beside
-/// the float algorithms and their chooser, not among them, because it
-/// changes the operands' type rather than the way of computing.
+/// AMX). This is the host side of autocast's Conv path (conv_mixed.h, which
+/// sends device tensors to cuDNN); it sits beside the float algorithms and
+/// their chooser, not among them, because it changes the operands' type
+/// rather than the way of computing.
 ///
-/// Requires host tensors (NotSupportedError otherwise: bf16 convolution on
-/// the GPU is not written yet) and shapes as conv.h's functions; ShapeError
-/// names them otherwise. Guarantees: results and db are float, freshly
+/// Requires host tensors (NotSupportedError otherwise: device tensors go
+/// through conv_mixed.h) and shapes as conv.h's functions; ShapeError names
+/// them otherwise. Guarantees: results and db are float, freshly
 /// allocated in the memory of the first tensor argument; each distinct
 /// problem creates its oneDNN primitives once.
 #pragma once
@@ -31,8 +32,9 @@ Tensor<float> conv2d_backward_filter_bf16(const Tensor<bfloat16>& x, const Tenso
                                           const Shape& w_shape, const ConvParams& params = {},
                                           Tensor<float>* db = nullptr);
 
-/// When autocast's Conv path (Conv2dNode under --precision bf16) takes the
-/// bf16 convolution.
+/// When autocast's Conv path (Conv2dNode under --precision bf16, and on a GPU
+/// fp16 too: conv_mixed.h's mixed_conv_pays) takes the low-precision
+/// convolution.
 ///  - Timed (the default): per problem and pass, only where it is faster
 ///    than the float algorithm the chooser picks, the casts of its operands
 ///    included; both are timed once, on first use (dMath's timed choice).

@@ -13,15 +13,15 @@
 namespace magmadnn::conv {
 namespace {
 
-// n uniform numbers in [-1, 1) in the device's memory. Half has no kernels
-// of its own: it is drawn in float and converted.
+// n uniform numbers in [-1, 1) in the device's memory. Half and bfloat16
+// have no kernels of their own: they are drawn in float and converted.
 template <typename T>
 void fill_random(Backend& be, device_t dev, T* p, std::int64_t n, std::uint64_t stream) {
   constexpr std::uint64_t kSeed = 7;
-  if constexpr (std::is_same_v<T, half>) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
     DeviceBuffer f(be, sizeof(float) * n, dev);
     kernels<float>(be).fill_uniform(f.as<float>(), n, -1.f, 1.f, kSeed, stream);
-    be.convert(dtype::f32, f.data(), dtype::f16, p, n);
+    be.convert(dtype::f32, f.data(), dtype_v<T>, p, n);
   } else {
     kernels<T>(be).fill_uniform(p, n, T(-1), T(1), kSeed, stream);
   }
@@ -122,5 +122,8 @@ template std::vector<std::optional<double>> time_algorithms<double>(const std::v
 template std::vector<std::optional<double>> time_algorithms<half>(const std::vector<ConvAlgorithm<half>*>&,
                                                                   const ConvProblem&, Pass, DeviceKind, device_t,
                                                                   const TimingRounds&);
+template std::vector<std::optional<double>> time_algorithms<bfloat16>(const std::vector<ConvAlgorithm<bfloat16>*>&,
+                                                                      const ConvProblem&, Pass, DeviceKind, device_t,
+                                                                      const TimingRounds&);
 
 }  // namespace magmadnn::conv

@@ -40,7 +40,7 @@ struct TimingRounds {
 /// above. Returns one entry per candidate, in order: its fastest run in
 /// seconds, or nullopt when it could not run (a DeviceError while allocating
 /// its workspace or in its warm-up, e.g. out of device memory). T is float,
-/// double, or half (drawn in float and converted).
+/// double, or half or bfloat16 (drawn in float and converted).
 template <typename T>
 std::vector<std::optional<double>> time_algorithms(const std::vector<ConvAlgorithm<T>*>& candidates,
                                                    const ConvProblem& prob, Pass pass, DeviceKind device,

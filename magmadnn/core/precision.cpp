@@ -23,15 +23,11 @@ Precision parse_precision(const std::string& name) {
 
 void check_precision_available(Precision p, bool on_gpu) {
   if (p == Precision::FP32) return;
-  // tf32 is a mode of the GPU's float GEMMs and convolutions (cuBLAS
-  // compute type, cuDNN math type). bf16 runs its GEMMs on the GPU through
-  // cublasGemmEx (convolutions stay float there, as the autocast table lets
-  // a pass do where low precision does not pay). fp16 needs half-precision
-  // copies and kernels the device path does not have yet: a GPU run at fp16
-  // would compute in fp32 and report otherwise, so it is refused.
-  if (on_gpu && (p == Precision::TF32 || p == Precision::BF16)) return;
-  MAGMADNN_CHECK(!on_gpu, NotSupportedError,
-                 "precision " << precision_name(p) << " is not implemented on the GPU yet (bf16, tf32 and fp32 are)");
+  // On a GPU: tf32 is a mode of the float GEMMs and convolutions (cuBLAS
+  // compute type, cuDNN math type); bf16 and fp16 run GEMMs through
+  // cublasGemmEx and convolutions through cuDNN on low-precision copies,
+  // accumulating in float (fp16's loss scaling is run/spec's business).
+  if (on_gpu) return;
   MAGMADNN_CHECK(p != Precision::FP16, NotSupportedError,
                  "precision fp16 needs a GPU: the CPU has no fast half-precision GEMM or convolution (oneDNN "
                  "computes f16 only on AVX512-FP16/AMX-FP16 parts), so fp16 would be slower than fp32 and still "

@@ -4,15 +4,19 @@
 ///
 ///  - FP32: everything in float (the default).
 ///  - BF16: GEMMs and convolutions read bfloat16 copies of their operands and
-///    accumulate in float (oneDNN on the CPU, which needs AVX-512 BF16 or AMX
-///    to be fast); the rest stays float (see compute/autocast.h).
-///  - FP16: as BF16 with IEEE half, on a GPU only, with dynamic loss scaling
-///    (optimizer/loss_scaler.h). Not implemented yet.
+///    accumulate in float; the rest stays float (see compute/autocast.h). On
+///    the CPU through oneDNN (fast with AVX-512 BF16 or AMX); on a GPU GEMMs
+///    through cublasGemmEx and convolutions through cuDNN.
+///  - FP16: as BF16 with IEEE half, on a GPU only (cublasGemmEx, cuDNN),
+///    with dynamic loss scaling (optimizer/loss_scaler.h; a run at fp16
+///    always scales, run/spec.h).
 ///  - TF32: float storage, GPU GEMMs (cuBLAS, cuBLASLt) and convolutions
 ///    (cuDNN) on tensor cores with a 10-bit mantissa and float accumulation
 ///    (core/thread_precision.h tells the backend).
 ///
-/// Master weights, gradients and optimizer state are float in every mode.
+/// The GPU paths of BF16 and FP16 compile but have not yet run on a GPU
+/// (docs/gpu.md). Master weights, gradients and optimizer state are float in
+/// every mode.
 #pragma once
 
 #include <string>
@@ -29,8 +33,8 @@ Precision parse_precision(const std::string& name);
 /// Throws NotSupportedError, saying why, when `p` cannot run where the
 /// training runs (`on_gpu`): fp16 and tf32 need a GPU (the CPU has neither
 /// half arithmetic worth using nor tensor cores, and silently computing in
-/// fp32 would make a run's precision a lie); on a GPU fp32 and tf32 are
-/// implemented so far. fp32 runs everywhere, bf16 on the CPU.
+/// fp32 would make a run's precision a lie). fp32 and bf16 run everywhere,
+/// every precision on a GPU.
 void check_precision_available(Precision p, bool on_gpu);
 
 }  // namespace magmadnn

@@ -98,7 +98,7 @@ void Optimizer<T>::step(const std::vector<op::Expr<T>>& vars, op::GradTable<T>& 
                                           << p.shape());
     ParamState& st = state_of(v);
     param_ = &p;
-    param_cache_ = &var.bf16_cache();
+    param_cache_ = &var.low_precision_cache();
     const OnExit forget{[this] { param_ = nullptr, param_cache_ = nullptr; }};
     std::optional<op::Profiler::Scope> scope;
     if (op::Profiler::enabled()) scope.emplace("optimizer", "update", var.get_name(), op::detail::device_sync_of(p));

@@ -110,11 +110,11 @@ class Optimizer {
   virtual void update_decayed(Tensor<T>& param, const Tensor<T>& grad, double lr, std::int64_t t,
                               std::vector<Tensor<T>>& slots, T keep);
   /// param = beta * param + alpha * x, for update() to make its last write
-  /// to the parameter with (every optimizer here does). Under bf16 it writes
-  /// the parameter's bf16 copy in the same pass when a GEMM reads that copy
-  /// (op::Bf16Cache::axpby), so the next forward casts no weight. An
-  /// update() that writes the parameter otherwise stays correct: the
-  /// parameter is then cast again by the next bf16 GEMM that reads it.
+  /// to the parameter with (every optimizer here does). Under bf16 or fp16 it
+  /// writes the parameter's low-precision copy with it when a GEMM reads
+  /// that copy (op::LowPrecisionCache::axpby), so the next forward casts no
+  /// weight. An update() that writes the parameter otherwise stays correct:
+  /// the parameter is then cast again by the next GEMM that reads it.
   void write_param(T alpha, const Tensor<T>& x, T beta, Tensor<T>& param);
 
  private:
@@ -133,10 +133,10 @@ class Optimizer {
   std::int64_t steps_ = 0;
   std::unordered_map<const op::Operation<T>*, ParamState> states_;
   std::vector<const op::Operation<T>*> order_;  // creation order, for stable names
-  // During step(), the variable being updated and its node's bf16 cache
+  // During step(), the variable being updated and its node's low-precision cache
   // (non-owning; for write_param).
   const Tensor<T>* param_ = nullptr;
-  op::Bf16Cache* param_cache_ = nullptr;
+  op::LowPrecisionCache* param_cache_ = nullptr;
 };
 
 }  // namespace magmadnn::optimizer

@@ -48,6 +48,13 @@ TrainingRun::TrainingRun(const TrainSpec& spec, std::shared_ptr<distributed::Com
   within("early_stopping.patience", spec_.early_stopping.patience, limits::patience);
   // Before the data is read: a precision this machine cannot run fails at once.
   check_precision_available(spec_.precision, has_cuda_device());
+  // Half's smallest normal is 6e-5: unscaled, small gradients flush to zero
+  // and large ones overflow, so an fp16 run without the scaler would train
+  // on wrong gradients without saying so.
+  MAGMADNN_CHECK(spec_.precision != Precision::FP16 || loss_scaling_enabled(spec_.loss_scaling, spec_.precision),
+                 ValueError,
+                 "TrainingRun: precision fp16 needs dynamic loss scaling; loss_scaling.mode \"off\" is for fp32 and "
+                 "bf16 (use \"auto\" or \"on\")");
   const auto t0 = Clock::now();
   {
     const Split all =

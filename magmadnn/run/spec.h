@@ -206,7 +206,7 @@ struct BatchGrowthSpec {
 /// backward, unscaled gradients, steps with inf/NaN gradients skipped).
 struct LossScalingSpec {
   /// "auto": on at fp16 only; "on": at any precision (e.g. to test it at
-  /// fp32 on the CPU); "off".
+  /// fp32 on the CPU); "off" (refused at fp16 by TrainingRun).
   std::string mode = "auto";
   double init_scale = 65536.0;
   std::int64_t growth_interval = 2000;  ///< good steps in a row before the scale doubles

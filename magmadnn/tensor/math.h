@@ -79,12 +79,13 @@ void axpy(T alpha, const Tensor<T>& x, Tensor<T>& y);
 /// y = alpha * x + beta * y in one pass (same number of elements).
 template <typename T>
 void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y);
-/// axpby that also writes y's new values rounded to bfloat16 (nearest even,
-/// exactly what y.cast<bfloat16>() would give) into y16, which has y's size
-/// and memory: one pass where the backend has the fused kernel
-/// (Kernels::axpby_bf16), else axpby then a conversion.
-template <typename T>
-void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y, Tensor<bfloat16>& y16);
+/// axpby that also writes y's new values rounded to L = bfloat16 or half
+/// (nearest even, exactly what y.cast<L>() would give) into y16, which has
+/// y's size and memory: one pass where the backend has the fused kernel
+/// (Kernels::axpby_bf16: bfloat16 on the CPU), else axpby then a conversion
+/// (Backend::convert; this is the GPU's path for both types).
+template <typename T, typename L>
+void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y, Tensor<L>& y16);
 
 // -- matrix products ------------------------------------------------------------------
 /// out = alpha * op(a) * op(b) + beta * out for 2-D a, b, out, where op
@@ -100,16 +101,19 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b, bool trans_a = false, b
 template <typename T>
 void linear(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, UnaryOp act, T p, Tensor<T>& out);
 
-/// Mixed precision (autocast's GEMMs): as matmul and linear with bf16
-/// operands, float accumulation and a float result (and float bias). On a
-/// backend without bf16 GEMMs (Kernels::gemm_bf16) they throw
+/// Mixed precision (autocast's GEMMs): as matmul and linear with operands
+/// L = bfloat16 or half (the run's low precision), float accumulation and a
+/// float result (and float bias). On a backend without GEMMs for L
+/// (Kernels::gemm_mixed: the CPU has bf16 only) they throw
 /// NotSupportedError.
-void matmul_bf16(float alpha, const Tensor<bfloat16>& a, bool trans_a, const Tensor<bfloat16>& b, bool trans_b,
-                 float beta, Tensor<float>& out);
-Tensor<float> matmul_bf16(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b, bool trans_a = false,
-                          bool trans_b = false);
-void linear_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat16>& w, const Tensor<float>* bias, UnaryOp act,
-                 float p, Tensor<float>& out);
+template <typename L>
+void matmul_mixed(float alpha, const Tensor<L>& a, bool trans_a, const Tensor<L>& b, bool trans_b, float beta,
+                  Tensor<float>& out);
+template <typename L>
+Tensor<float> matmul_mixed(const Tensor<L>& a, const Tensor<L>& b, bool trans_a = false, bool trans_b = false);
+template <typename L>
+void linear_mixed(const Tensor<L>& x, const Tensor<L>& w, const Tensor<float>* bias, UnaryOp act, float p,
+                  Tensor<float>& out);
 
 // -- reductions --------------------------------------------------------------------------
 /// Reduces `axis`: out has x's shape with that axis removed (keepdims: size 1).

@@ -1,5 +1,6 @@
 // tensor/math: broadcasting, elementwise ops, fill and axpy.
 #include <string>
+#include <type_traits>
 
 #include "magmadnn/backend/unary_op_table.h"
 #include "magmadnn/core/errors.h"
@@ -145,18 +146,20 @@ void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y) {
   kernels<T>(be).axpby(x.size(), alpha, x.data(), beta, y.mutable_data());
 }
 
-template <typename T>
-void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y, Tensor<bfloat16>& y16) {
+template <typename T, typename L>
+void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y, Tensor<L>& y16) {
   MAGMADNN_CHECK(x.size() == y.size() && y16.size() == y.size(), ShapeError,
-                 "math::axpby: x " << x.shape() << ", y " << y.shape() << " and its bf16 copy " << y16.shape()
-                                   << " have different sizes");
+                 "math::axpby: x " << x.shape() << ", y " << y.shape() << " and its " << dtype_name(dtype_v<L>)
+                                   << " copy " << y16.shape() << " have different sizes");
   MAGMADNN_CHECK(y16.get_memory_type() == y.get_memory_type() && y16.get_device_id() == y.get_device_id(),
-                 ValueError, "math::axpby: y's bf16 copy is not in y's memory");
+                 ValueError, "math::axpby: y's " << dtype_name(dtype_v<L>) << " copy is not in y's memory");
   Backend& be = common_backend("axpby", x, y);
   if (x.size() == 0) return;
-  if (kernels<T>(be).axpby_bf16(x.size(), alpha, x.data(), beta, y.mutable_data(), y16.mutable_data())) return;
+  if constexpr (std::is_same_v<L, bfloat16>) {
+    if (kernels<T>(be).axpby_bf16(x.size(), alpha, x.data(), beta, y.mutable_data(), y16.mutable_data())) return;
+  }
   kernels<T>(be).axpby(x.size(), alpha, x.data(), beta, y.mutable_data());
-  be.convert(dtype_v<T>, y.data(), dtype::bf16, y16.mutable_data(), y.size());
+  be.convert(dtype_v<T>, y.data(), dtype_v<L>, y16.mutable_data(), y.size());
 }
 
 #define MAGMADNN_INSTANTIATE(T)                                                                          \
@@ -169,7 +172,8 @@ void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y, Tensor<bfloat16>& 
   template void fill<T>(Tensor<T>&, T);                                                                  \
   template void axpy<T>(T, const Tensor<T>&, Tensor<T>&);                                                \
   template void axpby<T>(T, const Tensor<T>&, T, Tensor<T>&);                                            \
-  template void axpby<T>(T, const Tensor<T>&, T, Tensor<T>&, Tensor<bfloat16>&);
+  template void axpby<T, bfloat16>(T, const Tensor<T>&, T, Tensor<T>&, Tensor<bfloat16>&);            \
+  template void axpby<T, half>(T, const Tensor<T>&, T, Tensor<T>&, Tensor<half>&);
 MAGMADNN_INSTANTIATE(float)
 MAGMADNN_INSTANTIATE(double)
 #undef MAGMADNN_INSTANTIATE

@@ -88,38 +88,50 @@ void linear(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, Unary
                                out.mutable_data(), nout);
 }
 
-void matmul_bf16(float alpha, const Tensor<bfloat16>& a, bool trans_a, const Tensor<bfloat16>& b, bool trans_b,
-                 float beta, Tensor<float>& out) {
-  const auto [m, n, k] = matmul_dims("math::matmul_bf16", a.shape(), trans_a, b.shape(), trans_b, out.shape());
-  Backend& be = common_backend("matmul_bf16", a, b, out);
+template <typename L>
+void matmul_mixed(float alpha, const Tensor<L>& a, bool trans_a, const Tensor<L>& b, bool trans_b, float beta,
+                  Tensor<float>& out) {
+  const auto [m, n, k] = matmul_dims("math::matmul_mixed", a.shape(), trans_a, b.shape(), trans_b, out.shape());
+  Backend& be = common_backend("matmul_mixed", a, b, out);
   if (out.size() == 0) return;
-  const bfloat16* pa = k > 0 ? a.data() : nullptr;
-  const bfloat16* pb = k > 0 ? b.data() : nullptr;
-  kernels<float>(be).gemm_bf16(trans_a, trans_b, m, n, k, alpha, pa, a.shape().dims()[1], pb, b.shape().dims()[1],
-                               beta, out.mutable_data(), n);
+  const L* pa = k > 0 ? a.data() : nullptr;
+  const L* pb = k > 0 ? b.data() : nullptr;
+  kernels<float>(be).gemm_mixed(dtype_v<L>, trans_a, trans_b, m, n, k, alpha, pa, a.shape().dims()[1], pb,
+                                b.shape().dims()[1], beta, out.mutable_data(), n);
 }
 
-Tensor<float> matmul_bf16(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b, bool trans_a, bool trans_b) {
+template <typename L>
+Tensor<float> matmul_mixed(const Tensor<L>& a, const Tensor<L>& b, bool trans_a, bool trans_b) {
   MAGMADNN_CHECK(a.ndim() == 2 && b.ndim() == 2, ShapeError,
-                 "math::matmul_bf16: a " << a.shape() << " and b " << b.shape() << " must be 2-D");
+                 "math::matmul_mixed: a " << a.shape() << " and b " << b.shape() << " must be 2-D");
   const std::int64_t m = a.shape().dims()[trans_a ? 1 : 0];
   const std::int64_t n = b.shape().dims()[trans_b ? 0 : 1];
   Tensor<float> out(Shape{m, n}, a.get_memory_type(), a.get_device_id());
-  matmul_bf16(1.f, a, trans_a, b, trans_b, 0.f, out);
+  matmul_mixed(1.f, a, trans_a, b, trans_b, 0.f, out);
   return out;
 }
 
-void linear_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat16>& w, const Tensor<float>* bias, UnaryOp act,
-                 float p, Tensor<float>& out) {
-  check_linear("math::linear_bf16", x.shape(), w.shape(), bias ? &bias->shape() : nullptr, act, out.shape());
-  Backend& be = bias ? common_backend("linear_bf16", x, w, *bias, out) : common_backend("linear_bf16", x, w, out);
+template <typename L>
+void linear_mixed(const Tensor<L>& x, const Tensor<L>& w, const Tensor<float>* bias, UnaryOp act, float p,
+                  Tensor<float>& out) {
+  check_linear("math::linear_mixed", x.shape(), w.shape(), bias ? &bias->shape() : nullptr, act, out.shape());
+  Backend& be = bias ? common_backend("linear_mixed", x, w, *bias, out) : common_backend("linear_mixed", x, w, out);
   if (out.size() == 0) return;
   const std::int64_t batch = x.shape().dims()[0], in = x.shape().dims()[1], nout = w.shape().dims()[0];
-  const bfloat16* px = in > 0 ? x.data() : nullptr;
-  const bfloat16* pw = in > 0 ? w.data() : nullptr;
-  kernels<float>(be).gemm_bias_act_bf16(false, true, batch, nout, in, px, in, pw, in, bias ? bias->data() : nullptr,
-                                        act, p, out.mutable_data(), nout);
+  const L* px = in > 0 ? x.data() : nullptr;
+  const L* pw = in > 0 ? w.data() : nullptr;
+  kernels<float>(be).gemm_bias_act_mixed(dtype_v<L>, false, true, batch, nout, in, px, in, pw, in,
+                                         bias ? bias->data() : nullptr, act, p, out.mutable_data(), nout);
 }
+
+#define MAGMADNN_INSTANTIATE_MIXED(L)                                                                         \
+  template void matmul_mixed<L>(float, const Tensor<L>&, bool, const Tensor<L>&, bool, float, Tensor<float>&); \
+  template Tensor<float> matmul_mixed<L>(const Tensor<L>&, const Tensor<L>&, bool, bool);                     \
+  template void linear_mixed<L>(const Tensor<L>&, const Tensor<L>&, const Tensor<float>*, UnaryOp, float,      \
+                                Tensor<float>&);
+MAGMADNN_INSTANTIATE_MIXED(bfloat16)
+MAGMADNN_INSTANTIATE_MIXED(half)
+#undef MAGMADNN_INSTANTIATE_MIXED
 
 #define MAGMADNN_INSTANTIATE(T)                                                                              \
   template void matmul<T>(T, const Tensor<T>&, bool, const Tensor<T>&, bool, T, Tensor<T>&);                 \

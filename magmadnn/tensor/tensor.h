@@ -13,8 +13,8 @@
 ///
 /// T is float, double, half, bfloat16, int32_t or int64_t. Arithmetic (see
 /// tensor/math.h) is defined for float and double; half and bfloat16 are
-/// storage types with conversions (cast()); the bf16 GEMMs of mixed
-/// precision read bfloat16 tensors (math::matmul_bf16).
+/// storage types with conversions (cast()); the GEMMs of mixed precision
+/// read bfloat16 or half tensors (math::matmul_mixed).
 #pragma once
 
 #include <cstdint>

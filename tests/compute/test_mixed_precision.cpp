@@ -3,20 +3,7 @@
 // rounding and the reduction length; the autocast table, op by op; the bf16
 // weight cache (one cast per step, not one per use).
 //
-// The bound. bf16 keeps 8 significant bits, so rounding a float to bf16
-// (nearest even) changes it by a relative amount |d| <= u = 2^-8. A GEMM or
-// convolution output is c = sum_k a_k b_k over K terms; with a_k, b_k rounded
-// it computes sum_k a_k b_k (1 + da_k)(1 + db_k), accumulated in float. So
-//   |c_bf16 - c| <= (2u + u^2) * sum_k |a_k b_k|  +  gamma_K * sum_k |a_k b_k|
-// where gamma_K = K 2^-24 / (1 - K 2^-24) covers the float accumulation
-// (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1). This is a
-// worst case: every term's rounding pointing the same way. The errors are in
-// fact independent and centred, each (da + db) with variance at most 2u^2/3,
-// so the error of an output is close to Gaussian with standard deviation at
-// most u sqrt(2/3) sqrt(sum_k (a_k b_k)^2), which for terms of similar size
-// grows as sqrt(K) rather than K. Each output is checked against both: the
-// worst case, and 6 standard deviations of the statistical error (a
-// probability of about 2e-9 per output of failing by chance).
+// The bound: tests/support/rounding_bound.h, with bf16's unit roundoff 2^-8.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -35,57 +22,27 @@
 #include "magmadnn/optimizer/optimizer.h"
 #include "magmadnn/tensor/math.h"
 #include "support/gradcheck.h"
+#include "support/rounding_bound.h"
 
 using namespace magmadnn;
 using magmadnn::testing::random_tensor;
 
 namespace {
 
-constexpr double kU = 1.0 / 256.0;  // bf16 unit roundoff, 2^-8
-
-double gamma_f32(std::int64_t k) {
-  const double t = static_cast<double>(k) * std::ldexp(1.0, -24);
-  return t / (1.0 - t);
-}
+constexpr double kU = test::kBf16Roundoff;
+using test::abs_of;
+using test::gamma_f32;
+using test::square_of;
 
 Tensor<double> to_double(const Tensor<float>& t) { return t.cast<double>(); }
-Tensor<double> abs_of(const Tensor<double>& t) {
-  Tensor<double> out = t;
-  math::unary(UnaryOp::Abs, out, out);
-  return out;
-}
-Tensor<double> square_of(const Tensor<double>& t) {
-  Tensor<double> out = t;
-  math::binary(BinaryOp::Mul, t, t, out);
-  return out;
-}
 
-// Checks got (float, computed in bf16) against ref (double) elementwise:
-// |got - ref| <= worst and <= 6 sigma, given sum |a b| (abs_sum) and
-// sum (a b)^2 (sq_sum) per output, and the reduction length k. Also asserts
-// that some output differs from the float result `f32`, so the bf16 path ran.
+// The bf16 bound of rounding_bound.h.
 void expect_within_bf16_bound(const Tensor<float>& got, const Tensor<double>& ref, const Tensor<double>& abs_sum,
                               const Tensor<double>& sq_sum, std::int64_t k, const Tensor<float>* f32 = nullptr,
                               double scale = 1.0) {
-  ASSERT_EQ(got.shape(), ref.shape());
-  const std::vector<float> g = got.to_vector();
-  const std::vector<double> r = ref.to_vector(), a = abs_sum.to_vector(), s = sq_sum.to_vector();
-  double worst_ratio = 0;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    const double err = std::abs(static_cast<double>(g[i]) - r[i]);
-    const double worst = scale * ((2 * kU + kU * kU + gamma_f32(k)) * a[i]) + std::ldexp(std::abs(r[i]), -23);
-    const double sigma = scale * kU * std::sqrt(2.0 / 3.0) * std::sqrt(s[i]);
-    const double stat = 6 * sigma + scale * gamma_f32(k) * a[i] + std::ldexp(std::abs(r[i]), -23);
-    ASSERT_LE(err, worst) << "output " << i << ": worst-case bound broken (K = " << k << ")";
-    ASSERT_LE(err, stat) << "output " << i << ": 6-sigma bound broken (K = " << k << ")";
-    if (stat > 0) worst_ratio = std::max(worst_ratio, err / stat);
-  }
-  if (f32) {
-    const std::vector<float> f = f32->to_vector();
-    bool differs = false;
-    for (std::size_t i = 0; i < g.size() && !differs; ++i) differs = g[i] != f[i];
-    EXPECT_TRUE(differs) << "bf16 result equals the float one bit for bit: the bf16 path did not run";
-  }
+  test::RoundingBound b;
+  b.scale = scale;
+  test::expect_within_rounding_bound(got, ref, abs_sum, sq_sum, k, b, f32);
 }
 
 struct GemmCase {
@@ -101,7 +58,7 @@ TEST_P(Bf16Gemm, MatmulWithinRoundingBound) {
   const Shape sb = c.tb ? Shape{c.n, c.k} : Shape{c.k, c.n};
   const Tensor<float> a = random_tensor<float>(sa, 11 + c.k, -2.0, 2.0);
   const Tensor<float> b = random_tensor<float>(sb, 12 + c.n, -1.0, 1.0);
-  const Tensor<float> got = math::matmul_bf16(a.cast<bfloat16>(), b.cast<bfloat16>(), c.ta, c.tb);
+  const Tensor<float> got = math::matmul_mixed(a.cast<bfloat16>(), b.cast<bfloat16>(), c.ta, c.tb);
   const Tensor<float> f32 = math::matmul(a, b, c.ta, c.tb);
   const Tensor<double> da = to_double(a), db = to_double(b);
   const Tensor<double> ref = math::matmul(da, db, c.ta, c.tb);
@@ -124,7 +81,7 @@ TEST(Bf16Gemm, LinearWithBiasAndReluWithinRoundingBound) {
   const Tensor<float> w = random_tensor<float>({out, in}, 22, -0.1, 0.1);
   const Tensor<float> bias = random_tensor<float>({out}, 23, -0.5, 0.5);
   Tensor<float> got({batch, out}, HOST), f32({batch, out}, HOST);
-  math::linear_bf16(x.cast<bfloat16>(), w.cast<bfloat16>(), &bias, UnaryOp::Relu, 0.f, got);
+  math::linear_mixed(x.cast<bfloat16>(), w.cast<bfloat16>(), &bias, UnaryOp::Relu, 0.f, got);
   math::linear(x, w, &bias, UnaryOp::Relu, 0.f, f32);
   const Tensor<double> dx = to_double(x), dw = to_double(w);
   Tensor<double> ref({batch, out}, HOST);
@@ -136,7 +93,7 @@ TEST(Bf16Gemm, LinearWithBiasAndReluWithinRoundingBound) {
 }
 
 TEST(Bf16Gemm, AccumulatesIntoFloatMastersWithBeta) {
-  // W = beta W + alpha dz^T x (matmul_bf16 with beta, as float's folded SGD
+  // W = beta W + alpha dz^T x (matmul_mixed with beta, as float's folded SGD
   // update): W stays float, and only the product carries bf16's error
   // (scaled by |alpha|).
   const std::int64_t batch = 64, in = 300, out = 200;
@@ -145,7 +102,7 @@ TEST(Bf16Gemm, AccumulatesIntoFloatMastersWithBeta) {
   const Tensor<float> w0 = random_tensor<float>({out, in}, 33, -0.1, 0.1);
   const float alpha = -0.05f, beta = 0.999f;
   Tensor<float> w = w0;
-  math::matmul_bf16(alpha, dz.cast<bfloat16>(), true, x.cast<bfloat16>(), false, beta, w);
+  math::matmul_mixed(alpha, dz.cast<bfloat16>(), true, x.cast<bfloat16>(), false, beta, w);
   Tensor<double> ref = to_double(w0);
   math::matmul(double(alpha), to_double(dz), true, to_double(x), false, double(beta), ref);
   const Tensor<double> abs_sum = math::matmul(abs_of(to_double(dz)), abs_of(to_double(x)), true, false);
@@ -356,13 +313,13 @@ void expect_casts_per_step(Opt& opt, bool fused, std::int64_t in = 64, std::int6
   const std::uint64_t before = autocast::cast_count();
   for (int s = 0; s < steps; ++s) opt.minimize(m.loss, {m.w1, m.b1, m.w2});
   const std::uint64_t weight_casts = fused ? 1 : steps;
-  EXPECT_EQ(m.w2->bf16_casts(), weight_casts) << "W2 is read by two GEMMs a step";
-  EXPECT_EQ(m.w1->bf16_casts(), weight_casts);
-  EXPECT_EQ(m.w1->bf16_cache().fused_updates(), fused ? static_cast<std::uint64_t>(steps) : 0u);
-  EXPECT_EQ(m.w2->bf16_cache().fused_updates(), fused ? static_cast<std::uint64_t>(steps) : 0u);
-  EXPECT_EQ(m.x->bf16_casts(), 1u) << "x never changed: cast once, reused by forward and dW1";
-  EXPECT_EQ(m.b1->bf16_casts(), 0u) << "a bias is added in float";
-  EXPECT_EQ(m.b1->bf16_cache().fused_updates(), 0u) << "no bf16 copy of a bias is kept";
+  EXPECT_EQ(m.w2->low_precision_casts(), weight_casts) << "W2 is read by two GEMMs a step";
+  EXPECT_EQ(m.w1->low_precision_casts(), weight_casts);
+  EXPECT_EQ(m.w1->low_precision_cache().fused_updates(), fused ? static_cast<std::uint64_t>(steps) : 0u);
+  EXPECT_EQ(m.w2->low_precision_cache().fused_updates(), fused ? static_cast<std::uint64_t>(steps) : 0u);
+  EXPECT_EQ(m.x->low_precision_casts(), 1u) << "x never changed: cast once, reused by forward and dW1";
+  EXPECT_EQ(m.b1->low_precision_casts(), 0u) << "a bias is added in float";
+  EXPECT_EQ(m.b1->low_precision_cache().fused_updates(), 0u) << "no bf16 copy of a bias is kept";
   // Besides the weights, each step casts the sigmoid's output (x of the
   // second GEMM) and the two incoming gradients: 3 a step, the same in
   // both modes.
@@ -463,7 +420,7 @@ RunBits train_bf16(const std::function<std::unique_ptr<optimizer::Optimizer<floa
   r.w1 = bits_of(m.w1->value());
   r.b1 = bits_of(m.b1->value());
   r.w2 = bits_of(m.w2->value());
-  r.fused = m.w1->bf16_cache().fused_updates() + m.w2->bf16_cache().fused_updates();
+  r.fused = m.w1->low_precision_cache().fused_updates() + m.w2->low_precision_cache().fused_updates();
   return r;
 }
 
@@ -535,23 +492,64 @@ TEST(Bf16Cache, FusedAxpbyWritesWhatACastWouldBitForBit) {
 
 TEST(Bf16Cache, RecastsAfterAWriteAndNotAfterARead) {
   Tensor<float> t = random_tensor<float>({4, 4}, 61);
-  op::Bf16Cache cache;
+  op::LowPrecisionCache cache;
   const std::uint64_t before = autocast::cast_count();
-  cache.get(t);
-  cache.get(t);
+  cache.get<bfloat16>(t);
+  cache.get<bfloat16>(t);
   (void)t.data();
-  cache.get(t);
+  cache.get<bfloat16>(t);
   EXPECT_EQ(cache.casts(), 1u);
   t.set(0, 3.f);
-  EXPECT_EQ(static_cast<float>(cache.get(t).get(0)), 3.f);
+  EXPECT_EQ(static_cast<float>(cache.get<bfloat16>(t).get(0)), 3.f);
   t.mutable_data()[1] = 5.f;
-  EXPECT_EQ(static_cast<float>(cache.get(t).get(1)), 5.f);
+  EXPECT_EQ(static_cast<float>(cache.get<bfloat16>(t).get(1)), 5.f);
   EXPECT_EQ(cache.casts(), 3u);
   EXPECT_EQ(autocast::cast_count() - before, 3u);
   // A different tensor of the same shape is never mistaken for the first.
   Tensor<float> u = random_tensor<float>({4, 4}, 62);
-  EXPECT_EQ(static_cast<float>(cache.get(u).get(2)), static_cast<float>(bfloat16(u.get(2))));
+  EXPECT_EQ(static_cast<float>(cache.get<bfloat16>(u).get(2)), static_cast<float>(bfloat16(u.get(2))));
   EXPECT_EQ(cache.casts(), 4u);
+}
+
+// The cache holds a half copy as it holds a bf16 one (precision fp16, whose
+// GEMMs run on a GPU; the cache and the conversions it uses work anywhere),
+// one type at a time.
+TEST(LowPrecisionCache, HoldsAHalfCopyAndSwitchesTypeOnRequest) {
+  const Tensor<float> t = random_tensor<float>({5, 7}, 63);
+  op::LowPrecisionCache cache;
+  EXPECT_EQ(cache.held(), dtype::f32);
+  const std::vector<half> h = cache.get<half>(t).to_vector();
+  EXPECT_EQ(cache.held(), dtype::f16);
+  const std::vector<float> v = t.to_vector();
+  for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(h[i].bits, half(v[i]).bits) << i;
+  cache.get<half>(t);
+  EXPECT_EQ(cache.casts(), 1u) << "unchanged: served from the copy";
+  const std::vector<bfloat16> b = cache.get<bfloat16>(t).to_vector();
+  EXPECT_EQ(cache.held(), dtype::bf16);
+  EXPECT_EQ(cache.casts(), 2u) << "another type is another cast";
+  for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(b[i].bits, bfloat16(v[i]).bits) << i;
+  cache.get<half>(t);
+  EXPECT_EQ(cache.casts(), 3u) << "the half copy was dropped for the bf16 one";
+}
+
+// Under fp16 an update that finds the half copy current writes it with the
+// weight, bit for bit what a cast of the new weight gives.
+TEST(LowPrecisionCache, FusedAxpbyWritesTheHalfCopyAsACastWould) {
+  const autocast::AutocastScope fp16(Precision::FP16);
+  Tensor<float> y = random_tensor<float>({33, 65}, 64);
+  const Tensor<float> x = random_tensor<float>({33, 65}, 65);
+  op::LowPrecisionCache cache;
+  cache.get<half>(y);
+  cache.axpby(-0.01f, x, 0.999f, y);
+  EXPECT_EQ(cache.fused_updates(), 1u);
+  const std::vector<half> got = cache.get<half>(y).to_vector();
+  EXPECT_EQ(cache.casts(), 1u) << "the update left the copy current";
+  const std::vector<half> want = y.cast<half>().to_vector();
+  for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i].bits, want[i].bits) << i;
+  // Under bf16 the same cache does not fuse into its half copy: the GEMMs read bf16.
+  const autocast::AutocastScope bf16(Precision::BF16);
+  cache.axpby(-0.01f, x, 0.999f, y);
+  EXPECT_EQ(cache.fused_updates(), 1u);
 }
 
 TEST(Bf16Training, SgdOnTheMlpLowersTheLossAsInFloat) {

@@ -8,8 +8,9 @@
 // operand is copied. alpha is a run-time output scale (one primitive serves
 // every alpha), beta a `sum` post-op, the activation an eltwise post-op.
 // Products under ~48^3 multiply-adds skip oneDNN (see small_problem).
-// Mixed precision (gemm_bf16, gemm_bias_act_bf16): the same primitives with
-// bf16 A and B descriptors, float C and bias; oneDNN accumulates in float.
+// Mixed precision (gemm_mixed, gemm_bias_act_mixed; bf16 operands only): the
+// same primitives with bf16 A and B descriptors, float C and bias; oneDNN
+// accumulates in float.
 //
 // double: oneDNN 2.6 cannot do f64 at all: its memory::data_type has only
 // f32, f16, bf16, s32, s8 and u8. So double goes to OpenBLAS dgemm, followed
@@ -419,14 +420,16 @@ void gemm_strided_batched(bool ta, bool tb, std::int64_t m, std::int64_t n, std:
 }
 
 // bf16 operands always go to oneDNN: OpenBLAS has no bf16 GEMM, and the
-// small-product shortcut would need float copies of A and B.
+// small-product shortcut would need float copies of A and B. f16 operands
+// are not computed on the CPU (core/precision.cpp says why).
 template <typename T>
-void CpuKernels<T>::gemm_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
-                              const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, T beta,
-                              T* C, std::int64_t ldc) {
+void CpuKernels<T>::gemm_mixed(dtype ab, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                               const void* A, std::int64_t lda, const void* B, std::int64_t ldb, T beta, T* C,
+                               std::int64_t ldc) {
   if constexpr (!std::is_same_v<T, float>) {
-    no_bf16_gemm();
+    no_mixed_gemm(ab);
   } else {
+    if (ab != dtype::bf16) no_mixed_gemm(ab);
     if (m == 0 || n == 0) return;
     if (k == 0 || alpha == 0.f) {
       scale_c(C, m, n, ldc, beta);
@@ -437,12 +440,13 @@ void CpuKernels<T>::gemm_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, 
 }
 
 template <typename T>
-void CpuKernels<T>::gemm_bias_act_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
-                                       const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb,
-                                       const T* bias, UnaryOp act, T p, T* C, std::int64_t ldc) {
+void CpuKernels<T>::gemm_bias_act_mixed(dtype ab, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                                        const void* A, std::int64_t lda, const void* B, std::int64_t ldb,
+                                        const T* bias, UnaryOp act, T p, T* C, std::int64_t ldc) {
   if constexpr (!std::is_same_v<T, float>) {
-    no_bf16_gemm();
+    no_mixed_gemm(ab);
   } else {
+    if (ab != dtype::bf16) no_mixed_gemm(ab);
     if (m == 0 || n == 0) return;
     if (k == 0) {
       scale_c(C, m, n, ldc, 0.f);
@@ -453,18 +457,18 @@ void CpuKernels<T>::gemm_bias_act_bf16(bool ta, bool tb, std::int64_t m, std::in
   }
 }
 
-template void CpuKernels<float>::gemm_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
-                                           const bfloat16*, std::int64_t, const bfloat16*, std::int64_t, float,
-                                           float*, std::int64_t);
-template void CpuKernels<double>::gemm_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
-                                            const bfloat16*, std::int64_t, const bfloat16*, std::int64_t, double,
-                                            double*, std::int64_t);
-template void CpuKernels<float>::gemm_bias_act_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                                    const bfloat16*, std::int64_t, const bfloat16*, std::int64_t,
-                                                    const float*, UnaryOp, float, float*, std::int64_t);
-template void CpuKernels<double>::gemm_bias_act_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                                     const bfloat16*, std::int64_t, const bfloat16*, std::int64_t,
-                                                     const double*, UnaryOp, double, double*, std::int64_t);
+template void CpuKernels<float>::gemm_mixed(dtype, bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
+                                            const void*, std::int64_t, const void*, std::int64_t, float, float*,
+                                            std::int64_t);
+template void CpuKernels<double>::gemm_mixed(dtype, bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
+                                             const void*, std::int64_t, const void*, std::int64_t, double, double*,
+                                             std::int64_t);
+template void CpuKernels<float>::gemm_bias_act_mixed(dtype, bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                                     const void*, std::int64_t, const void*, std::int64_t,
+                                                     const float*, UnaryOp, float, float*, std::int64_t);
+template void CpuKernels<double>::gemm_bias_act_mixed(dtype, bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                                      const void*, std::int64_t, const void*, std::int64_t,
+                                                      const double*, UnaryOp, double, double*, std::int64_t);
 template void CpuKernels<float>::gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*,
                                       std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
 template void CpuKernels<double>::gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, double, const double*,

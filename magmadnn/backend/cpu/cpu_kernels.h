@@ -29,12 +29,13 @@ class CpuKernels final : public Kernels<T> {
   void gemm_bias_act(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, const T* A,
                      std::int64_t lda, const T* B, std::int64_t ldb, const T* bias, UnaryOp act, T p, T* C,
                      std::int64_t ldc) override;
-  void gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
-                 const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, T beta, T* C,
-                 std::int64_t ldc) override;
-  void gemm_bias_act_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                          const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, const T* bias,
-                          UnaryOp act, T p, T* C, std::int64_t ldc) override;
+  // ab = bf16 only (oneDNN), T = float; f16 is refused (precision.h).
+  void gemm_mixed(dtype ab, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                  const void* A, std::int64_t lda, const void* B, std::int64_t ldb, T beta, T* C,
+                  std::int64_t ldc) override;
+  void gemm_bias_act_mixed(dtype ab, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                           const void* A, std::int64_t lda, const void* B, std::int64_t ldb, const T* bias,
+                           UnaryOp act, T p, T* C, std::int64_t ldc) override;
   void reduce(ReduceOp op, const T* x, T* y, std::int64_t outer, std::int64_t axis, std::int64_t inner) override;
   void unary_backward_colsum(UnaryOp op, const T* y, const T* dy, T* dx, T* db, std::int64_t rows,
                              std::int64_t cols, T p) override;

@@ -7,8 +7,8 @@
 //
 // gemm: cublas{S,D}gemm (64-bit-size API), or for float under precision tf32
 // (core/thread_precision.h) cublasGemmEx with TF32 tensor-core compute.
-// gemm_bf16 / gemm_bias_act_bf16 (autocast's bf16): cublasGemmEx with bf16
-// operands and float accumulation.
+// gemm_mixed / gemm_bias_act_mixed (autocast's bf16 and fp16): cublasGemmEx
+// with bf16 or IEEE half operands, float accumulation and float output.
 // gemm_bias_act: one cuBLASLt matmul (TF32 compute likewise)
 // whose epilogue adds the bias and applies the activation where the op table
 // (unary_op_table.h, cuda_epilogue) says cuBLASLt has it, else the plain
@@ -230,44 +230,50 @@ void blas_gemm(const DeviceContext& c, bool ta, bool tb, std::int64_t m, std::in
   }
 }
 
-// Row-major C = alpha op(A) op(B) + beta C with bf16 A and B, float C:
-// cublasGemmEx with float compute (products of bf16 values are exact in
-// float, so only the accumulation order differs from the CPU's oneDNN path).
-void blas_gemm_bf16(const DeviceContext& c, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
-                    float alpha, const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, float beta,
-                    float* C, std::int64_t ldc) {
-  MAGMADNN_CUBLAS_CHECK(cublasGemmEx_64(c.blas.get(), op_of(tb), op_of(ta), n, m, k, &alpha, B, CUDA_R_16BF,
-                                        fix_ld(ldb, tb ? k : n, tb ? n : k), A, CUDA_R_16BF,
-                                        fix_ld(lda, ta ? m : k, ta ? k : m), &beta, C, CUDA_R_32F, fix_ld(ldc, n, m),
-                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+// Row-major C = alpha op(A) op(B) + beta C with bf16 or half A and B,
+// float C: cublasGemmEx with float compute. Products of two bf16 or two half
+// values are exact in float, so only the accumulation order differs from a
+// float GEMM on the rounded operands; CUBLAS_COMPUTE_32F lets cuBLAS use
+// tensor cores for these input types without lowering the accumulation.
+void blas_gemm_mixed(const DeviceContext& c, dtype ab, bool ta, bool tb, std::int64_t m, std::int64_t n,
+                     std::int64_t k, float alpha, const void* A, std::int64_t lda, const void* B, std::int64_t ldb,
+                     float beta, float* C, std::int64_t ldc) {
+  MAGMADNN_CHECK(ab == dtype::bf16 || ab == dtype::f16, NotSupportedError,
+                 "gemm: mixed-precision operands must be bfloat16 or float16, not " << dtype_name(ab));
+  const cudaDataType_t t = ab == dtype::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  MAGMADNN_CUBLAS_CHECK(cublasGemmEx_64(c.blas.get(), op_of(tb), op_of(ta), n, m, k, &alpha, B, t,
+                                        fix_ld(ldb, tb ? k : n, tb ? n : k), A, t, fix_ld(lda, ta ? m : k, ta ? k : m),
+                                        &beta, C, CUDA_R_32F, fix_ld(ldc, n, m), CUBLAS_COMPUTE_32F,
+                                        CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace
 
 template <typename T>
-void CudaKernels<T>::gemm_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
-                               const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, T beta, T* C,
-                               std::int64_t ldc) {
+void CudaKernels<T>::gemm_mixed(dtype ab, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                                const void* A, std::int64_t lda, const void* B, std::int64_t ldb, T beta, T* C,
+                                std::int64_t ldc) {
   if constexpr (!std::is_same_v<T, float>) {
-    Kernels<T>::gemm_bf16(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);  // throws: float only
+    Kernels<T>::gemm_mixed(ab, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);  // throws: float only
   } else {
     if (m <= 0 || n <= 0) return;
-    blas_gemm_bf16(contexts_.current(), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    blas_gemm_mixed(contexts_.current(), ab, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   }
 }
 
-// The product, then one bias + activation pass: cuBLASLt's bf16-in/float-out
-// epilogues are not used yet (the float path's plans are keyed for one type).
+// The product, then one bias + activation pass: cuBLASLt's low-precision-in,
+// float-out epilogues are not used yet (the float path's plans are keyed for
+// one type).
 template <typename T>
-void CudaKernels<T>::gemm_bias_act_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
-                                        const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb,
-                                        const T* bias, UnaryOp act, T p, T* C, std::int64_t ldc) {
+void CudaKernels<T>::gemm_bias_act_mixed(dtype ab, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                                         const void* A, std::int64_t lda, const void* B, std::int64_t ldb,
+                                         const T* bias, UnaryOp act, T p, T* C, std::int64_t ldc) {
   if constexpr (!std::is_same_v<T, float>) {
-    Kernels<T>::gemm_bias_act_bf16(ta, tb, m, n, k, A, lda, B, ldb, bias, act, p, C, ldc);  // throws
+    Kernels<T>::gemm_bias_act_mixed(ab, ta, tb, m, n, k, A, lda, B, ldb, bias, act, p, C, ldc);  // throws
   } else {
     if (m <= 0 || n <= 0) return;
     const DeviceContext& c = contexts_.current();
-    blas_gemm_bf16(c, ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    blas_gemm_mixed(c, ab, ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
     bias_act_on_device<float>(C, m, n, ldc, bias, act, p, c);
   }
 }
@@ -328,17 +334,17 @@ template void CudaKernels<double>::gemm_bias_act(bool, bool, std::int64_t, std::
                                                  std::int64_t, const double*, std::int64_t, const double*, UnaryOp,
                                                  double, double*, std::int64_t);
 
-template void CudaKernels<float>::gemm_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
-                                            const bfloat16*, std::int64_t, const bfloat16*, std::int64_t, float, float*,
-                                            std::int64_t);
-template void CudaKernels<double>::gemm_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
-                                             const bfloat16*, std::int64_t, const bfloat16*, std::int64_t, double,
-                                             double*, std::int64_t);
-template void CudaKernels<float>::gemm_bias_act_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                                     const bfloat16*, std::int64_t, const bfloat16*, std::int64_t,
-                                                     const float*, UnaryOp, float, float*, std::int64_t);
-template void CudaKernels<double>::gemm_bias_act_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                                      const bfloat16*, std::int64_t, const bfloat16*, std::int64_t,
-                                                      const double*, UnaryOp, double, double*, std::int64_t);
+template void CudaKernels<float>::gemm_mixed(dtype, bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
+                                             const void*, std::int64_t, const void*, std::int64_t, float, float*,
+                                             std::int64_t);
+template void CudaKernels<double>::gemm_mixed(dtype, bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
+                                              const void*, std::int64_t, const void*, std::int64_t, double, double*,
+                                              std::int64_t);
+template void CudaKernels<float>::gemm_bias_act_mixed(dtype, bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                                      const void*, std::int64_t, const void*, std::int64_t,
+                                                      const float*, UnaryOp, float, float*, std::int64_t);
+template void CudaKernels<double>::gemm_bias_act_mixed(dtype, bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                                       const void*, std::int64_t, const void*, std::int64_t,
+                                                       const double*, UnaryOp, double, double*, std::int64_t);
 
 }  // namespace magmadnn::cuda

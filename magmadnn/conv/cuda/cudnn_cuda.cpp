@@ -9,8 +9,10 @@
 // Half stores half and accumulates in float (cuDNN's "pseudo half"
 // configuration): its inputs already carry 2^-11 relative rounding, so
 // tensor-core math costs it nothing in accuracy and is what makes half worth
-// having. The choice, the descriptors and the workspace size are cached per
-// device, element type and problem.
+// having. Bfloat16 likewise (CUDNN_DATA_BFLOAT16 with float compute, which
+// cuDNN runs on compute capability 8.0 and later). The choice, the
+// descriptors and the workspace size are cached per device, element type and
+// problem.
 #include "magmadnn/core/config.h"
 
 #if MAGMADNN_HAVE_CUDNN
@@ -53,6 +55,7 @@ template <typename T>
 constexpr cudnnDataType_t data_type() {
   if constexpr (std::is_same_v<T, double>) return CUDNN_DATA_DOUBLE;
   else if constexpr (std::is_same_v<T, half>) return CUDNN_DATA_HALF;
+  else if constexpr (std::is_same_v<T, bfloat16>) return CUDNN_DATA_BFLOAT16;
   else return CUDNN_DATA_FLOAT;
 }
 // The type sums are accumulated in (the descriptor's compute type).
@@ -60,7 +63,10 @@ template <typename T>
 constexpr cudnnDataType_t compute_type() {
   return std::is_same_v<T, double> ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
 }
-// alpha and beta are float for half and float data, double for double.
+// Half and bfloat16: stored in 16 bits, accumulated in float.
+template <typename T>
+constexpr bool low_precision = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
+// alpha and beta are float for half, bfloat16 and float data, double for double.
 template <typename T>
 using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
@@ -69,7 +75,7 @@ using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;
 // TF32 tensor cores; otherwise FMA math, the strict FP32 the CPU computes.
 template <typename T>
 std::vector<cudnnMathType_t> math_order() {
-  if constexpr (std::is_same_v<T, half>) return {CUDNN_TENSOR_OP_MATH, CUDNN_DEFAULT_MATH, CUDNN_FMA_MATH};
+  if constexpr (low_precision<T>) return {CUDNN_TENSOR_OP_MATH, CUDNN_DEFAULT_MATH, CUDNN_FMA_MATH};
   else if (std::is_same_v<T, float> && tf32_math()) return {CUDNN_DEFAULT_MATH, CUDNN_FMA_MATH};
   else return {CUDNN_FMA_MATH, CUDNN_DEFAULT_MATH};
 }
@@ -129,7 +135,7 @@ std::unique_ptr<CudnnPlan> make_plan(const ConvProblem& pr) {
                                                        CUDNN_CROSS_CORRELATION, compute_type<T>()));
   MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(c, int(g.groups)));
   // The heuristics list only algorithms the descriptor's math type allows.
-  const cudnnMathType_t widest = std::is_same_v<T, half>                        ? CUDNN_TENSOR_OP_MATH
+  const cudnnMathType_t widest = low_precision<T>                               ? CUDNN_TENSOR_OP_MATH
                                  : std::is_same_v<T, float> && tf32_math() ? CUDNN_DEFAULT_MATH
                                                                            : CUDNN_FMA_MATH;
   MAGMADNN_CUDNN_CHECK(cudnnSetConvolutionMathType(c, widest));
@@ -320,6 +326,7 @@ const bool registered = [] {
   detail::register_algorithm<float>(std::make_unique<CudnnConv<float>>());
   detail::register_algorithm<double>(std::make_unique<CudnnConv<double>>());
   detail::register_algorithm<half>(std::make_unique<CudnnConv<half>>());
+  detail::register_algorithm<bfloat16>(std::make_unique<CudnnConv<bfloat16>>());
   return true;
 }();
 

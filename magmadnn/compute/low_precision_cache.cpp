@@ -1,0 +1,85 @@
+#include "magmadnn/compute/low_precision_cache.h"
+
+#include <type_traits>
+
+#include "magmadnn/compute/autocast.h"
+#include "magmadnn/tensor/dispatch.h"
+#include "magmadnn/tensor/math.h"
+
+namespace magmadnn::op {
+
+template <typename L, typename Self>
+auto& LowPrecisionCache::copy_of_type(Self& self) noexcept {
+  static_assert(std::is_same_v<L, bfloat16> || std::is_same_v<L, half>, "a low-precision copy is bf16 or half");
+  if constexpr (std::is_same_v<L, bfloat16>) {
+    return self.bf16_;
+  } else {
+    return self.f16_;
+  }
+}
+
+template <typename L, typename T>
+bool LowPrecisionCache::holds_copy_of(const Tensor<T>& src) const noexcept {
+  const Tensor<L>& c = copy_of_type<L>(*this);
+  return held_ == dtype_v<L> && offset_ == src.offset() && c.shape() == src.shape() &&
+         c.get_memory_type() == src.get_memory_type() && c.get_device_id() == src.get_device_id();
+}
+
+template <typename L, typename T>
+const Tensor<L>& LowPrecisionCache::get(const Tensor<T>& src) {
+  Tensor<L>& c = copy_of_type<L>(*this);
+  if (src.write_stamp() != 0 && src.write_stamp() == stamp_ && holds_copy_of<L>(src)) return c;
+  if (held_ != dtype_v<L>) clear();  // a run changed precision: keep one copy, not two
+  if (c.shape() != src.shape() || c.get_memory_type() != src.get_memory_type() ||
+      c.get_device_id() != src.get_device_id()) {
+    c = Tensor<L>(src.shape(), src.get_memory_type(), src.get_device_id());
+  }
+  held_ = dtype_v<L>;
+  if (src.size() > 0) {
+    backend_of(src).convert(dtype_v<T>, src.data(), dtype_v<L>, c.mutable_data(), src.size());
+  }
+  stamp_ = src.write_stamp();
+  offset_ = src.offset();
+  ++casts_;
+  autocast::count_cast();
+  return c;
+}
+
+template <typename T>
+void LowPrecisionCache::axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y) {
+  const dtype lp = autocast::compute_dtype(autocast::OpKind::Gemm, autocast::current());
+  const bool fuse = autocast::fused_update_casts() &&
+                    ((lp == dtype::bf16 && holds_copy_of<bfloat16>(y)) || (lp == dtype::f16 && holds_copy_of<half>(y)));
+  if (!fuse) {
+    math::axpby(alpha, x, beta, y);
+    return;
+  }
+  stamp_ = 0;  // stale until both are written
+  if (lp == dtype::bf16) {
+    math::axpby(alpha, x, beta, y, bf16_);
+  } else {
+    math::axpby(alpha, x, beta, y, f16_);
+  }
+  // y's stamp moved when the kernel took its pointer; nothing wrote y since.
+  stamp_ = y.write_stamp();
+  ++fused_;
+}
+
+void LowPrecisionCache::clear() {
+  bf16_ = Tensor<bfloat16>();
+  f16_ = Tensor<half>();
+  held_ = dtype::f32;
+  stamp_ = 0;
+  offset_ = -1;
+}
+
+#define MAGMADNN_LP_CACHE_GET(L, T) template const Tensor<L>& LowPrecisionCache::get<L, T>(const Tensor<T>&);
+MAGMADNN_LP_CACHE_GET(bfloat16, float)
+MAGMADNN_LP_CACHE_GET(bfloat16, double)
+MAGMADNN_LP_CACHE_GET(half, float)
+MAGMADNN_LP_CACHE_GET(half, double)
+#undef MAGMADNN_LP_CACHE_GET
+template void LowPrecisionCache::axpby<float>(float, const Tensor<float>&, float, Tensor<float>&);
+template void LowPrecisionCache::axpby<double>(double, const Tensor<double>&, double, Tensor<double>&);
+
+}  // namespace magmadnn::op

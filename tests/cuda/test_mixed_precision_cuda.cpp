@@ -1,0 +1,335 @@
+// Precision fp16 and bf16 on the GPU, the parts beyond bf16 GEMMs
+// (test_bf16_cuda.cpp): fp16 GEMMs (cublasGemmEx, half operands, float
+// accumulation and output), plain and with bias and activation; bf16 and
+// fp16 convolutions through cuDNN, all three passes; and a short fp16
+// training run whose loss scaler meets real half overflows.
+//
+// Each op is checked against a double reference computed on the host from
+// the same float inputs, within tests/support/rounding_bound.h's bound for
+// the format's unit roundoff (2^-8 bf16, 2^-11 half) and the reduction
+// length K: the worst case (2u + u^2 + gamma_K) sum |a b| and 6 standard
+// deviations of the statistical error, u sqrt(2/3) sqrt(sum (a b)^2). The
+// convolutions' results are written by cuDNN in the operands' type, which
+// adds one rounding of the result (out_u = u). Half operands below its
+// normal range (6.1e-5) are rounded to an absolute 2^-25, not a relative u;
+// with operands of magnitude at most 2, each of the K products then carries
+// at most 2 * 2 * 2^-25 = 2^-23 more, so half's bounds add K 2^-23 + 2^-25
+// (the last for the result's own rounding in the convolutions).
+//
+// Every case needs a GPU and skips without one, saying why. None has run on
+// a GPU yet: they were written and compiled on a machine without one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "magmadnn.h"
+#include "magmadnn/compute/autocast.h"
+#include "magmadnn/conv/conv.h"
+#include "magmadnn/conv/conv_mixed.h"
+#include "magmadnn/optimizer/loss_scaler.h"
+#include "magmadnn/tensor/math.h"
+#include "support/gpu.h"
+#include "support/gradcheck.h"
+#include "support/rounding_bound.h"
+
+using namespace magmadnn;
+using magmadnn::testing::random_tensor;
+using test::abs_of;
+using test::square_of;
+
+namespace {
+
+Tensor<double> to_double(const Tensor<float>& t) { return t.cast<double>(); }
+
+// A host float tensor's low-precision copy on the device, cast there (as a
+// run casts its operands).
+template <typename L>
+Tensor<L> on_device(const Tensor<float>& t) {
+  return t.to(DEVICE).template cast<L>();
+}
+
+// The bound of rounding_bound.h for L, with K-term products of operands of
+// magnitude at most 2; `rounded_result` when the result is written in L.
+template <typename L>
+test::RoundingBound bound_for(std::int64_t k, bool rounded_result) {
+  test::RoundingBound b;
+  const bool is_half = std::is_same_v<L, half>;
+  b.u = is_half ? test::kHalfRoundoff : test::kBf16Roundoff;
+  b.out_u = rounded_result ? b.u : 0.0;
+  if (is_half) b.absolute = double(k) * std::ldexp(1.0, -23) + std::ldexp(1.0, -25);
+  return b;
+}
+
+struct GemmCase {
+  std::int64_t m, n, k;
+  bool ta, tb;
+};
+
+}  // namespace
+
+// -- fp16 GEMMs ---------------------------------------------------------------------------
+
+class Fp16GemmGpu : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(Fp16GemmGpu, MatmulWithinHalfRoundingBound) {
+  MAGMADNN_REQUIRE_GPU();
+  const GemmCase c = GetParam();
+  const Shape sa = c.ta ? Shape{c.k, c.m} : Shape{c.m, c.k};
+  const Shape sb = c.tb ? Shape{c.n, c.k} : Shape{c.k, c.n};
+  const Tensor<float> a = random_tensor<float>(sa, 11 + c.k, -2.0, 2.0);
+  const Tensor<float> b = random_tensor<float>(sb, 12 + c.n, -1.0, 1.0);
+  const Tensor<float> got = math::matmul_mixed(on_device<half>(a), on_device<half>(b), c.ta, c.tb);
+  EXPECT_TRUE(got.on_device());
+  const Tensor<float> f32 = math::matmul(a, b, c.ta, c.tb);
+  const Tensor<double> da = to_double(a), db = to_double(b);
+  test::expect_within_rounding_bound(got, math::matmul(da, db, c.ta, c.tb),
+                                     math::matmul(abs_of(da), abs_of(db), c.ta, c.tb),
+                                     math::matmul(square_of(da), square_of(db), c.ta, c.tb), c.k,
+                                     bound_for<half>(c.k, false), &f32);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp16GemmGpu,
+                         ::testing::Values(GemmCase{5, 3, 7, false, false}, GemmCase{64, 64, 64, false, false},
+                                           GemmCase{128, 528, 784, false, true},
+                                           GemmCase{528, 784, 128, true, false},
+                                           GemmCase{33, 17, 4096, true, true}));
+
+// The fused form a fully connected layer uses, act(x W^T + b) with half x and
+// W and a float bias, for activations cuBLASLt has as an epilogue (ReLU) and
+// one it has not (sigmoid). The activations are 1-Lipschitz and the bias is
+// added in float, so the product's bound holds after them.
+TEST(Fp16GemmGpu, LinearWithBiasAndActivationWithinHalfRoundingBound) {
+  MAGMADNN_REQUIRE_GPU();
+  const std::int64_t batch = 100, in = 784, out = 528;
+  const Tensor<float> x = random_tensor<float>({batch, in}, 21, 0.0, 1.0);
+  const Tensor<float> w = random_tensor<float>({out, in}, 22, -0.1, 0.1);
+  const Tensor<float> bias = random_tensor<float>({out}, 23, -0.5, 0.5);
+  const Tensor<float> bias_d = bias.to(DEVICE);
+  const Tensor<double> dx = to_double(x), dw = to_double(w), dbias = to_double(bias);
+  const Tensor<double> abs_sum = math::matmul(abs_of(dx), abs_of(dw), false, true);
+  const Tensor<double> sq_sum = math::matmul(square_of(dx), square_of(dw), false, true);
+  for (const UnaryOp act : {UnaryOp::Relu, UnaryOp::Sigmoid, UnaryOp::Identity}) {
+    Tensor<float> got({batch, out}, DEVICE), f32({batch, out}, HOST);
+    math::linear_mixed(on_device<half>(x), on_device<half>(w), &bias_d, act, 0.f, got);
+    math::linear(x, w, &bias, act, 0.f, f32);
+    Tensor<double> ref({batch, out}, HOST);
+    math::linear(dx, dw, &dbias, act, 0.0, ref);
+    SCOPED_TRACE(op_name(act));
+    test::expect_within_rounding_bound(got, ref, abs_sum, sq_sum, in, bound_for<half>(in, false),
+                                       act == UnaryOp::Sigmoid ? nullptr : &f32);
+  }
+}
+
+// W = beta W + alpha dz^T x (the GEMM with beta): W stays float and only the
+// product carries half's error, scaled by |alpha|.
+TEST(Fp16GemmGpu, AccumulatesIntoFloatWithBeta) {
+  MAGMADNN_REQUIRE_GPU();
+  const std::int64_t batch = 64, in = 300, out = 200;
+  const Tensor<float> dz = random_tensor<float>({batch, out}, 31);
+  const Tensor<float> x = random_tensor<float>({batch, in}, 32, 0.0, 1.0);
+  const Tensor<float> w0 = random_tensor<float>({out, in}, 33, -0.1, 0.1);
+  const float alpha = -0.05f, beta = 0.999f;
+  Tensor<float> w = w0.to(DEVICE);
+  math::matmul_mixed(alpha, on_device<half>(dz), true, on_device<half>(x), false, beta, w);
+  Tensor<double> ref = to_double(w0);
+  math::matmul(double(alpha), to_double(dz), true, to_double(x), false, double(beta), ref);
+  test::RoundingBound b = bound_for<half>(batch, false);
+  b.scale = std::abs(alpha);
+  b.absolute *= b.scale;
+  test::expect_within_rounding_bound(w, ref, math::matmul(abs_of(to_double(dz)), abs_of(to_double(x)), true, false),
+                                     math::matmul(square_of(to_double(dz)), square_of(to_double(x)), true, false),
+                                     batch, b);
+}
+
+// -- bf16 and fp16 convolutions ---------------------------------------------------------------
+
+namespace {
+
+struct ConvCase {
+  std::int64_t n, c, h, w, k, r;
+  conv::ConvParams geom;
+};
+
+conv::ConvParams geometry(std::int64_t pad, std::int64_t stride, std::int64_t dil = 1, std::int64_t groups = 1) {
+  conv::ConvParams p;
+  p.pad_h = p.pad_w = pad;
+  p.stride_h = p.stride_w = stride;
+  p.dilation_h = p.dilation_w = dil;
+  p.groups = groups;
+  return p;
+}
+
+// The three passes of one problem in L on the device, against the host's
+// double direct convolution.
+template <typename L>
+void check_three_passes(const ConvCase& c) {
+  const std::int64_t cg = c.c / c.geom.groups;
+  const Tensor<float> x = random_tensor<float>({c.n, c.c, c.h, c.w}, 41, 0.0, 1.0);
+  const Tensor<float> w = random_tensor<float>({c.k, cg, c.r, c.r}, 42, -0.5, 0.5);
+  const Tensor<float> bias = random_tensor<float>({c.k}, 43);
+  const Tensor<float> bias_d = bias.to(DEVICE);
+  const Tensor<double> dx = to_double(x), dw = to_double(w), dbias = to_double(bias);
+  const auto direct = conv::Algo::Direct;
+  const Tensor<L> x16 = on_device<L>(x), w16 = on_device<L>(w);
+
+  // Forward: each output sums K = C/G * R * S products.
+  const std::int64_t kf = cg * c.r * c.r;
+  const Tensor<float> y = conv::conv2d_forward_mixed(x16, w16, &bias_d, c.geom);
+  ASSERT_TRUE(y.on_device());
+  const Tensor<float> y_f32 = conv::conv2d_forward(x, w, &bias, c.geom);
+  {
+    SCOPED_TRACE("forward");
+    // cuDNN rounds the convolution to L before the bias is added in float.
+    const Tensor<double> unbiased = conv::conv2d_forward<double>(dx, dw, nullptr, c.geom, direct);
+    test::expect_within_rounding_bound(
+        y, conv::conv2d_forward(dx, dw, &dbias, c.geom, direct),
+        conv::conv2d_forward<double>(abs_of(dx), abs_of(dw), nullptr, c.geom, direct),
+        conv::conv2d_forward<double>(square_of(dx), square_of(dw), nullptr, c.geom, direct), kf,
+        bound_for<L>(kf, true), &y_f32, &unbiased);
+  }
+
+  // Backward data: each dx sums at most K/G * R * S products.
+  const std::int64_t kd = c.k / c.geom.groups * c.r * c.r;
+  const Tensor<float> dy = random_tensor<float>(y.shape(), 44);
+  const Tensor<double> ddy = to_double(dy);
+  const Tensor<L> dy16 = on_device<L>(dy);
+  {
+    SCOPED_TRACE("backward data");
+    const Tensor<float> gx = conv::conv2d_backward_data_mixed(dy16, w16, x.shape(), c.geom);
+    test::expect_within_rounding_bound(
+        gx, conv::conv2d_backward_data(ddy, dw, x.shape(), c.geom, direct),
+        conv::conv2d_backward_data(abs_of(ddy), abs_of(dw), x.shape(), c.geom, direct),
+        conv::conv2d_backward_data(square_of(ddy), square_of(dw), x.shape(), c.geom, direct), kd,
+        bound_for<L>(kd, true));
+  }
+
+  // Backward filter: each dw sums N * P * Q products.
+  const std::int64_t kw = c.n * y.shape()[2] * y.shape()[3];
+  Tensor<float> gb;
+  const Tensor<float> gw = conv::conv2d_backward_filter_mixed(x16, dy16, w.shape(), c.geom, &gb);
+  Tensor<double> db_ref;
+  const Tensor<double> gw_ref = conv::conv2d_backward_filter(dx, ddy, w.shape(), c.geom, direct, &db_ref);
+  {
+    SCOPED_TRACE("backward filter");
+    test::expect_within_rounding_bound(
+        gw, gw_ref, conv::conv2d_backward_filter(abs_of(dx), abs_of(ddy), w.shape(), c.geom, direct),
+        conv::conv2d_backward_filter(square_of(dx), square_of(ddy), w.shape(), c.geom, direct), kw,
+        bound_for<L>(kw, true));
+  }
+  // db sums dy as rounded to L, accumulated in float and written in L: the
+  // rounding of each term (u sum |dy|), the accumulation, and the result's.
+  const test::RoundingBound b = bound_for<L>(kw, true);
+  const Tensor<double> db_abs = math::sum(math::sum(math::sum(abs_of(ddy), 3), 2), 0);
+  const std::vector<float> g = gb.to(HOST).to_vector();
+  const std::vector<double> r = db_ref.to_vector(), a = db_abs.to_vector();
+  ASSERT_EQ(g.size(), r.size());
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const double inner = (b.u + test::gamma_f32(kw)) * a[i] + b.absolute;
+    EXPECT_LE(std::abs(g[i] - r[i]), inner + b.out_u * (std::abs(r[i]) + inner)) << "db " << i;
+  }
+}
+
+const auto kConvCases =
+    ::testing::Values(ConvCase{2, 1, 28, 28, 6, 5, geometry(2, 1)},      // LeNet-5 conv1
+                      ConvCase{2, 6, 14, 14, 16, 5, geometry(0, 1)},     // LeNet-5 conv2
+                      ConvCase{3, 4, 9, 11, 8, 3, geometry(1, 2)},       // stride, odd sizes
+                      ConvCase{1, 4, 12, 12, 4, 3, geometry(2, 1, 2)},   // dilation
+                      ConvCase{2, 4, 8, 8, 6, 3, geometry(1, 1, 1, 2)},  // groups
+                      ConvCase{8, 64, 16, 16, 64, 3, geometry(1, 1)});   // wide: tensor-core sized
+
+}  // namespace
+
+class Bf16ConvGpu : public ::testing::TestWithParam<ConvCase> {};
+TEST_P(Bf16ConvGpu, ThreePassesWithinBf16RoundingBound) {
+  MAGMADNN_REQUIRE_GPU();
+  check_three_passes<bfloat16>(GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16ConvGpu, kConvCases);
+
+class Fp16ConvGpu : public ::testing::TestWithParam<ConvCase> {};
+TEST_P(Fp16ConvGpu, ThreePassesWithinHalfRoundingBound) {
+  MAGMADNN_REQUIRE_GPU();
+  check_three_passes<half>(GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp16ConvGpu, kConvCases);
+
+// Host half convolution is refused with its reason, not computed in float.
+TEST(Fp16ConvGpu, HostHalfConvolutionIsRefused) {
+  const Tensor<float> x = random_tensor<float>({1, 2, 6, 6}, 1), w = random_tensor<float>({3, 2, 3, 3}, 2);
+  EXPECT_THROW(conv::conv2d_forward_mixed(x.cast<half>(), w.cast<half>(), nullptr), NotSupportedError);
+}
+
+// -- fp16 training with loss scaling -----------------------------------------------------------
+
+// A 32-64-4 MLP on the device at fp16, batch 32, with a loss scaler that
+// starts at 2^24. At the first step the seed of backward is 2^24 / 32 per
+// unit of (p - y), and |p - y| reaches 3/4 at initialisation with 4
+// classes: about 4e5, beyond half's 65504, so the half copy of the output
+// gradient is inf and the step must be skipped. Each skip halves the scale
+// until the gradients fit: by 2^21 they do, 2^21 / 32 = 65536 per unit of
+// |p - y|, which stays well below 1 while p is near uniform (skipped steps
+// leave the weights at their initial values), so below half's largest
+// finite value 65504. Then steps succeed: the run recovers.
+TEST(Fp16TrainingGpu, OverflowingStepsAreSkippedTheScaleHalvesAndTrainingRecovers) {
+  MAGMADNN_REQUIRE_GPU();
+  set_seed(3);
+  const std::int64_t n = 256, in = 32, classes = 4;
+  const Tensor<float> x = random_tensor<float>({n, in}, 71, 0.0, 1.0);
+  Tensor<float> y({n, classes}, {ZERO}, HOST);
+  const std::vector<float> xv = x.to_vector();
+  for (std::int64_t i = 0; i < n; ++i) {  // the class: which of four feature groups has the largest sum
+    std::int64_t best = 0;
+    double best_sum = -1;
+    for (std::int64_t c = 0; c < classes; ++c) {
+      double s = 0;
+      for (std::int64_t j = c * 8; j < (c + 1) * 8; ++j) s += xv[static_cast<std::size_t>(i * in + j)];
+      if (s > best_sum) best_sum = s, best = c;
+    }
+    y.set({i, best}, 1.0f);
+  }
+  layer::reset_layer_names();
+  auto input = layer::input<float>({-1, in}, DEVICE);
+  auto fc1 = layer::fullyconnected(input->out(), 64);
+  auto a1 = layer::activation(fc1->out(), layer::SIGMOID);
+  auto fc2 = layer::fullyconnected(a1->out(), classes);
+  auto a2 = layer::activation(fc2->out(), layer::SOFTMAX);
+  auto out = layer::output(a2->out());
+  model::NeuralNetwork<float> net({input.ptr(), fc1.ptr(), a1.ptr(), fc2.ptr(), a2.ptr(), out.ptr()},
+                                  optimizer::CROSS_ENTROPY, optimizer::SGD, {32, 3, 0.5});  // 24 steps
+
+  optimizer::LossScaler::Options lo;
+  lo.init_scale = lo.max_scale = 16777216.0;  // 2^24
+  lo.growth_interval = 4;
+  model::FitOptions<float> o;
+  o.loss_scaler = std::make_shared<optimizer::LossScaler>(lo);
+  std::vector<optimizer::LossScaler::Skip> logged;
+  o.loss_scaler->set_on_skip([&](const optimizer::LossScaler::Skip& s) { logged.push_back(s); });
+
+  const autocast::AutocastScope fp16(Precision::FP16);
+  const auto history = net.fit(x, y, o);
+
+  ASSERT_EQ(history.size(), 3u);
+  const auto& skips = o.loss_scaler->skips();
+  ASSERT_GE(skips.size(), 1u) << "a scale of 2^24 must overflow half at the first step";
+  EXPECT_EQ(skips.front().step, 1);
+  ASSERT_EQ(logged.size(), skips.size()) << "every skip is reported";
+  for (const auto& s : skips) EXPECT_EQ(s.scale_after, s.scale_before / 2) << "step " << s.step;
+  // The first run of skips (steps 1, 2, ...) ends by 2^21 at the latest; the
+  // step after it succeeds. Later skips, after the scale has grown back, may
+  // come and go.
+  std::size_t first_run = 1;
+  while (first_run < skips.size() && skips[first_run].step == static_cast<std::int64_t>(first_run) + 1) ++first_run;
+  EXPECT_LE(skips[first_run - 1].scale_after, std::ldexp(1.0, 21)) << "the scale halved until half held the gradients";
+  EXPECT_LT(static_cast<std::int64_t>(first_run), 24) << "every step overflowed: training never recovered";
+  EXPECT_EQ(net.optimizer().step_count(), 24 - static_cast<std::int64_t>(skips.size()));
+  EXPECT_LT(history.back().train_loss, history.front().train_loss);
+  bool half_copy = false;
+  for (const auto& p : net.parameters()) {
+    for (float v : p->value().to(HOST).to_vector()) ASSERT_TRUE(std::isfinite(v)) << p->get_name();
+    half_copy = half_copy || p->low_precision_cache().held() == dtype::f16;
+  }
+  EXPECT_TRUE(half_copy) << "no weight has a half copy: the GEMMs did not run in fp16";
+}
