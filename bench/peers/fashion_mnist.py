@@ -63,6 +63,9 @@ def common_args(parser):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--device", default="cpu",
+                        help="PyTorch only: cpu, or cuda (the data set is copied to the GPU before the timer starts)")
+    parser.add_argument("--compile", action="store_true", help="PyTorch only: torch.compile the model")
     return parser
 
 
