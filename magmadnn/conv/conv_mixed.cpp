@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/conv.h"
@@ -67,9 +68,18 @@ Tensor<float> conv2d_backward_filter_mixed(const Tensor<L>& x, const Tensor<L>& 
     check_host_type<L>("conv2d mixed precision backward filter");
     if constexpr (std::is_same_v<L, bfloat16>) return conv2d_backward_filter_bf16(x, dy, w_shape, params, db);
   }
-  Tensor<L> db_low;
-  Tensor<float> dw = widen(conv2d_backward_filter<L>(x, dy, w_shape, params, Algo::CuDNN, db ? &db_low : nullptr));
-  if (db) *db = widen(db_low);
+  Tensor<float> dw = widen(conv2d_backward_filter<L>(x, dy, w_shape, params, Algo::CuDNN, nullptr));
+  if (db) {
+    // The bias gradient sums the widened dy in float: cuDNN 9.19 has no
+    // bf16 cudnnConvolutionBackwardBias (CUDNN_STATUS_NOT_SUPPORTED on an
+    // H100), and a float sum spares half its result's rounding as well.
+    const Tensor<float> dyf = widen(dy);
+    const std::int64_t k = dyf.shape()[1];
+    Tensor<float> sums(Shape{1, k, 1, 1}, dyf.get_memory_type(), dyf.get_device_id());
+    math::reduce_to_shape(dyf, sums);
+    sums.reshape(Shape{k});
+    *db = std::move(sums);
+  }
   return dw;
 }
 

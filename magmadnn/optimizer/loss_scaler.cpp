@@ -23,7 +23,15 @@ LossScaler::LossScaler(const Options& options) : opt_(options), scale_(options.i
 }
 
 namespace {
-bool host_side(memory_t m) { return m == HOST || m == MANAGED || m == CUDA_MANAGED; }
+// Where the gradient is computed, not which memory could be read from the
+// host: a MANAGED gradient on a machine with a GPU lives on the device, and
+// reading it on the host copied every gradient down and (after the unscale
+// wrote the host side) back up each step: 3 ms a step of the N = 4 MLP on
+// an H100, four times its fp32 step.
+template <typename T>
+bool host_side(const Tensor<T>& t) {
+  return !t.on_device();
+}
 }  // namespace
 
 // On the host, serial passes rather than math:: calls: those enter OpenMP
@@ -33,7 +41,7 @@ bool host_side(memory_t m) { return m == HOST || m == MANAGED || m == CUDA_MANAG
 template <typename T>
 bool all_finite(const Tensor<T>& t) {
   if (t.size() == 0) return true;
-  if (host_side(t.get_memory_type())) {
+  if (host_side(t)) {
     const T* p = t.host_data();
     bool finite = true;
     for (std::int64_t i = 0; i < t.size(); ++i) finite &= std::isfinite(p[i]);
@@ -60,7 +68,7 @@ bool LossScaler::unscale(const std::vector<Tensor<T>*>& grads, std::int64_t step
   }
   const T inv = static_cast<T>(1.0 / scale_);
   for (Tensor<T>* g : grads) {
-    if (host_side(g->get_memory_type())) {
+    if (host_side(*g)) {
       T* p = g->mutable_host_data();
       for (std::int64_t i = 0; i < g->size(); ++i) p[i] *= inv;
     } else {

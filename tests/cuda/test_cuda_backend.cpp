@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,15 +38,6 @@ void write_all(MemoryManager<T>& m, T start, T step) {
   std::vector<T> v(m.get_size());
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = start + step * T(i);
   m.copy_from_host(v.data(), v.size());
-}
-
-// Within `ulps` units in the last place (relative), for fills computed with
-// the device's and the host's libm, which may differ in the last bit.
-template <typename T>
-bool close_ulps(T a, T b, int ulps) {
-  if (a == b) return true;
-  const T scale = std::max<T>(std::abs(a), std::abs(b));
-  return std::abs(a - b) <= T(ulps) * std::numeric_limits<T>::epsilon() * std::max<T>(scale, T(1e-30));
 }
 
 }  // namespace
@@ -258,8 +250,10 @@ TEST(CudaBackend, GetAndSetOnDeviceMemory) {
 }
 
 // A seeded fill gives the same numbers on the CPU and the GPU: uniform bit
-// for bit; normal within a few ulps (the host's and the device's log and cos
-// may differ in the last bit before the result is rounded to T).
+// for bit; normal within a few ulps of its terms (the host's and the
+// device's log and cos may differ in the last bit of z, and mean + std * z
+// keeps that absolute error where it cancels: 0.5 + 2 * -0.231 = 0.0375
+// differed by 8 ulps of the result in double on an H100, 1 ulp of z).
 template <typename T>
 void check_same_seed_fills() {
   Backend& cpu = cpu_backend();
@@ -279,11 +273,17 @@ void check_same_seed_fills() {
     gpu.copy(back.data(), dev, bytes, CopyKind::DeviceToHost, 0);
     int differ = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      ASSERT_TRUE(close_ulps(back[i], host[i], 4))
+      const double terms = 0.5 + std::abs(double(host[i]) - 0.5);  // |mean| + |std * z|
+      ASSERT_LE(std::abs(double(back[i]) - double(host[i])), 4 * terms * std::numeric_limits<T>::epsilon())
           << "normal, stream " << stream << ", " << i << ": gpu " << back[i] << " cpu " << host[i];
       differ += back[i] != host[i];
     }
-    EXPECT_LE(differ, n / 1000) << "more than 0.1% of normal draws differ in the last bits";
+    // In float the rounding to T hides the libraries' last-bit differences in
+    // all but a few draws; in double about 12% of draws show them (H100,
+    // CUDA 13.0, against glibc 2.36).
+    if constexpr (std::is_same_v<T, float>) {
+      EXPECT_LE(differ, n / 1000) << "more than 0.1% of normal draws differ in the last bits";
+    }
   }
   gpu.deallocate(dev, bytes, 0);
 }

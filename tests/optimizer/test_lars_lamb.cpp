@@ -25,7 +25,7 @@ op::Var<double> var_of(const char* name, const Shape& shape, const std::vector<d
 std::vector<std::vector<double>> run(optimizer::Optimizer<double>& opt, const std::vector<double>& x0,
                                      const std::vector<double>& t, int steps, const Shape& shape) {
   auto x = var_of("x", shape, x0);
-  auto tc = op::constant<double>("t", Tensor<double>::from_vector(shape, t));
+  auto tc = op::constant<double>("t", Tensor<double>::from_vector(shape, t, HOST));
   auto loss = op::reduce_sum(op::pow(op::sub(x, tc), 2));
   std::vector<std::vector<double>> xs;
   for (int i = 0; i < steps; ++i) {
