@@ -22,6 +22,7 @@
 #include "magmadnn/optimizer/optimizer.h"
 #include "magmadnn/tensor/math.h"
 #include "support/gradcheck.h"
+#include "support/shapes.h"
 #include "support/rounding_bound.h"
 
 using namespace magmadnn;
@@ -33,6 +34,8 @@ constexpr double kU = test::kBf16Roundoff;
 using test::abs_of;
 using test::gamma_f32;
 using test::square_of;
+using test::ConvCase;
+using test::GemmCase;
 
 Tensor<double> to_double(const Tensor<float>& t) { return t.cast<double>(); }
 
@@ -44,11 +47,6 @@ void expect_within_bf16_bound(const Tensor<float>& got, const Tensor<double>& re
   b.scale = scale;
   test::expect_within_rounding_bound(got, ref, abs_sum, sq_sum, k, b, f32);
 }
-
-struct GemmCase {
-  std::int64_t m, n, k;
-  bool ta, tb;
-};
 
 class Bf16Gemm : public ::testing::TestWithParam<GemmCase> {};
 
@@ -67,11 +65,7 @@ TEST_P(Bf16Gemm, MatmulWithinRoundingBound) {
   expect_within_bf16_bound(got, ref, abs_sum, sq_sum, c.k, &f32);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Gemm,
-                         ::testing::Values(GemmCase{5, 3, 7, false, false}, GemmCase{64, 64, 64, false, false},
-                                           GemmCase{128, 528, 784, false, true},
-                                           GemmCase{528, 784, 128, true, false},
-                                           GemmCase{33, 17, 4096, true, true}));
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Gemm, ::testing::ValuesIn(test::gemm_cases()));
 
 TEST(Bf16Gemm, LinearWithBiasAndReluWithinRoundingBound) {
   // relu is 1-Lipschitz and the bias is added in float, so the GEMM's bound
@@ -113,21 +107,7 @@ TEST(Bf16Gemm, AccumulatesIntoFloatMastersWithBeta) {
 
 // -- convolution ------------------------------------------------------------------------
 
-struct ConvCase {
-  std::int64_t n, c, h, w, k, r;
-  conv::ConvParams geom;
-};
-
 class Bf16Conv : public ::testing::TestWithParam<ConvCase> {};
-
-conv::ConvParams geometry(std::int64_t pad, std::int64_t stride, std::int64_t dil = 1, std::int64_t groups = 1) {
-  conv::ConvParams p;
-  p.pad_h = p.pad_w = pad;
-  p.stride_h = p.stride_w = stride;
-  p.dilation_h = p.dilation_w = dil;
-  p.groups = groups;
-  return p;
-}
 
 TEST_P(Bf16Conv, ThreePassesWithinRoundingBound) {
   const ConvCase c = GetParam();
@@ -176,12 +156,7 @@ TEST_P(Bf16Conv, ThreePassesWithinRoundingBound) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Conv,
-                         ::testing::Values(ConvCase{2, 1, 28, 28, 6, 5, geometry(2, 1)},    // LeNet-5 conv1
-                                           ConvCase{2, 6, 14, 14, 16, 5, geometry(0, 1)},   // LeNet-5 conv2
-                                           ConvCase{3, 4, 9, 11, 8, 3, geometry(1, 2)},     // stride, odd sizes
-                                           ConvCase{1, 4, 12, 12, 4, 3, geometry(2, 1, 2)},  // dilation
-                                           ConvCase{2, 4, 8, 8, 6, 3, geometry(1, 1, 1, 2)}));  // groups
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Conv, ::testing::ValuesIn(test::conv_cases()));  // groups
 
 // -- the autocast table, op by op ----------------------------------------------------------
 

@@ -5,22 +5,15 @@
 #include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/conv.h"
 #include "support/gradcheck.h"
+#include "support/shapes.h"
 
 using namespace magmadnn;
 using magmadnn::testing::gradcheck;
 using magmadnn::testing::random_tensor;
+using test::conv_geometry;
 
 namespace {
 using V = std::vector<op::Var<double>>;
-
-conv::ConvParams geom(std::int64_t pad, std::int64_t stride = 1, std::int64_t dil = 1, std::int64_t groups = 1) {
-  conv::ConvParams g;
-  g.pad_h = g.pad_w = pad;
-  g.stride_h = g.stride_w = stride;
-  g.dilation_h = g.dilation_w = dil;
-  g.groups = groups;
-  return g;
-}
 }  // namespace
 
 class ConvGradcheck : public ::testing::TestWithParam<conv::Algo> {};
@@ -30,8 +23,8 @@ TEST_P(ConvGradcheck, WithBias3x3) {
   if (algo != conv::Algo::Auto && !conv::find_algorithm<double>(algo, DeviceKind::CPU)) GTEST_SKIP() << "not in this build";
   auto x = random_tensor<double>({2, 3, 6, 5}, 1), w = random_tensor<double>({4, 3, 3, 3}, 2);
   auto b = random_tensor<double>({4}, 3);
-  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv2d(v[0], v[1], v[2], geom(1), algo); }, {x, w, b}));
-  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv2d(v[0], v[1], geom(0), algo); }, {x, w}));
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv2d(v[0], v[1], v[2], conv_geometry(1), algo); }, {x, w, b}));
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv2d(v[0], v[1], conv_geometry(0), algo); }, {x, w}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, ConvGradcheck,
@@ -43,9 +36,9 @@ TEST(ConvGradcheck, StrideDilationGroups) {
   auto x = random_tensor<double>({2, 4, 9, 8}, 4), w = random_tensor<double>({6, 2, 3, 2}, 5);
   auto b = random_tensor<double>({6}, 6);
   for (conv::Algo a : {conv::Algo::Direct, conv::Algo::Im2colGemm}) {
-    EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv2d(v[0], v[1], v[2], geom(1, 2, 1, 2), a); },
+    EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv2d(v[0], v[1], v[2], conv_geometry(1, 2, 1, 2), a); },
                                   {x, w, b}));
-    EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv2d(v[0], v[1], v[2], geom(2, 1, 2, 2), a); },
+    EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv2d(v[0], v[1], v[2], conv_geometry(2, 1, 2, 2), a); },
                                   {x, w, b}));
   }
 }
@@ -53,14 +46,14 @@ TEST(ConvGradcheck, StrideDilationGroups) {
 TEST(ConvGradcheck, LargeKernelFft) {
   if (!conv::find_algorithm<double>(conv::Algo::FFT, DeviceKind::CPU)) GTEST_SKIP() << "built without FFTW";
   auto x = random_tensor<double>({1, 2, 9, 10}, 7), w = random_tensor<double>({3, 2, 5, 5}, 8);
-  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv2d(v[0], v[1], geom(2), conv::Algo::FFT); }, {x, w}));
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv2d(v[0], v[1], conv_geometry(2), conv::Algo::FFT); }, {x, w}));
 }
 
 TEST(ConvGradcheck, ConvThenPoolChain) {
   auto x = random_tensor<double>({2, 2, 8, 8}, 9), w = random_tensor<double>({3, 2, 3, 3}, 10);
   conv::PoolParams p;  // 2x2 max, stride 2
   EXPECT_TRUE(gradcheck<double>(
-      [&](const V& v) { return op::pooling(op::relu(op::conv2d(v[0], v[1], geom(1))), p); }, {x, w}));
+      [&](const V& v) { return op::pooling(op::relu(op::conv2d(v[0], v[1], conv_geometry(1))), p); }, {x, w}));
 }
 
 TEST(ConvOps, V1SpellingsMatchTheNewOnes) {
@@ -98,19 +91,19 @@ TEST(ConvOps, GraphShapeErrorsNameTheShapes) {
 TEST(ConvTensorApi, ForwardBackwardShapesAndErrors) {
   auto x = random_tensor<float>({2, 3, 8, 8}, 13), w = random_tensor<float>({4, 3, 3, 3}, 14);
   auto b = random_tensor<float>({4}, 15);
-  Tensor<float> y = conv::conv2d_forward(x, w, &b, geom(1));
+  Tensor<float> y = conv::conv2d_forward(x, w, &b, conv_geometry(1));
   EXPECT_EQ(y.shape(), (Shape{2, 4, 8, 8}));
   EXPECT_EQ(y.get_memory_type(), HOST);
   Tensor<float> db;
-  Tensor<float> dw = conv::conv2d_backward_filter(x, y, w.shape(), geom(1), conv::Algo::Auto, &db);
+  Tensor<float> dw = conv::conv2d_backward_filter(x, y, w.shape(), conv_geometry(1), conv::Algo::Auto, &db);
   EXPECT_EQ(dw.shape(), w.shape());
   EXPECT_EQ(db.shape(), (Shape{4}));
-  EXPECT_EQ(conv::conv2d_backward_data(y, w, x.shape(), geom(1)).shape(), x.shape());
+  EXPECT_EQ(conv::conv2d_backward_data(y, w, x.shape(), conv_geometry(1)).shape(), x.shape());
   auto bad_b = random_tensor<float>({3}, 16);
-  EXPECT_THROW(conv::conv2d_forward(x, w, &bad_b, geom(1)), ShapeError);
-  EXPECT_THROW(conv::conv2d_backward_data(x, w, x.shape(), geom(1)), ShapeError);  // dy must be {2,4,8,8}
+  EXPECT_THROW(conv::conv2d_forward(x, w, &bad_b, conv_geometry(1)), ShapeError);
+  EXPECT_THROW(conv::conv2d_backward_data(x, w, x.shape(), conv_geometry(1)), ShapeError);  // dy must be {2,4,8,8}
   try {
-    conv::conv2d_backward_filter(x, x, w.shape(), geom(1));
+    conv::conv2d_backward_filter(x, x, w.shape(), conv_geometry(1));
     FAIL() << "expected ShapeError";
   } catch (const ShapeError& e) {
     EXPECT_NE(std::string(e.what()).find("{2, 4, 8, 8}"), std::string::npos) << e.what();

@@ -11,8 +11,10 @@
 #include "magmadnn/conv/pool_chooser.h"
 #include "magmadnn/core/errors.h"
 #include "support/gradcheck.h"
+#include "support/shapes.h"
 
 using namespace convtest;
+using test::conv_geometry;
 
 namespace {
 
@@ -206,14 +208,6 @@ TEST(PoolChooser, TimesBothAndForcesByName) {
   set_forced_pool_impl("");
 }
 
-namespace {
-ConvParams geometry(std::int64_t pad, std::int64_t stride) {
-  ConvParams g;
-  g.pad_h = g.pad_w = pad;
-  g.stride_h = g.stride_w = stride;
-  return g;
-}
-}  // namespace
 
 // relu(conv2d(...)) becomes one conv2d_relu node; in double it runs our
 // algorithms with a ReLU pass after them, so gradcheck applies.
@@ -223,7 +217,7 @@ TEST(ConvReluFusion, PassFusesAndGradchecksInDouble) {
   auto w = magmadnn::testing::random_tensor<double>({4, 3, 3, 3}, 32);
   auto b = magmadnn::testing::random_tensor<double>({4}, 33);
   auto build = [&](const V& v) {
-    return op::fuse_conv_activation(op::relu(op::conv2d(v[0], v[1], v[2], geometry(1, 2))));
+    return op::fuse_conv_activation(op::relu(op::conv2d(v[0], v[1], v[2], conv_geometry(1, 2))));
   };
   std::vector<op::Var<double>> vars;
   for (auto* t : {&x, &w, &b}) {
@@ -233,7 +227,7 @@ TEST(ConvReluFusion, PassFusesAndGradchecksInDouble) {
   EXPECT_EQ(build(vars)->kind(), "conv2d_relu");
   EXPECT_TRUE(magmadnn::testing::gradcheck<double>(build, {x, w, b}));
   // A conv whose output has a second consumer keeps its own node.
-  auto c = op::conv2d(vars[0], vars[1], vars[2], geometry(1, 2));
+  auto c = op::conv2d(vars[0], vars[1], vars[2], conv_geometry(1, 2));
   auto both = op::fuse_conv_activation(op::add(op::relu(c), c));
   EXPECT_EQ(both->get_inputs()[0]->kind(), "relu");
 }
@@ -248,8 +242,8 @@ TEST(ConvReluFusion, OnednnPostOpMatchesTheUnfusedGraph) {
       return v;
     };
     auto x = mk("x", Shape{3, 2, 11, 9}, 41), w = mk("w", Shape{5, 2, 3, 3}, 42), b = mk("b", Shape{5}, 43);
-    auto plain = op::relu(op::conv2d(x, w, b, geometry(1, 1), algo));
-    auto fused = op::fuse_conv_activation(op::relu(op::conv2d(x, w, b, geometry(1, 1), algo)));
+    auto plain = op::relu(op::conv2d(x, w, b, conv_geometry(1, 1), algo));
+    auto fused = op::fuse_conv_activation(op::relu(op::conv2d(x, w, b, conv_geometry(1, 1), algo)));
     ASSERT_EQ(fused->kind(), "conv2d_relu");
     const std::vector<float> y0 = plain->eval()->to_vector(), y1 = fused->eval()->to_vector();
     EXPECT_LE(rel_err(y1, y0), 1e-6) << algo_name(algo);

@@ -34,12 +34,15 @@
 #include "magmadnn/tensor/math.h"
 #include "support/gpu.h"
 #include "support/gradcheck.h"
+#include "support/shapes.h"
 #include "support/rounding_bound.h"
 
 using namespace magmadnn;
 using magmadnn::testing::random_tensor;
 using test::abs_of;
 using test::square_of;
+using test::ConvCase;
+using test::GemmCase;
 
 namespace {
 
@@ -64,11 +67,6 @@ test::RoundingBound bound_for(std::int64_t k, bool rounded_result) {
   return b;
 }
 
-struct GemmCase {
-  std::int64_t m, n, k;
-  bool ta, tb;
-};
-
 }  // namespace
 
 // -- fp16 GEMMs ---------------------------------------------------------------------------
@@ -92,11 +90,7 @@ TEST_P(Fp16GemmGpu, MatmulWithinHalfRoundingBound) {
                                      bound_for<half>(c.k, false), &f32);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Fp16GemmGpu,
-                         ::testing::Values(GemmCase{5, 3, 7, false, false}, GemmCase{64, 64, 64, false, false},
-                                           GemmCase{128, 528, 784, false, true},
-                                           GemmCase{528, 784, 128, true, false},
-                                           GemmCase{33, 17, 4096, true, true}));
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp16GemmGpu, ::testing::ValuesIn(test::gemm_cases()));
 
 // The fused form a fully connected layer uses, act(x W^T + b) with half x and
 // W and a float bias, for activations cuBLASLt has as an epilogue (ReLU) and
@@ -148,20 +142,6 @@ TEST(Fp16GemmGpu, AccumulatesIntoFloatWithBeta) {
 // -- bf16 and fp16 convolutions ---------------------------------------------------------------
 
 namespace {
-
-struct ConvCase {
-  std::int64_t n, c, h, w, k, r;
-  conv::ConvParams geom;
-};
-
-conv::ConvParams geometry(std::int64_t pad, std::int64_t stride, std::int64_t dil = 1, std::int64_t groups = 1) {
-  conv::ConvParams p;
-  p.pad_h = p.pad_w = pad;
-  p.stride_h = p.stride_w = stride;
-  p.dilation_h = p.dilation_w = dil;
-  p.groups = groups;
-  return p;
-}
 
 // The three passes of one problem in L on the device, against the host's
 // double direct convolution.
@@ -233,13 +213,12 @@ void check_three_passes(const ConvCase& c) {
   }
 }
 
-const auto kConvCases =
-    ::testing::Values(ConvCase{2, 1, 28, 28, 6, 5, geometry(2, 1)},      // LeNet-5 conv1
-                      ConvCase{2, 6, 14, 14, 16, 5, geometry(0, 1)},     // LeNet-5 conv2
-                      ConvCase{3, 4, 9, 11, 8, 3, geometry(1, 2)},       // stride, odd sizes
-                      ConvCase{1, 4, 12, 12, 4, 3, geometry(2, 1, 2)},   // dilation
-                      ConvCase{2, 4, 8, 8, 6, 3, geometry(1, 1, 1, 2)},  // groups
-                      ConvCase{8, 64, 16, 16, 64, 3, geometry(1, 1)});   // wide: tensor-core sized
+// The CPU's cases and a wide one, sized for the tensor cores.
+std::vector<test::ConvCase> gpu_conv_cases() {
+  std::vector<test::ConvCase> v = test::conv_cases();
+  v.push_back(test::ConvCase{8, 64, 16, 16, 64, 3, test::conv_geometry(1, 1)});
+  return v;
+}   // wide: tensor-core sized
 
 }  // namespace
 
@@ -248,14 +227,14 @@ TEST_P(Bf16ConvGpu, ThreePassesWithinBf16RoundingBound) {
   MAGMADNN_REQUIRE_GPU();
   check_three_passes<bfloat16>(GetParam());
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, Bf16ConvGpu, kConvCases);
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16ConvGpu, ::testing::ValuesIn(gpu_conv_cases()));
 
 class Fp16ConvGpu : public ::testing::TestWithParam<ConvCase> {};
 TEST_P(Fp16ConvGpu, ThreePassesWithinHalfRoundingBound) {
   MAGMADNN_REQUIRE_GPU();
   check_three_passes<half>(GetParam());
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, Fp16ConvGpu, kConvCases);
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp16ConvGpu, ::testing::ValuesIn(gpu_conv_cases()));
 
 // Host half convolution is refused with its reason, not computed in float.
 TEST(Fp16ConvGpu, HostHalfConvolutionIsRefused) {
