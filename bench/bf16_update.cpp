@@ -6,11 +6,16 @@
 //   gemm+fused    the GEMM writes the gradient G, then one pass writes
 //                 W = keep W - lr G and W's bf16 copy (math::axpby with y16)
 //   gemm+axpby+cast   the same in two passes: the update, then the cast
-// and the last two without their GEMM (the update passes alone).
+//   tiled         math::gemm_update: the product made in row tiles, each
+//                 consumed by the fused update while in cache
+// and the fused and two-pass updates without their GEMM (the passes alone).
+// With `cold`, 64 MB are written before each timed call, so that W comes
+// from memory as in a training step, where only the update reads the float
+// weight.
 // Configurations alternate within each round so that all see the same
 // machine; each reports the median and the minimum over rounds.
 //
-//   bench_bf16_update [rounds]   (threads: OMP_NUM_THREADS)
+//   bench_bf16_update [rounds] [cold]   (threads: OMP_NUM_THREADS)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,11 +46,13 @@ Tensor<bfloat16> random_bf16(const Shape& s) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 200;
+  const bool cold = argc > 2 && std::string(argv[2]) == "cold";
+  std::vector<float> evict(cold ? (64u << 20) / sizeof(float) : 0);
   const std::int64_t batch = 100;
   const float lr = 0.05f, keep = 1.f - 0.05f * 0.001f;
   std::printf(
-      "| weight | fold+cast ms (median, min) | gemm+fused | gemm+axpby+cast | fused pass alone | axpby+cast alone |\n"
-      "|---|---|---|---|---|---|\n");
+      "| weight | fold+cast ms (median, min) | gemm+fused | gemm+axpby+cast | tiled | fused pass alone | axpby+cast alone |\n"
+      "|---|---|---|---|---|---|---|\n");
   for (const auto [out, in] : {std::pair<std::int64_t, std::int64_t>{528, 784}, {528, 528}}) {
     const Tensor<bfloat16> dz16 = random_bf16({batch, out}), x16 = random_bf16({batch, in});
     Tensor<float> w({out, in}, {UNIFORM, {-0.1f, 0.1f}}, HOST), g({out, in}, HOST);
@@ -66,6 +73,7 @@ int main(int argc, char** argv) {
           math::axpby(-lr, g, keep, w);
           cast();
         },
+        [&] { math::gemm_update(-lr, dz16, true, x16, false, keep, w, &w16); },
         [&] { math::axpby(-lr, g, keep, w, w16); },
         [&] {
           math::axpby(-lr, g, keep, w);
@@ -74,6 +82,9 @@ int main(int argc, char** argv) {
     std::vector<std::vector<double>> t(configs.size());
     for (int r = 0; r < rounds + 5; ++r) {
       for (std::size_t c = 0; c < configs.size(); ++c) {
+        if (cold) {
+          for (std::size_t i = 0; i < evict.size(); i += 16) evict[i] += 1.f;
+        }
         const double ms = time_ms(configs[c]);
         if (r >= 5) t[c].push_back(ms);  // the first rounds warm caches and oneDNN's primitives
       }

@@ -138,6 +138,20 @@ class Kernels {
                                    T /*p*/, T* /*C*/, std::int64_t /*ldc*/) {
     no_mixed_gemm(ab);
   }
+  /// A weight-gradient product applied as it is made: W = beta * W + alpha
+  /// * op(A) op(B) for bf16 A and B (float accumulation), W m x n, row-major
+  /// and contiguous, and, when W16 is not null, W's new values rounded to
+  /// bfloat16 (nearest even, as a cast gives) into W16. The product is never
+  /// stored whole: each row tile of it is consumed by its update while it is
+  /// still in cache. The update of each element is axpby's own expression.
+  /// Returns false, having written nothing, on a backend (or for a T)
+  /// without the kernel.
+  virtual bool gemm_update_bf16(bool /*trans_a*/, bool /*trans_b*/, std::int64_t /*m*/, std::int64_t /*n*/,
+                                std::int64_t /*k*/, T /*alpha*/, const bfloat16* /*A*/, std::int64_t /*lda*/,
+                                const bfloat16* /*B*/, std::int64_t /*ldb*/, T /*beta*/, T* /*W*/,
+                                bfloat16* /*W16*/) {
+    return false;
+  }
 
   /// Views x as [outer, axis, inner] and reduces the middle axis into
   /// y[outer, inner].
@@ -153,6 +167,17 @@ class Kernels {
                                      std::int64_t cols, T p) {
     unary_backward(op, y, y, dy, dx, rows * cols, p);
     reduce(ReduceOp::Sum, dx, db, 1, rows, cols);
+  }
+  /// unary_backward_colsum for a linear layer whose weight GEMMs read their
+  /// operands in bfloat16 (mixed precision): writes dx rounded to bfloat16
+  /// (nearest even, the bits a cast of the float dx gives) instead of the
+  /// float dx, and the float db from the unrounded values, or no db when db
+  /// is null. db's bits equal unary_backward_colsum's. Returns false, having
+  /// written nothing, on a backend (or for a T) without the fused kernel;
+  /// math::unary_backward_low then makes the float pass and a conversion.
+  virtual bool unary_backward_colsum_bf16(UnaryOp /*op*/, const T* /*y*/, const T* /*dy*/, bfloat16* /*dx*/,
+                                          T* /*db*/, std::int64_t /*rows*/, std::int64_t /*cols*/, T /*p*/) {
+    return false;
   }
   /// Index of the maximum along the middle axis of [outer, axis, inner]
   /// (first one on ties) into idx[outer, inner].

@@ -193,7 +193,8 @@ struct UpdateSink : Sink<T> {
   UpdateSink(const std::vector<Expr<T>>& vars, InPlaceUpdate<T> u) {
     for (const auto& v : vars) {
       Variable<T>& var = as_variable(v, "backward_update");
-      targets.emplace(v.get(), Entry{Target{&var.value(), u.alpha, u.beta}, &var.low_precision_cache()});
+      targets.emplace(v.get(), Entry{Target{&var.value(), u.alpha, u.beta, &var.low_precision_cache()},
+                                     &var.low_precision_cache()});
     }
   }
   const Target* target(const Operation<T>* node) override {

@@ -65,6 +65,21 @@ void LowPrecisionCache::axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y)
   ++fused_;
 }
 
+template <typename L>
+bool LowPrecisionCache::gemm_update(float alpha, const Tensor<L>& a, bool trans_a, const Tensor<L>& b, bool trans_b,
+                                    float beta, Tensor<float>& y) {
+  const bool fuse = autocast::fused_update_casts() &&
+                    autocast::compute_dtype(autocast::OpKind::Gemm, autocast::current()) == dtype_v<L> &&
+                    holds_copy_of<L>(y);
+  if (!fuse) return math::gemm_update(alpha, a, trans_a, b, trans_b, beta, y, static_cast<Tensor<L>*>(nullptr));
+  stamp_ = 0;  // stale until both are written
+  if (!math::gemm_update(alpha, a, trans_a, b, trans_b, beta, y, &copy_of_type<L>(*this))) return false;
+  // y's stamp moved when the kernel took its pointer; nothing wrote y since.
+  stamp_ = y.write_stamp();
+  ++fused_;
+  return true;
+}
+
 void LowPrecisionCache::clear() {
   bf16_ = Tensor<bfloat16>();
   f16_ = Tensor<half>();
@@ -72,6 +87,11 @@ void LowPrecisionCache::clear() {
   stamp_ = 0;
   offset_ = -1;
 }
+
+template bool LowPrecisionCache::gemm_update<bfloat16>(float, const Tensor<bfloat16>&, bool, const Tensor<bfloat16>&,
+                                                        bool, float, Tensor<float>&);
+template bool LowPrecisionCache::gemm_update<half>(float, const Tensor<half>&, bool, const Tensor<half>&, bool, float,
+                                                    Tensor<float>&);
 
 #define MAGMADNN_LP_CACHE_GET(L, T) template const Tensor<L>& LowPrecisionCache::get<L, T>(const Tensor<T>&);
 MAGMADNN_LP_CACHE_GET(bfloat16, float)

@@ -43,6 +43,16 @@ class LowPrecisionCache {
   template <typename T>
   void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y);
 
+  /// y = beta * y + alpha * op(a) op(b), a weight-gradient product applied
+  /// as it is made (math::gemm_update: in row tiles, never stored whole), for
+  /// y the tensor this cache copies and a, b in L. The copy is written in the
+  /// same sweep under axpby's conditions, with L the type the thread's GEMMs
+  /// now read. Returns false, having done nothing, where the backend has no
+  /// such kernel; the caller then makes the product and calls axpby.
+  template <typename L>
+  bool gemm_update(float alpha, const Tensor<L>& a, bool trans_a, const Tensor<L>& b, bool trans_b, float beta,
+                   Tensor<float>& y);
+
   /// Casts done by this cache so far.
   std::uint64_t casts() const noexcept { return casts_; }
   /// Updates that wrote the copy in the same call (axpby), so far.

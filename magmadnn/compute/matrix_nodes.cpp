@@ -147,34 +147,56 @@ void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& n
   // admits only such activations): y is passed for both x and y.
   const bool bias_grad = has_bias() && needed[2];
   Tensor<T> dz, db;
-  if (act_ == UnaryOp::Identity) {
-    dz = g.view(g.shape());  // read-only alias; never handed out
-  } else {
-    dz = Tensor<T>(g.shape(), g.get_memory_type(), g.get_device_id());
-    if (bias_grad) {
-      // The bias gradient is dz's column sums: taken in the pass that writes
-      // dz, rather than by a second pass re-reading it.
-      db = Tensor<T>(this->in(2).shape(), g.get_memory_type(), g.get_device_id());
-      math::unary_backward_colsum(act_, this->output_, g, dz, db, T(0));
-    } else {
-      math::unary_backward(act_, this->output_, this->output_, g, dz, T(0));
-    }
-  }
+  const auto new_db = [&] { db = Tensor<T>(this->in(2).shape(), g.get_memory_type(), g.get_device_id()); };
   const bool low = low_precision_gemm<T>([&](auto l) {
     using L = decltype(l);
-    // W and x as cast for forward (cached on their nodes); dz cast once.
-    const Tensor<L>& dz16 = grad_low_.template get<L>(dz);
+    // W and x as cast for forward (cached on their nodes). dz is read only
+    // by the two GEMMs, in L: through an activation, one pass writes it in
+    // L (and the float bias gradient) with no float dz at all; without one
+    // it is the incoming gradient, cast once.
+    Tensor<L> dz_low;
+    if (act_ != UnaryOp::Identity) {
+      dz_low = Tensor<L>(g.shape(), g.get_memory_type(), g.get_device_id());
+      if (bias_grad) new_db();
+      math::unary_backward_low(act_, this->output_, g, dz_low, bias_grad ? &db : nullptr, T(0));
+    } else {
+      dz = g.view(g.shape());
+    }
+    const Tensor<L>& dz16 = act_ != UnaryOp::Identity ? dz_low : grad_low_.template get<L>(dz);
     const Tensor<L>& x16 = this->inputs_[0]->template low_output<L>();
     if (needed[0]) gin[0] = math::matmul_mixed(dz16, this->inputs_[1]->template low_output<L>());
-    // W's update is not folded into this GEMM as in float: the caller's
-    // update pass writes W and its low-precision copy together
-    // (LowPrecisionCache::axpby), which saves the cast of W before the next
-    // forward; and oneDNN's bf16 GEMM with beta != 0 plus that cast measured
-    // slower than the GEMM with beta = 0 plus the update pass
-    // (bench_bf16_update, docs/benchmarks.md).
-    if (needed[1]) gin[1] = math::matmul_mixed(dz16, x16, true, false);
+    // W's update is not folded into oneDNN's GEMM as in float (a fold
+    // cannot write W's low-precision copy, and with beta != 0 and a cast
+    // after it measured slower). Where the backend has the kernel, the
+    // product is made in row tiles, each consumed at once by the update that
+    // writes W and its copy (LowPrecisionCache::gemm_update; CPU, bf16);
+    // elsewhere the GEMM writes the gradient and the caller's update pass
+    // writes W and its copy (LowPrecisionCache::axpby). Either way the next
+    // forward casts no weight (bench_bf16_update, docs/benchmarks.md).
+    if (needed[1]) {
+      const auto* t = targets[1];
+      if (t != nullptr && t->low != nullptr && this->in(1).size() >= kFoldMinWeights &&
+          t->low->gemm_update(t->alpha, dz16, true, x16, false, t->beta, *t->dst)) {
+        applied[1] = true;
+      } else {
+        gin[1] = math::matmul_mixed(dz16, x16, true, false);
+      }
+    }
   });
   if (!low) {
+    if (act_ == UnaryOp::Identity) {
+      dz = g.view(g.shape());  // read-only alias; never handed out
+    } else {
+      dz = Tensor<T>(g.shape(), g.get_memory_type(), g.get_device_id());
+      if (bias_grad) {
+        // The bias gradient is dz's column sums: taken in the pass that
+        // writes dz, rather than by a second pass re-reading it.
+        new_db();
+        math::unary_backward_colsum(act_, this->output_, g, dz, db, T(0));
+      } else {
+        math::unary_backward(act_, this->output_, this->output_, g, dz, T(0));
+      }
+    }
     if (needed[0]) gin[0] = math::matmul(dz, this->in(1));  // reads W: before any update of W
     if (needed[1] && targets[1] != nullptr && this->in(1).size() >= kFoldMinWeights) {
       // W = beta W + alpha dz^T x in one GEMM: no gradient buffer, no extra pass.

@@ -130,6 +130,10 @@ class Operation : public std::enable_shared_from_this<Operation<T>> {
   struct UpdateTarget {
     Tensor<T>* dst;
     T alpha, beta;
+    /// dst's low-precision copy (its variable's), which an op that applies
+    /// the update itself keeps current (LowPrecisionCache::gemm_update);
+    /// null when none.
+    LowPrecisionCache* low = nullptr;
   };
   /// backward(), except that an op may fold the gradient of an input i with
   /// targets[i] set straight into that target (e.g. as the beta of the GEMM

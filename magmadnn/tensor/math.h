@@ -60,6 +60,15 @@ void unary_backward(UnaryOp op, const Tensor<T>& x, const Tensor<T>& y, const Te
 template <typename T>
 void unary_backward_colsum(UnaryOp op, const Tensor<T>& y, const Tensor<T>& dy, Tensor<T>& dx, Tensor<T>& db,
                            T p = T(0));
+/// The same for a layer whose GEMMs read dx in L = bfloat16 or half (mixed
+/// precision): dx is written rounded to L (the bits dx.cast<L>() of the
+/// float result gives), db (when not null) is the float column sum of the
+/// unrounded values, bit for bit unary_backward_colsum's. One pass where the
+/// backend has the fused kernel (Kernels::unary_backward_colsum_bf16: the
+/// CPU, bfloat16), else the float pass into a temporary and a conversion.
+template <typename T, typename L>
+void unary_backward_low(UnaryOp op, const Tensor<T>& y, const Tensor<T>& dy, Tensor<L>& dx, Tensor<T>* db,
+                        T p = T(0));
 
 template <typename T> Tensor<T> exp(const Tensor<T>& x) { return unary(UnaryOp::Exp, x); }
 template <typename T> Tensor<T> log(const Tensor<T>& x) { return unary(UnaryOp::Log, x); }
@@ -114,6 +123,17 @@ Tensor<float> matmul_mixed(const Tensor<L>& a, const Tensor<L>& b, bool trans_a 
 template <typename L>
 void linear_mixed(const Tensor<L>& x, const Tensor<L>& w, const Tensor<float>* bias, UnaryOp act, float p,
                   Tensor<float>& out);
+/// A weight-gradient product applied as it is made (plain SGD in mixed
+/// precision): w = beta * w + alpha * op(a) op(b) with operands in L, float
+/// accumulation, and, when w16 is not null, w's new values rounded to L into
+/// w16 (the bits w.cast<L>() would give). The product is made and consumed
+/// in row tiles that stay in cache (Kernels::gemm_update_bf16), never stored
+/// whole; each element's update is math::axpby's expression. Returns false,
+/// having written nothing, where the backend has no such kernel (the CPU has
+/// it for bfloat16); the caller then makes the product and calls axpby.
+template <typename L>
+bool gemm_update(float alpha, const Tensor<L>& a, bool trans_a, const Tensor<L>& b, bool trans_b, float beta,
+                 Tensor<float>& w, Tensor<L>* w16);
 
 // -- reductions --------------------------------------------------------------------------
 /// Reduces `axis`: out has x's shape with that axis removed (keepdims: size 1).

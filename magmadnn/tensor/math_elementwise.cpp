@@ -121,6 +121,36 @@ void unary_backward_colsum(UnaryOp op, const Tensor<T>& y, const Tensor<T>& dy, 
   kernels<T>(be).unary_backward_colsum(op, y.data(), dy.data(), dx.mutable_data(), db.mutable_data(), s[0], s[1], p);
 }
 
+template <typename T, typename L>
+void unary_backward_low(UnaryOp op, const Tensor<T>& y, const Tensor<T>& dy, Tensor<L>& dx, Tensor<T>* db, T p) {
+  const Shape& s = y.shape();
+  MAGMADNN_CHECK(s.ndim() == 2 && dy.shape() == s && dx.shape() == s, ShapeError,
+                 "math::unary_backward_low(" << op_name(op) << "): y " << s << ", dy " << dy.shape() << " and dx "
+                                             << dx.shape() << " must be one 2-D shape");
+  MAGMADNN_CHECK(!db || db->size() == s[1], ShapeError,
+                 "math::unary_backward_low(" << op_name(op) << "): db " << db->shape() << " must have " << s[1]
+                                             << " elements, one per column of " << s);
+  MAGMADNN_CHECK(grad_from_output(op), ValueError,
+                 "math::unary_backward_low: the derivative of " << op_name(op)
+                                                                << " does not follow from its output alone");
+  MAGMADNN_CHECK(dx.get_memory_type() == y.get_memory_type() && dx.get_device_id() == y.get_device_id(),
+                 ValueError, "math::unary_backward_low: the " << dtype_name(dtype_v<L>) << " dx is not in y's memory");
+  Backend& be = db ? common_backend("unary_backward_low", y, dy, *db) : common_backend("unary_backward_low", y, dy);
+  if constexpr (std::is_same_v<L, bfloat16>) {
+    if (kernels<T>(be).unary_backward_colsum_bf16(op, y.data(), dy.data(), dx.mutable_data(),
+                                                  db ? db->mutable_data() : nullptr, s[0], s[1], p)) {
+      return;
+    }
+  }
+  Tensor<T> wide(s, y.get_memory_type(), y.get_device_id());
+  if (db) {
+    unary_backward_colsum(op, y, dy, wide, *db, p);
+  } else {
+    unary_backward(op, y, y, dy, wide, p);
+  }
+  be.convert(dtype_v<T>, wide.data(), dtype_v<L>, dx.mutable_data(), wide.size());
+}
+
 template <typename T>
 void fill(Tensor<T>& x, T value) {
   Backend& be = backend_of(x);
@@ -173,7 +203,11 @@ void axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y, Tensor<L>& y16) {
   template void axpy<T>(T, const Tensor<T>&, Tensor<T>&);                                                \
   template void axpby<T>(T, const Tensor<T>&, T, Tensor<T>&);                                            \
   template void axpby<T, bfloat16>(T, const Tensor<T>&, T, Tensor<T>&, Tensor<bfloat16>&);            \
-  template void axpby<T, half>(T, const Tensor<T>&, T, Tensor<T>&, Tensor<half>&);
+  template void axpby<T, half>(T, const Tensor<T>&, T, Tensor<T>&, Tensor<half>&);                    \
+  template void unary_backward_low<T, bfloat16>(UnaryOp, const Tensor<T>&, const Tensor<T>&, Tensor<bfloat16>&, \
+                                                Tensor<T>*, T);                                               \
+  template void unary_backward_low<T, half>(UnaryOp, const Tensor<T>&, const Tensor<T>&, Tensor<half>&,     \
+                                            Tensor<T>*, T);
 MAGMADNN_INSTANTIATE(float)
 MAGMADNN_INSTANTIATE(double)
 #undef MAGMADNN_INSTANTIATE

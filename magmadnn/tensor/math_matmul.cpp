@@ -124,11 +124,33 @@ void linear_mixed(const Tensor<L>& x, const Tensor<L>& w, const Tensor<float>* b
                                          bias ? bias->data() : nullptr, act, p, out.mutable_data(), nout);
 }
 
+template <typename L>
+bool gemm_update(float alpha, const Tensor<L>& a, bool trans_a, const Tensor<L>& b, bool trans_b, float beta,
+                 Tensor<float>& w, Tensor<L>* w16) {
+  const auto [m, n, k] = matmul_dims("math::gemm_update", a.shape(), trans_a, b.shape(), trans_b, w.shape());
+  MAGMADNN_CHECK(!w16 || (w16->shape() == w.shape() && w16->get_memory_type() == w.get_memory_type() &&
+                          w16->get_device_id() == w.get_device_id()),
+                 ShapeError, "math::gemm_update: w " << w.shape() << " and its " << dtype_name(dtype_v<L>) << " copy "
+                                                     << w16->shape() << " differ in shape or memory");
+  Backend& be = common_backend("gemm_update", a, b, w);
+  if constexpr (std::is_same_v<L, bfloat16>) {
+    if (w.size() == 0) return true;
+    return kernels<float>(be).gemm_update_bf16(trans_a, trans_b, m, n, k, alpha, k > 0 ? a.data() : nullptr,
+                                               a.shape().dims()[1], k > 0 ? b.data() : nullptr, b.shape().dims()[1],
+                                               beta, w.mutable_data(), w16 ? w16->mutable_data() : nullptr);
+  } else {
+    (void)be, (void)alpha, (void)beta, (void)w16;
+    return false;
+  }
+}
+
 #define MAGMADNN_INSTANTIATE_MIXED(L)                                                                         \
   template void matmul_mixed<L>(float, const Tensor<L>&, bool, const Tensor<L>&, bool, float, Tensor<float>&); \
   template Tensor<float> matmul_mixed<L>(const Tensor<L>&, const Tensor<L>&, bool, bool);                     \
   template void linear_mixed<L>(const Tensor<L>&, const Tensor<L>&, const Tensor<float>*, UnaryOp, float,      \
-                                Tensor<float>&);
+                                Tensor<float>&);                                                             \
+  template bool gemm_update<L>(float, const Tensor<L>&, bool, const Tensor<L>&, bool, float, Tensor<float>&,   \
+                               Tensor<L>*);
 MAGMADNN_INSTANTIATE_MIXED(bfloat16)
 MAGMADNN_INSTANTIATE_MIXED(half)
 #undef MAGMADNN_INSTANTIATE_MIXED

@@ -36,9 +36,14 @@ class CpuKernels final : public Kernels<T> {
   void gemm_bias_act_mixed(dtype ab, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                            const void* A, std::int64_t lda, const void* B, std::int64_t ldb, const T* bias,
                            UnaryOp act, T p, T* C, std::int64_t ldc) override;
+  bool gemm_update_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                        const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, T beta, T* W,
+                        bfloat16* W16) override;
   void reduce(ReduceOp op, const T* x, T* y, std::int64_t outer, std::int64_t axis, std::int64_t inner) override;
   void unary_backward_colsum(UnaryOp op, const T* y, const T* dy, T* dx, T* db, std::int64_t rows,
                              std::int64_t cols, T p) override;
+  bool unary_backward_colsum_bf16(UnaryOp op, const T* y, const T* dy, bfloat16* dx, T* db, std::int64_t rows,
+                                  std::int64_t cols, T p) override;
   void argmax(const T* x, std::int64_t* idx, std::int64_t outer, std::int64_t axis, std::int64_t inner) override;
   void softmax(const T* x, T* y, std::int64_t rows, std::int64_t cols, bool log) override;
   void softmax_backward(const T* y, const T* dy, T* dx, std::int64_t rows, std::int64_t cols, bool log) override;
