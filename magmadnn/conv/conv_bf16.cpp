@@ -3,6 +3,7 @@
 // a reorder into a blocked layout would be a second pass over them.
 #include "magmadnn/conv/conv_bf16.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/onednn_util.h"
+#include "magmadnn/core/determinism.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/math.h"
 
@@ -226,8 +228,14 @@ double time_bf16_pass(const ConvProblem& pr, Pass pass) {
 void set_bf16_conv_policy(Bf16ConvPolicy p) { g_policy = p; }
 Bf16ConvPolicy bf16_conv_policy() { return g_policy; }
 
+bool low_precision_conv_by_rule(const ConvProblem& prob) {
+  const std::int64_t groups = std::max<std::int64_t>(1, prob.geom.groups);
+  return prob.c / groups >= kLowPrecisionConvMinChannels && prob.k / groups >= kLowPrecisionConvMinChannels;
+}
+
 bool bf16_conv_pays(const ConvProblem& prob, Pass pass) {
   if (g_policy == Bf16ConvPolicy::Always) return true;
+  if (deterministic_algorithms()) return low_precision_conv_by_rule(prob);
   static std::mutex mutex;
   static std::map<std::pair<std::string, int>, bool> decided;
   const auto key = std::make_pair(prob.to_string(), static_cast<int>(pass));

@@ -47,7 +47,19 @@ void set_bf16_conv_policy(Bf16ConvPolicy p);
 Bf16ConvPolicy bf16_conv_policy();
 /// Whether the bf16 path should compute `pass` of `prob` under the policy.
 /// Timed: measures on the first call for a (problem, pass), then answers
-/// from a cache.
+/// from a cache; under deterministic algorithms (core/determinism.h) it
+/// answers by low_precision_conv_by_rule instead, since a pick by timing may
+/// differ between runs and so round differently.
 bool bf16_conv_pays(const ConvProblem& prob, Pass pass);
+
+/// Input and output channels per group from which the fixed rule takes the
+/// low precision.
+inline constexpr std::int64_t kLowPrecisionConvMinChannels = 16;
+/// The Timed policy's fixed rule, for deterministic runs (CPU and GPU): a
+/// pass computes in the low precision when the layer has at least
+/// kLowPrecisionConvMinChannels input and output channels per group. On this
+/// CPU every measured layer with fewer (LeNet-5's 1 and 6 input channels)
+/// ran faster in float, wide ones faster in bf16 (docs/mixed_precision.md).
+bool low_precision_conv_by_rule(const ConvProblem& prob);
 
 }  // namespace magmadnn::conv

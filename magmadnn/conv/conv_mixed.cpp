@@ -11,6 +11,7 @@
 #include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/conv_bf16.h"
 #include "magmadnn/conv/timing.h"
+#include "magmadnn/core/determinism.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/math.h"
 
@@ -106,6 +107,7 @@ bool mixed_conv_pays(const ConvProblem& prob, Pass pass, dtype low, bool on_devi
                  "mixed_conv_pays: the low precision is bfloat16 or float16, not " << dtype_name(low));
   if (!on_device) return low == dtype::bf16 && bf16_conv_pays(prob, pass);
   if (bf16_conv_policy() == Bf16ConvPolicy::Always) return true;
+  if (deterministic_algorithms()) return low_precision_conv_by_rule(prob);
   static std::mutex mutex;
   static std::map<std::tuple<std::string, int, dtype, device_t>, bool> decided;
   const auto key = std::make_tuple(prob.to_string(), static_cast<int>(pass), low, device_id);

@@ -19,6 +19,7 @@
 #include "magmadnn/compute/compute.h"
 #include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/conv_bf16.h"
+#include "magmadnn/core/determinism.h"
 #include "magmadnn/optimizer/optimizer.h"
 #include "magmadnn/tensor/math.h"
 #include "support/gradcheck.h"
@@ -241,6 +242,28 @@ TEST(Autocast, EachOpKindComputesAsTheTableSays) {
     }
   }
   conv::set_bf16_conv_policy(conv::Bf16ConvPolicy::Timed);
+}
+
+TEST(Autocast, DeterministicRunsChooseBf16ConvolutionsByTheChannelRule) {
+  // Timing could pick differently between runs, and a bf16 pass rounds
+  // differently from a float one; a deterministic run answers by the rule,
+  // before any timing, and the same way for every pass.
+  const DeterministicScope deterministic(true);
+  const auto problem = [](std::int64_t c, std::int64_t k, std::int64_t groups) {
+    conv::ConvParams g;
+    g.groups = groups;
+    return conv::make_problem(Shape{2, c, 8, 8}, Shape{k, c / groups, 3, 3}, g);
+  };
+  const std::int64_t m = conv::kLowPrecisionConvMinChannels;
+  for (conv::Pass pass : {conv::Pass::Forward, conv::Pass::BackwardData, conv::Pass::BackwardFilter}) {
+    EXPECT_FALSE(conv::bf16_conv_pays(problem(1, 6, 1), pass)) << "LeNet-5's first layer";
+    EXPECT_FALSE(conv::bf16_conv_pays(problem(6, 16, 1), pass)) << "LeNet-5's second layer";
+    EXPECT_FALSE(conv::bf16_conv_pays(problem(m, m - 1, 1), pass));
+    EXPECT_TRUE(conv::bf16_conv_pays(problem(m, m, 1), pass));
+    EXPECT_TRUE(conv::bf16_conv_pays(problem(64, 64, 1), pass));
+    EXPECT_FALSE(conv::bf16_conv_pays(problem(2 * m, 2 * m, 4), pass)) << "8 channels per group";
+    EXPECT_TRUE(conv::bf16_conv_pays(problem(2 * m, 2 * m, 2), pass));
+  }
 }
 
 // -- the bf16 weight cache ---------------------------------------------------------------
