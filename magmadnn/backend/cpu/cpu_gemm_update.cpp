@@ -27,8 +27,9 @@ namespace {
 
 // Bytes of one tile's float product at most. The MLP's weights (528 x 528
 // and 528 x 784) then make one tile per thread, which measured fastest
-// (bench_bf16_update, two threads: 11% under the GEMM plus the fused pass
-// with W cold, 7% warm; 128 KB tiles gained 4-7% cold and lost warm): a
+// (bench_bf16_update, two threads: 11-18% under the GEMM plus the fused
+// pass with W cold, 7-26% warm; 128 KB tiles gained 4-7% cold and lost
+// warm): a
 // thread updates rows whose product it made itself, in its own cache,
 // rather than rows another core's share of the GEMM wrote.
 constexpr std::int64_t kTileBytes = std::int64_t{1} << 20;
