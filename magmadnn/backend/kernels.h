@@ -145,7 +145,9 @@ class Kernels {
   /// stored whole: each row tile of it is consumed by its update while it is
   /// still in cache. The update of each element is axpby's own expression.
   /// Returns false, having written nothing, on a backend (or for a T)
-  /// without the kernel.
+  /// without the kernel; has_gemm_update_bf16() says so before any pointer
+  /// is taken (taking W's moves its write stamp, and on a GPU may move it).
+  virtual bool has_gemm_update_bf16() const noexcept { return false; }
   virtual bool gemm_update_bf16(bool /*trans_a*/, bool /*trans_b*/, std::int64_t /*m*/, std::int64_t /*n*/,
                                 std::int64_t /*k*/, T /*alpha*/, const bfloat16* /*A*/, std::int64_t /*lda*/,
                                 const bfloat16* /*B*/, std::int64_t /*ldb*/, T /*beta*/, T* /*W*/,

@@ -134,6 +134,7 @@ bool gemm_update(float alpha, const Tensor<L>& a, bool trans_a, const Tensor<L>&
                                                      << w16->shape() << " differ in shape or memory");
   Backend& be = common_backend("gemm_update", a, b, w);
   if constexpr (std::is_same_v<L, bfloat16>) {
+    if (!kernels<float>(be).has_gemm_update_bf16()) return false;
     if (w.size() == 0) return true;
     return kernels<float>(be).gemm_update_bf16(trans_a, trans_b, m, n, k, alpha, k > 0 ? a.data() : nullptr,
                                                a.shape().dims()[1], k > 0 ? b.data() : nullptr, b.shape().dims()[1],

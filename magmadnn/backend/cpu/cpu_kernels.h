@@ -1,10 +1,13 @@
 /// @file cpu_kernels.h
 /// Kernels<T> on the host. Each method family is defined in its own file
 /// (cpu_fill.cpp, cpu_elementwise.cpp, cpu_gemm.cpp, cpu_reduce.cpp,
-/// cpu_bias_grad.cpp, cpu_softmax.cpp, cpu_permute.cpp) and instantiated for float and double.
+/// cpu_bias_grad.cpp, cpu_gemm_update.cpp, cpu_softmax.cpp,
+/// cpu_permute.cpp) and instantiated for float and double.
 /// Threading: OpenMP over all cores, with a size threshold under which the
 /// loop runs serially (a parallel region costs more than it saves).
 #pragma once
+
+#include <type_traits>
 
 #include "magmadnn/backend/kernels.h"
 
@@ -36,6 +39,7 @@ class CpuKernels final : public Kernels<T> {
   void gemm_bias_act_mixed(dtype ab, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                            const void* A, std::int64_t lda, const void* B, std::int64_t ldb, const T* bias,
                            UnaryOp act, T p, T* C, std::int64_t ldc) override;
+  bool has_gemm_update_bf16() const noexcept override { return std::is_same_v<T, float>; }
   bool gemm_update_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
                         const bfloat16* A, std::int64_t lda, const bfloat16* B, std::int64_t ldb, T beta, T* W,
                         bfloat16* W16) override;
