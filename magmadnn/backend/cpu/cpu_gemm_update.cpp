@@ -29,9 +29,8 @@ namespace {
 // and 528 x 784) then make one tile per thread, which measured fastest
 // (bench_bf16_update, two threads: 11-18% under the GEMM plus the fused
 // pass with W cold, 7-26% warm; 128 KB tiles gained 4-7% cold and lost
-// warm): a
-// thread updates rows whose product it made itself, in its own cache,
-// rather than rows another core's share of the GEMM wrote.
+// warm): a thread updates rows whose product it made itself, in its own
+// cache, rather than rows another core's share of the GEMM wrote.
 constexpr std::int64_t kTileBytes = std::int64_t{1} << 20;
 
 // A per-thread buffer for a tile of the product, grown as needed.
@@ -64,7 +63,8 @@ bool CpuKernels<T>::gemm_update_bf16(bool ta, bool tb, std::int64_t m, std::int6
     // the threads get equal shares of rows.
     const std::int64_t threads = std::max(1, omp_get_max_threads());
     const std::int64_t bytes = m * n * std::int64_t(sizeof(float));
-    const std::int64_t per_thread = std::max<std::int64_t>(1, (bytes + threads * kTileBytes - 1) / (threads * kTileBytes));
+    const std::int64_t per_thread =
+        std::max<std::int64_t>(1, (bytes + threads * kTileBytes - 1) / (threads * kTileBytes));
     const std::int64_t rows = (m + threads * per_thread - 1) / (threads * per_thread);
     const std::int64_t tiles = (m + rows - 1) / rows;
     const auto tile = [&](std::int64_t t) {
