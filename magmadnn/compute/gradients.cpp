@@ -185,29 +185,23 @@ struct TableSink : Sink<T> {
 template <typename T>
 struct UpdateSink : Sink<T> {
   using Target = typename Operation<T>::UpdateTarget;
-  struct Entry {
-    Target target;
-    LowPrecisionCache* low;  // the variable's, non-owning
-  };
-  std::unordered_map<const Operation<T>*, Entry> targets;
+  std::unordered_map<const Operation<T>*, Target> targets;
   UpdateSink(const std::vector<Expr<T>>& vars, InPlaceUpdate<T> u) {
     for (const auto& v : vars) {
       Variable<T>& var = as_variable(v, "backward_update");
-      targets.emplace(v.get(), Entry{Target{&var.value(), u.alpha, u.beta, &var.low_precision_cache()},
-                                     &var.low_precision_cache()});
+      targets.emplace(v.get(), Target{&var.value(), u.alpha, u.beta, &var.low_precision_cache()});
     }
   }
   const Target* target(const Operation<T>* node) override {
     auto t = targets.find(node);
-    return t == targets.end() ? nullptr : &t->second.target;
+    return t == targets.end() ? nullptr : &t->second;
   }
   void final_gradient(std::size_t, const Operation<T>* node, Tensor<T>* grad) override {
-    const Entry& e = targets.at(node);
-    const Target& t = e.target;
+    const Target& t = targets.at(node);
     std::optional<Profiler::Scope> scope;
     if (Profiler::enabled()) scope.emplace("optimizer", "update", node->get_name(), detail::device_sync_of(*t.dst));
     if (grad) {
-      e.low->axpby(t.alpha, *grad, t.beta, *t.dst);
+      t.low->axpby(t.alpha, *grad, t.beta, *t.dst);
     } else {
       math::unary(UnaryOp::Scale, *t.dst, *t.dst, t.beta);
     }
