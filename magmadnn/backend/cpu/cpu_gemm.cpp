@@ -30,6 +30,7 @@
 #include "magmadnn/backend/cpu/blas.h"
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/cpu/cpu_kernels.h"
+#include "magmadnn/backend/cpu/thread_buffer.h"
 #include "magmadnn/backend/cpu/unary_dispatch.h"
 #include "magmadnn/backend/scalar_ops.h"
 #include "magmadnn/core/errors.h"
@@ -205,20 +206,8 @@ class OnednnMatmul {
 
   // A per-thread scratchpad (user scratchpad mode): primitives may then run
   // concurrently from several threads without sharing oneDNN's global one.
-  static void* scratch(std::size_t bytes) {
-    struct Free {
-      void operator()(void* p) const noexcept { std::free(p); }
-    };
-    thread_local std::unique_ptr<void, Free> buf;
-    thread_local std::size_t cap = 0;
-    if (bytes > cap) {
-      const std::size_t rounded = (bytes + 63) / 64 * 64;
-      buf.reset(std::aligned_alloc(64, rounded));
-      MAGMADNN_CHECK(buf != nullptr, Error, "gemm: out of host memory for a " << bytes << "-byte scratchpad");
-      cap = rounded;
-    }
-    return buf.get();
-  }
+  struct ScratchTag {};
+  static void* scratch(std::size_t bytes) { return thread_buffer<ScratchTag>(bytes, "gemm: oneDNN scratchpad"); }
 
   const CachedMatmul& get(const MatmulKey& key) {
     std::lock_guard<std::mutex> lock(mutex_);

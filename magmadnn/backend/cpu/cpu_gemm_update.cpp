@@ -12,15 +12,13 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <exception>
-#include <memory>
 #include <type_traits>
 
 #include "magmadnn/backend/cpu/cpu_bf16.h"
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/cpu/cpu_parallel.h"
-#include "magmadnn/core/errors.h"
+#include "magmadnn/backend/cpu/thread_buffer.h"
 
 namespace magmadnn::cpu {
 namespace {
@@ -33,21 +31,7 @@ namespace {
 // cache, rather than rows another core's share of the GEMM wrote.
 constexpr std::int64_t kTileBytes = std::int64_t{1} << 20;
 
-// A per-thread buffer for a tile of the product, grown as needed.
-float* tile_buffer(std::size_t floats) {
-  struct Free {
-    void operator()(float* p) const noexcept { std::free(p); }
-  };
-  thread_local std::unique_ptr<float, Free> buf;
-  thread_local std::size_t cap = 0;
-  if (floats > cap) {
-    const std::size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
-    buf.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-    MAGMADNN_CHECK(buf != nullptr, Error, "gemm_update: out of host memory for a " << bytes << "-byte tile");
-    cap = bytes / sizeof(float);
-  }
-  return buf.get();
-}
+struct TileTag {};
 
 }  // namespace
 
@@ -69,7 +53,8 @@ bool CpuKernels<T>::gemm_update_bf16(bool ta, bool tb, std::int64_t m, std::int6
     const std::int64_t tiles = (m + rows - 1) / rows;
     const auto tile = [&](std::int64_t t) {
       const std::int64_t r0 = t * rows, len = std::min(rows, m - r0);
-      float* g = tile_buffer(static_cast<std::size_t>(len * n));
+      float* g = static_cast<float*>(
+          thread_buffer<TileTag>(static_cast<std::size_t>(len * n) * sizeof(float), "gemm_update: a product tile"));
       // Rows r0.. of op(A): columns of A when it is read transposed (A may
       // be null when k == 0).
       const bfloat16* a = k == 0 ? A : ta ? A + r0 : A + r0 * lda;
