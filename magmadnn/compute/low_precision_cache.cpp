@@ -45,39 +45,37 @@ const Tensor<L>& LowPrecisionCache::get(const Tensor<T>& src) {
   return c;
 }
 
-template <typename T>
-void LowPrecisionCache::axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y) {
-  const dtype lp = autocast::compute_dtype(autocast::OpKind::Gemm, autocast::current());
-  const bool fuse = autocast::fused_update_casts() &&
-                    ((lp == dtype::bf16 && holds_copy_of<bfloat16>(y)) || (lp == dtype::f16 && holds_copy_of<half>(y)));
-  if (!fuse) {
-    math::axpby(alpha, x, beta, y);
-    return;
+template <typename L, typename T, typename W>
+bool LowPrecisionCache::write_through(Tensor<T>& y, W&& write) {
+  if (!autocast::fused_update_casts() ||
+      autocast::compute_dtype(autocast::OpKind::Gemm, autocast::current()) != dtype_v<L> || !holds_copy_of<L>(y)) {
+    return false;
   }
   stamp_ = 0;  // stale until both are written
-  if (lp == dtype::bf16) {
-    math::axpby(alpha, x, beta, y, bf16_);
-  } else {
-    math::axpby(alpha, x, beta, y, f16_);
-  }
+  if (!write(copy_of_type<L>(*this))) return false;
   // y's stamp moved when the kernel took its pointer; nothing wrote y since.
   stamp_ = y.write_stamp();
   ++fused_;
+  return true;
+}
+
+template <typename T>
+void LowPrecisionCache::axpby(T alpha, const Tensor<T>& x, T beta, Tensor<T>& y) {
+  const auto fused = [&](auto& copy) {
+    math::axpby(alpha, x, beta, y, copy);
+    return true;
+  };
+  // At most one of the two runs: the thread's GEMMs read one type.
+  if (!write_through<bfloat16>(y, fused) && !write_through<half>(y, fused)) math::axpby(alpha, x, beta, y);
 }
 
 template <typename L>
 bool LowPrecisionCache::gemm_update(float alpha, const Tensor<L>& a, bool trans_a, const Tensor<L>& b, bool trans_b,
                                     float beta, Tensor<float>& y) {
-  const bool fuse = autocast::fused_update_casts() &&
-                    autocast::compute_dtype(autocast::OpKind::Gemm, autocast::current()) == dtype_v<L> &&
-                    holds_copy_of<L>(y);
-  if (!fuse) return math::gemm_update(alpha, a, trans_a, b, trans_b, beta, y, static_cast<Tensor<L>*>(nullptr));
-  stamp_ = 0;  // stale until both are written
-  if (!math::gemm_update(alpha, a, trans_a, b, trans_b, beta, y, &copy_of_type<L>(*this))) return false;
-  // y's stamp moved when the kernel took its pointer; nothing wrote y since.
-  stamp_ = y.write_stamp();
-  ++fused_;
-  return true;
+  return write_through<L>(y, [&](Tensor<L>& copy) {
+           return math::gemm_update(alpha, a, trans_a, b, trans_b, beta, y, &copy);
+         }) ||
+         math::gemm_update(alpha, a, trans_a, b, trans_b, beta, y, static_cast<Tensor<L>*>(nullptr));
 }
 
 void LowPrecisionCache::clear() {

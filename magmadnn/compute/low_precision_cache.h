@@ -68,6 +68,14 @@ class LowPrecisionCache {
   static auto& copy_of_type(Self& self) noexcept;
   template <typename L, typename T>
   bool holds_copy_of(const Tensor<T>& src) const noexcept;
+  // An update's write of y and its copy together (axpby, gemm_update): when
+  // fused casts are on, the thread's GEMMs read L and this cache holds a
+  // copy of y in L, runs write(copy), which writes y and the copy and
+  // returns whether it did, and records the copy current for y's new stamp.
+  // Returns whether the copy was written; false: write did not run, or
+  // wrote nothing.
+  template <typename L, typename T, typename W>
+  bool write_through(Tensor<T>& y, W&& write);
 
   Tensor<bfloat16> bf16_;
   Tensor<half> f16_;
