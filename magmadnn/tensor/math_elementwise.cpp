@@ -105,34 +105,39 @@ void unary_backward(UnaryOp op, const Tensor<T>& x, const Tensor<T>& y, const Te
   kernels<T>(be).unary_backward(op, x.data(), y.data(), dy.data(), dx.mutable_data(), x.size(), p);
 }
 
+namespace {
+
+// The arguments of a fused activation-and-bias gradient (unary_backward_colsum,
+// unary_backward_low): y, dy and dx one 2-D shape, db (when given) one value
+// per column, an activation whose derivative follows from its output.
+template <typename T>
+void check_colsum_args(const char* name, UnaryOp op, const Tensor<T>& y, const Tensor<T>& dy, const Shape& dx,
+                       const Shape* db) {
+  const Shape& s = y.shape();
+  MAGMADNN_CHECK(s.ndim() == 2 && dy.shape() == s && dx == s, ShapeError,
+                 "math::" << name << "(" << op_name(op) << "): y " << s << ", dy " << dy.shape() << " and dx " << dx
+                          << " must be one 2-D shape");
+  MAGMADNN_CHECK(!db || db->numel() == s[1], ShapeError,
+                 "math::" << name << "(" << op_name(op) << "): db " << *db << " must have " << s[1]
+                          << " elements, one per column of " << s);
+  MAGMADNN_CHECK(grad_from_output(op), ValueError,
+                 "math::" << name << ": the derivative of " << op_name(op) << " does not follow from its output alone");
+}
+
+}  // namespace
+
 template <typename T>
 void unary_backward_colsum(UnaryOp op, const Tensor<T>& y, const Tensor<T>& dy, Tensor<T>& dx, Tensor<T>& db, T p) {
+  check_colsum_args("unary_backward_colsum", op, y, dy, dx.shape(), &db.shape());
   const Shape& s = y.shape();
-  MAGMADNN_CHECK(s.ndim() == 2 && dy.shape() == s && dx.shape() == s, ShapeError,
-                 "math::unary_backward_colsum(" << op_name(op) << "): y " << s << ", dy " << dy.shape() << " and dx "
-                                                << dx.shape() << " must be one 2-D shape");
-  MAGMADNN_CHECK(db.size() == s[1], ShapeError,
-                 "math::unary_backward_colsum(" << op_name(op) << "): db " << db.shape() << " must have " << s[1]
-                                                << " elements, one per column of " << s);
-  MAGMADNN_CHECK(grad_from_output(op), ValueError,
-                 "math::unary_backward_colsum: the derivative of " << op_name(op)
-                                                                   << " does not follow from its output alone");
   Backend& be = common_backend("unary_backward_colsum", y, dy, dx, db);
   kernels<T>(be).unary_backward_colsum(op, y.data(), dy.data(), dx.mutable_data(), db.mutable_data(), s[0], s[1], p);
 }
 
 template <typename T, typename L>
 void unary_backward_low(UnaryOp op, const Tensor<T>& y, const Tensor<T>& dy, Tensor<L>& dx, Tensor<T>* db, T p) {
+  check_colsum_args("unary_backward_low", op, y, dy, dx.shape(), db ? &db->shape() : nullptr);
   const Shape& s = y.shape();
-  MAGMADNN_CHECK(s.ndim() == 2 && dy.shape() == s && dx.shape() == s, ShapeError,
-                 "math::unary_backward_low(" << op_name(op) << "): y " << s << ", dy " << dy.shape() << " and dx "
-                                             << dx.shape() << " must be one 2-D shape");
-  MAGMADNN_CHECK(!db || db->size() == s[1], ShapeError,
-                 "math::unary_backward_low(" << op_name(op) << "): db " << db->shape() << " must have " << s[1]
-                                             << " elements, one per column of " << s);
-  MAGMADNN_CHECK(grad_from_output(op), ValueError,
-                 "math::unary_backward_low: the derivative of " << op_name(op)
-                                                                << " does not follow from its output alone");
   MAGMADNN_CHECK(dx.get_memory_type() == y.get_memory_type() && dx.get_device_id() == y.get_device_id(),
                  ValueError, "math::unary_backward_low: the " << dtype_name(dtype_v<L>) << " dx is not in y's memory");
   Backend& be = db ? common_backend("unary_backward_low", y, dy, *db) : common_backend("unary_backward_low", y, dy);
