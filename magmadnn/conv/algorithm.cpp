@@ -13,7 +13,7 @@ namespace magmadnn::conv {
 
 namespace {
 constexpr Algo kAll[] = {Algo::Auto,         Algo::Direct, Algo::Im2colGemm, Algo::WinogradF2x2,
-                         Algo::WinogradF4x4, Algo::FFT,    Algo::OneDNN, Algo::CuDNN};
+                         Algo::WinogradF4x4, Algo::FFT,    Algo::OneDNN, Algo::CuDNN, Algo::Sliding};
 
 template <typename T>
 struct Registry {
@@ -37,6 +37,7 @@ const char* algo_name(Algo a) noexcept {
     case Algo::FFT: return "fft";
     case Algo::OneDNN: return "onednn";
     case Algo::CuDNN: return "cudnn";
+    case Algo::Sliding: return "sliding";
   }
   return "?";
 }

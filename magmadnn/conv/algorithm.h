@@ -35,8 +35,9 @@ enum class Algo : std::uint8_t {
   FFT,           ///< FFTW (CPU) / cuFFT (GPU): stride 1, dilation 1, large kernels pay off
   OneDNN,        ///< oneDNN's convolution primitives (CPU, float only): oneDNN picks layout and kernel
   CuDNN,         ///< cuDNN v9 (GPU only): cuDNN picks its own kernel
+  Sliding,       ///< vectorised along output rows (CPU): stride 1, dilation 1, at most 16 input channels per group
 };
-/// "direct", "im2col", "winograd_f2x2", "winograd_f4x4", "fft", "onednn", "cudnn", "auto".
+/// "direct", "im2col", "winograd_f2x2", "winograd_f4x4", "fft", "onednn", "cudnn", "sliding", "auto".
 const char* algo_name(Algo a) noexcept;
 /// Inverse of algo_name; ValueError listing the valid names otherwise.
 Algo parse_algo(const std::string& name);

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "magmadnn/backend/cpu/cpu_parallel.h"
+#include "magmadnn/backend/cpu/simd_clones.h"
 #include "magmadnn/conv/pool_impl.h"
 
 namespace magmadnn::conv {
@@ -18,6 +19,40 @@ struct Plane {
   }
 };
 
+// 2x2 max windows with stride 2 and no padding (LeNet-5's, VGG's, most
+// networks'): one plane without bounds checks, written so that GCC
+// vectorises it, which the general loop below, with its clipped windows,
+// defeats (LeNet-5's first pool: 0.15 ms a step of 64 images, most of a
+// step's pooling). Ties and NaNs resolve as in the general loop: the first
+// of (0,0), (0,1), (1,0), (1,1) that no later element is strictly greater than.
+bool is_max2x2(const PoolParams& p) {
+  return p.mode == PoolMode::Max && p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 &&
+         p.pad_h == 0 && p.pad_w == 0;
+}
+
+template <typename T>
+MAGMADNN_SIMD_CLONES void max2x2_plane(const T* xp, std::int64_t w, std::int64_t oh, std::int64_t ow, T* y,
+                                       std::int32_t* argmax) {
+  for (std::int64_t i = 0; i < oh; ++i) {
+    const T* r0 = xp + 2 * i * w;
+    const T* r1 = r0 + w;
+    const auto row = static_cast<std::int32_t>(2 * i * w), down = static_cast<std::int32_t>(w);
+    for (std::int64_t j = 0; j < ow; ++j) {
+      T best = r0[2 * j];
+      std::int32_t off = 0;
+      const T b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];
+      off = b > best ? 1 : off;
+      best = b > best ? b : best;
+      off = c > best ? down : off;
+      best = c > best ? c : best;
+      off = d > best ? down + 1 : off;
+      best = d > best ? d : best;
+      y[i * ow + j] = best;
+      if (argmax) argmax[i * ow + j] = row + static_cast<std::int32_t>(2 * j) + off;
+    }
+  }
+}
+
 template <typename T>
 class CpuPool final : public PoolImpl<T> {
  public:
@@ -28,6 +63,10 @@ class CpuPool final : public PoolImpl<T> {
     const Plane g(xs, p);
     parallel_for(g.planes, g.planes * g.oh * g.ow * p.kernel_h * p.kernel_w > (1 << 15), [&](std::int64_t pl) {
       const T* xp = x + pl * g.h * g.w;
+      if (is_max2x2(p)) {
+        max2x2_plane(xp, g.w, g.oh, g.ow, y + pl * g.oh * g.ow, argmax ? argmax + pl * g.oh * g.ow : nullptr);
+        return;
+      }
       for (std::int64_t i = 0; i < g.oh; ++i) {
         for (std::int64_t j = 0; j < g.ow; ++j) {
           const std::int64_t h0 = i * p.stride_h - p.pad_h, w0 = j * p.stride_w - p.pad_w;
@@ -68,6 +107,11 @@ class CpuPool final : public PoolImpl<T> {
       const T* xp = x ? x + pl * g.h * g.w : nullptr;
       T* dxp = dx + pl * g.h * g.w;
       std::memset(dxp, 0, sizeof(T) * g.h * g.w);
+      if (argmax && is_max2x2(p)) {  // windows that do not overlap: a plain scatter
+        const std::int64_t o0 = pl * g.oh * g.ow;
+        for (std::int64_t o = o0; o < o0 + g.oh * g.ow; ++o) dxp[argmax[o]] = dy[o];
+        return;
+      }
       for (std::int64_t i = 0; i < g.oh; ++i) {
         for (std::int64_t j = 0; j < g.ow; ++j) {
           const std::int64_t h0 = i * p.stride_h - p.pad_h, w0 = j * p.stride_w - p.pad_w;

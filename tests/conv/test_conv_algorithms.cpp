@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "conv_test_util.h"
+#include "magmadnn/conv/sliding_geometry.h"
 #include "magmadnn/core/errors.h"
 
 using namespace convtest;
@@ -138,6 +139,79 @@ TEST(ConvAlgorithms, EveryAlgorithmMatchesDirectInFloat) {
   compare_all<float>(fixed_cases(), 2e-5, 2e-3, &compared);
   compare_all<float>(random_cases(12), 2e-5, 2e-3, &compared);
   EXPECT_GE(compared, 100);
+}
+
+// Sliding's blocking edges, against Direct: rows of 1, 16, 17 and 70 columns
+// (a partial vector, several 4-vector chunks), output-channel counts that
+// leave partial blocks (5, 10, 15), kernels wider than its 8-tap block (9, 11),
+// groups, and padding up to the kernel's size less one (the most its data
+// gradient takes). The LeNet-5 layers are among them.
+TEST(ConvAlgorithms, SlidingMatchesDirectAcrossItsBlockingEdges) {
+  const std::vector<Case> cases = {
+      {4, 1, 28, 28, 6, 5, 5, 2, 2, 1, 1, 1, 1, 1},    // LeNet-5 conv1
+      {4, 6, 14, 14, 16, 5, 5, 0, 0, 1, 1, 1, 1, 1},   // LeNet-5 conv2
+      {2, 3, 9, 70, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},     // 70 columns: 5 vectors, two chunks
+      {2, 2, 6, 17, 10, 3, 3, 0, 1, 1, 1, 1, 1, 1},    // 17 columns, blocks of 10
+      {1, 2, 5, 18, 15, 1, 1, 0, 0, 1, 1, 1, 1, 1},    // 1x1, 16-column output plus 2, 15 channels
+      {2, 4, 7, 24, 6, 3, 9, 1, 8, 1, 1, 1, 1, 2},     // 9 taps wide (8 + 1), groups, pad = S - 1
+      {1, 3, 12, 20, 4, 11, 11, 10, 5, 1, 1, 1, 1, 1},  // 11x11, pad = R - 1
+      {3, 16, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1},     // 16 channels, the most it takes
+  };
+  for (const int isa : {4, 3, 0}) {  // AVX-512, AVX2 and baseline kernels, as far as this CPU has them
+    sliding::set_isa_cap(isa);
+    for (const bool dbl : {true, false}) {
+      for (const Case& c : cases) {
+        const ConvProblem pr = problem(c);
+        auto check = [&](auto zero) {
+          using T = decltype(zero);
+          ConvAlgorithm<T>* sl = find_algorithm<T>(Algo::Sliding, DeviceKind::CPU);
+          ASSERT_NE(sl, nullptr);
+          for (Pass pass : {Pass::Forward, Pass::BackwardData, Pass::BackwardFilter})
+            EXPECT_TRUE(sl->supports(pr, pass)) << pass_name(pass) << " " << pr.to_string();
+          const Passes<T> ref = run_all(*find_algorithm<T>(Algo::Direct, DeviceKind::CPU), pr, 7);
+          const Passes<T> got = run_all(*sl, pr, 7);
+          const double tol = dbl ? 1e-12 : 2e-6;
+          const std::string what = pr.to_string() + ", isa level " + std::to_string(isa);
+          EXPECT_LE(rel_err(got.y, ref.y), tol) << "forward " << what;
+          EXPECT_LE(rel_err(got.dx, ref.dx), tol) << "backward data " << what;
+          EXPECT_LE(rel_err(got.dw, ref.dw), tol) << "backward filter " << what;
+          EXPECT_LE(rel_err(got.db, ref.db), tol) << "bias gradient " << what;
+        };
+        if (dbl) check(0.0);
+        else check(0.0f);
+      }
+    }
+  }
+  sliding::set_isa_cap(4);
+  // Outside its shapes: strides, dilation, 17 channels per group, and a data
+  // gradient whose padding exceeds the kernel's size less one.
+  auto* sl = find_algorithm<float>(Algo::Sliding, DeviceKind::CPU);
+  EXPECT_FALSE(sl->supports(problem({1, 2, 9, 9, 2, 3, 3, 1, 1, 2, 1, 1, 1, 1}), Pass::Forward));
+  EXPECT_FALSE(sl->supports(problem({1, 2, 9, 9, 2, 3, 3, 1, 1, 1, 1, 1, 2, 1}), Pass::BackwardFilter));
+  EXPECT_FALSE(sl->supports(problem({1, 17, 9, 9, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1}), Pass::Forward));
+  EXPECT_TRUE(sl->supports(problem({1, 32, 9, 9, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2}), Pass::Forward));
+  EXPECT_FALSE(sl->supports(problem({1, 2, 9, 9, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1}), Pass::BackwardData));
+  EXPECT_FALSE(sl->supports(problem({1, 2, 9, 9, 2, 3, 3, 3, 1, 1, 1, 1, 1, 1}), Pass::BackwardData));
+  EXPECT_TRUE(sl->supports(problem({1, 2, 9, 9, 2, 3, 3, 3, 1, 1, 1, 1, 1, 1}), Pass::Forward));
+}
+
+// The fused ReLU equals the plain forward pass clipped at zero, bit for bit
+// (the same sums, then max(y, 0)), and clips something.
+TEST(ConvAlgorithms, SlidingForwardReluIsTheForwardPassClipped) {
+  const ConvProblem pr = problem({3, 2, 11, 37, 7, 3, 5, 1, 2, 1, 1, 1, 1, 1});
+  auto* sl = find_algorithm<float>(Algo::Sliding, DeviceKind::CPU);
+  const auto x = random_vec<float>(pr.x_shape().numel(), 1), w = random_vec<float>(pr.w_shape().numel(), 2);
+  const auto b = random_vec<float>(pr.k, 3);
+  std::vector<float> y(pr.y_shape().numel()), yr(y.size(), 7.0f);
+  std::vector<unsigned char> ws(sl->workspace_bytes(pr, Pass::Forward));
+  sl->forward(pr, x.data(), w.data(), b.data(), y.data(), ws.data());
+  ASSERT_TRUE(sl->forward_relu(pr, x.data(), w.data(), b.data(), yr.data(), ws.data()));
+  std::size_t clipped = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    EXPECT_EQ(yr[i], y[i] > 0 ? y[i] : 0.0f) << i;
+    clipped += y[i] < 0;
+  }
+  EXPECT_GT(clipped, y.size() / 4);
 }
 
 TEST(ConvAlgorithms, DirectMatchesAHandComputedValue) {

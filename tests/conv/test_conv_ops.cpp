@@ -29,7 +29,8 @@ TEST_P(ConvGradcheck, WithBias3x3) {
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, ConvGradcheck,
                          ::testing::Values(conv::Algo::Direct, conv::Algo::Im2colGemm, conv::Algo::WinogradF2x2,
-                                           conv::Algo::WinogradF4x4, conv::Algo::FFT, conv::Algo::Auto),
+                                           conv::Algo::WinogradF4x4, conv::Algo::FFT, conv::Algo::Sliding,
+                                           conv::Algo::Auto),
                          [](const auto& info) { return std::string(conv::algo_name(info.param)); });
 
 TEST(ConvGradcheck, StrideDilationGroups) {

@@ -235,7 +235,7 @@ TEST(ConvReluFusion, PassFusesAndGradchecksInDouble) {
 // In float on the CPU, oneDNN fuses the ReLU as a post-op: values and
 // gradients equal those of the unfused graph through the same algorithm.
 TEST(ConvReluFusion, OnednnPostOpMatchesTheUnfusedGraph) {
-  for (Algo algo : {Algo::OneDNN, Algo::Im2colGemm}) {
+  for (Algo algo : {Algo::OneDNN, Algo::Im2colGemm, Algo::Sliding}) {
     auto mk = [](const char* name, const Shape& s, std::uint64_t seed) {
       auto v = op::var<float>(name, s, {NONE}, HOST);
       v->set_value(Tensor<float>::from_vector(s, random_vec<float>(s.numel(), seed), HOST));

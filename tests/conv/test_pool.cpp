@@ -1,7 +1,11 @@
 // Pooling: hand-computed values, gradcheck in double, argmax bookkeeping.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "magmadnn/conv/conv.h"
+#include "magmadnn/conv/pool_chooser.h"
 #include "support/gradcheck.h"
 
 using namespace magmadnn;
@@ -64,4 +68,56 @@ TEST(Pooling, ShapeErrors) {
   EXPECT_THROW(conv::pool2d_forward(x3, pool(2, 2, 0, MAX_POOL)), ShapeError);
   auto dy = random_tensor<double>({1, 1, 3, 3}, 24);
   EXPECT_THROW(conv::pool2d_backward(x, dy, pool(2, 2, 0, MAX_POOL)), ShapeError);
+}
+
+// 2x2 max windows with stride 2 take a vectorised path of their own
+// (pool_cpu.cpp). Against a reference written here: odd sizes (a last row
+// and column in no window), many ties (values from {0, 1, 2}: the first
+// maximum in row-major order wins, as in the general path), a NaN at a
+// window's start (kept, as in the general path) and elsewhere (skipped).
+template <typename T>
+void check_max2x2(std::int64_t h, std::int64_t w) {
+  const std::int64_t planes = 3, oh = h / 2, ow = w / 2;
+  std::vector<T> xv(static_cast<std::size_t>(planes * h * w));
+  std::uint64_t s = 99;
+  for (auto& v : xv) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    v = static_cast<T>((s >> 33) % 3);
+  }
+  xv[0] = std::numeric_limits<T>::quiet_NaN();  // the first window's first element
+  xv[static_cast<std::size_t>(h * w + 1)] = std::numeric_limits<T>::quiet_NaN();  // plane 1, second element
+  auto x = Tensor<T>::from_vector({1, planes, h, w}, xv, HOST);
+  Tensor<std::int32_t> am;
+  const auto y = conv::pool2d_forward(x, pool(2, 2, 0, MAX_POOL), &am).to_vector();
+  const auto at = am.to_vector();
+  std::vector<T> dyv(static_cast<std::size_t>(planes * oh * ow));
+  for (std::size_t i = 0; i < dyv.size(); ++i) dyv[i] = static_cast<T>(i + 1);
+  auto dy = Tensor<T>::from_vector({1, planes, oh, ow}, dyv, HOST);
+  const auto dx = conv::pool2d_backward(x, dy, pool(2, 2, 0, MAX_POOL), &am).to_vector();
+  std::vector<T> want_dx(xv.size(), T(0));
+  for (std::int64_t pl = 0; pl < planes; ++pl)
+    for (std::int64_t i = 0; i < oh; ++i)
+      for (std::int64_t j = 0; j < ow; ++j) {
+        const std::int64_t o = (pl * oh + i) * ow + j;
+        std::int64_t best = 2 * i * w + 2 * j;
+        for (std::int64_t k : {2 * i * w + 2 * j + 1, (2 * i + 1) * w + 2 * j, (2 * i + 1) * w + 2 * j + 1})
+          if (xv[static_cast<std::size_t>(pl * h * w + k)] > xv[static_cast<std::size_t>(pl * h * w + best)]) best = k;
+        ASSERT_EQ(at[static_cast<std::size_t>(o)], best) << "plane " << pl << " window " << i << "," << j;
+        const T want = xv[static_cast<std::size_t>(pl * h * w + best)];
+        if (std::isnan(want)) EXPECT_TRUE(std::isnan(y[static_cast<std::size_t>(o)]));
+        else EXPECT_EQ(y[static_cast<std::size_t>(o)], want);
+        want_dx[static_cast<std::size_t>(pl * h * w + best)] = dyv[static_cast<std::size_t>(o)];
+      }
+  EXPECT_EQ(dx, want_dx);
+  // Without the recorded maxima the gradient is found again from x.
+  EXPECT_EQ(conv::pool2d_backward(x, dy, pool(2, 2, 0, MAX_POOL), nullptr).to_vector(), want_dx);
+}
+
+TEST(Pooling, Max2x2StrideTwoMatchesAReferenceWithTiesNansAndOddSizes) {
+  conv::set_forced_pool_impl("cpu");  // oneDNN's pooling may win the timing for float
+  check_max2x2<float>(7, 9);
+  check_max2x2<float>(28, 28);
+  check_max2x2<double>(5, 4);
+  check_max2x2<double>(2, 33);
+  conv::set_forced_pool_impl("");
 }
