@@ -1,4 +1,5 @@
 // Max and average pooling on the host, one (image, channel) plane per task.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -38,15 +39,21 @@ MAGMADNN_SIMD_CLONES void max2x2_plane(const T* xp, std::int64_t w, std::int64_t
     const T* r1 = r0 + w;
     const auto row = static_cast<std::int32_t>(2 * i * w), down = static_cast<std::int32_t>(w);
     for (std::int64_t j = 0; j < ow; ++j) {
+      // Masks and std::max (one maxss/maxps: b if b > best, else best), not
+      // ?:, which GCC turns into branches in the loop's scalar remainder,
+      // most of a row as short as LeNet-5's 14 or 5 outputs; on a trained
+      // network's activations those mispredict (the pool ran 7x slower).
       T best = r0[2 * j];
-      std::int32_t off = 0;
       const T b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];
-      off = b > best ? 1 : off;
-      best = b > best ? b : best;
-      off = c > best ? down : off;
-      best = c > best ? c : best;
-      off = d > best ? down + 1 : off;
-      best = d > best ? d : best;
+      std::int32_t m = -static_cast<std::int32_t>(b > best);
+      std::int32_t off = m & 1;
+      best = std::max(best, b);
+      m = -static_cast<std::int32_t>(c > best);
+      off = (off & ~m) | (down & m);
+      best = std::max(best, c);
+      m = -static_cast<std::int32_t>(d > best);
+      off = (off & ~m) | ((down + 1) & m);
+      best = std::max(best, d);
       y[i * ow + j] = best;
       if (argmax) argmax[i * ow + j] = row + static_cast<std::int32_t>(2 * j) + off;
     }
