@@ -35,6 +35,12 @@ void add_bias(const ConvProblem& pr, const T* bias, T* y) {
   });
 }
 
+/// The sum of p[0, n) in double, in a fixed order (8 interleaved partial
+/// sums, so that it vectorises, then a fixed tree): the same bits on every
+/// run and thread count. Float and double (cpu_conv_util.cpp).
+template <typename T>
+double sum_in_double(const T* p, std::int64_t n);
+
 /// db[k] = sum of dy over N, P, Q.
 template <typename T>
 void bias_grad(const ConvProblem& pr, const T* dy, T* db) {
@@ -42,10 +48,7 @@ void bias_grad(const ConvProblem& pr, const T* dy, T* db) {
   const std::int64_t plane = pr.p * pr.q;
   magmadnn::cpu::parallel_for(pr.k, pr.n * pr.k * plane > kParallelWork, [&](std::int64_t k) {
     double acc = 0;
-    for (std::int64_t n = 0; n < pr.n; ++n) {
-      const T* row = dy + (n * pr.k + k) * plane;
-      for (std::int64_t j = 0; j < plane; ++j) acc += row[j];
-    }
+    for (std::int64_t n = 0; n < pr.n; ++n) acc += sum_in_double(dy + (n * pr.k + k) * plane, plane);
     db[k] = static_cast<T>(acc);
   });
 }
