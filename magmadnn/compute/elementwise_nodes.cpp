@@ -63,6 +63,12 @@ void BinaryNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed
   }
 }
 
+template <typename T>
+bool BinaryNode<T>::gradient_is_grad_out(std::size_t i) const {
+  const bool identity = op_ == BinaryOp::Add || (op_ == BinaryOp::Sub && i == 0);
+  return identity && this->in(i).shape() == this->output_.shape();
+}
+
 // -- UnaryNode ---------------------------------------------------------------------
 template <typename T>
 UnaryNode<T>::UnaryNode(UnaryOp op, T p, OpPtr<T> x) : Operation<T>("", {std::move(x)}), op_(op), p_(p) {

@@ -1,5 +1,6 @@
 #include "magmadnn/compute/gradients.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_set>
 
@@ -119,19 +120,42 @@ void visit(Plan<T>& p, Sink<T>& sink, T seed = T(1)) {
         // Only a single reader may fold the update into its own backward.
         if (needed[i] && p.readers[ins[i].get()] == 1) into[i] = sink.target(ins[i].get());
       }
-      {
+      // An input whose gradient is grad_out itself (an add's) takes it
+      // without the copy backward() would make: added to the input's running
+      // sum, or, for the first without one, moved once backward() has run
+      // (only when this node's own gradient is not handed over afterwards).
+      std::vector<bool> ask = needed, summed(ins.size(), false);
+      std::size_t moved = ins.size();
+      for (std::size_t i = 0; i < ins.size(); ++i) {
+        if (!needed[i] || into[i] || !n->gradient_is_grad_out(i)) continue;
+        auto acc = grads.find(ins[i].get());
+        if (acc != grads.end()) {
+          math::add(acc->second, grad_out, acc->second);
+          summed[i] = true;
+          ask[i] = false;
+        } else if (moved == ins.size() && !is_requested) {
+          moved = i;
+          ask[i] = false;
+        }
+      }
+      if (std::find(ask.begin(), ask.end(), true) != ask.end()) {
         std::optional<Profiler::Scope> scope;
         if (Profiler::enabled()) {
           scope.emplace("backward", n->kind(), detail::profile_label(*n), detail::device_sync_of(grad_out));
         }
-        n->backward_into(grad_out, needed, gin, into, applied);
+        n->backward_into(grad_out, ask, gin, into, applied);
       }
+      if (moved < ins.size()) gin[moved] = std::move(grad_out);
       for (std::size_t i = 0; i < ins.size(); ++i) {
         if (!needed[i]) continue;
         const Operation<T>* in = ins[i].get();
         --p.pending[in];
         if (applied[i]) {  // the consumer folded the update in (single reader)
           finished.insert(in);
+          continue;
+        }
+        if (summed[i]) {
+          if (p.pending[in] == 0 && p.requested.count(in) && in->get_inputs().empty()) finish(in, &grads.at(in));
           continue;
         }
         const Shape& expect = ins[i]->output().shape();

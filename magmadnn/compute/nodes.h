@@ -21,6 +21,8 @@ class BinaryNode : public Operation<T> {
   std::string kind() const override;
   BinaryOp op() const noexcept { return op_; }
   void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
+  /// Add's inputs, and Sub's first, when not broadcast.
+  bool gradient_is_grad_out(std::size_t i) const override;
 
  protected:
   Shape infer_shape(const std::vector<Shape>& in) const override;
@@ -141,6 +143,10 @@ class AddNNode : public Operation<T> {
   explicit AddNNode(std::vector<OpPtr<T>> xs);
   std::string kind() const override { return "add_n"; }
   void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
+  /// Every input not broadcast.
+  bool gradient_is_grad_out(std::size_t i) const override {
+    return this->in(i).shape() == this->output_.shape();
+  }
 
  protected:
   Shape infer_shape(const std::vector<Shape>& in) const override;

@@ -125,6 +125,16 @@ class Operation : public std::enable_shared_from_this<Operation<T>> {
   virtual void backward(const Tensor<T>& grad_out, const std::vector<bool>& needed,
                         std::vector<Tensor<T>>& grad_inputs) = 0;
 
+  /// Whether input i's gradient is grad_out itself, unchanged: an add's
+  /// input of the output's shape. The engine then hands grad_out over without
+  /// a copy (moving it into the input's slot, or adding it to the input's
+  /// running sum) and leaves needed[i] false in its call to backward(). The
+  /// default says no. Called only after the forward pass, so shapes are set.
+  virtual bool gradient_is_grad_out(std::size_t i) const {
+    (void)i;
+    return false;
+  }
+
   /// Where op::backward_update sends an input's gradient instead of
   /// returning it: *dst = beta * *dst + alpha * gradient.
   struct UpdateTarget {

@@ -196,6 +196,38 @@ TEST(Autodiff, NonScalarLossIsSummedAndBuffersAreFresh) {
   EXPECT_FALSE(g.get(y)->shares_storage_with(*y->get_output_tensor()));
 }
 
+// An add's gradient is handed to its inputs without a copy (the engine
+// moves grad_out or adds it to a running sum, gradients.cpp): the values
+// stay right where the same input is reached twice, through a residual
+// join, a broadcast (not passed through), a subtraction (only its first
+// input), an add_n, and when the add's own gradient is requested as well.
+TEST(Autodiff, AddGradientsPassedThroughStayRight) {
+  auto x = op::var<double>("x", {2, 3}, {CONSTANT, {0.5}}, HOST);
+  auto b = op::var<double>("b", {3}, {CONSTANT, {0.25}}, HOST);
+  auto h = op::exp(x);                        // dh/dx = exp(x)
+  auto join = op::add(h, op::product(h, h));  // a residual join: h reaches it twice
+  auto biased = op::add(join, b);             // b is broadcast: summed over rows, never passed through
+  auto diff = op::sub(biased, x);             // d/dbiased = 1, d/dx = -1
+  auto loss = op::add_n<double>({diff, op::Expr<double>(x), op::Expr<double>(join)});
+  auto g = op::gradients(loss, {x, b, join});
+  const double e = std::exp(0.5);
+  // d loss / d join = 1 (through diff) + 1 (directly); d join / dh = 1 + 2h.
+  const double djoin = 2.0, dx = djoin * (1 + 2 * e) * e - 1.0 + 1.0;
+  for (std::int64_t i = 0; i < 2; ++i)
+    for (std::int64_t j = 0; j < 3; ++j) {
+      EXPECT_NEAR(g.get(x)->get({i, j}), dx, 1e-12);
+      EXPECT_DOUBLE_EQ(g.get(join)->get({i, j}), djoin);
+    }
+  for (std::int64_t j = 0; j < 3; ++j) EXPECT_DOUBLE_EQ(g.get(b)->get(std::int64_t{j}), 2.0);
+  // x + x: one input moved, the other a copy added to it.
+  auto twice = op::add(x, x);
+  auto g2 = op::gradients(op::add(twice, op::product(twice, twice)), {x});
+  EXPECT_NEAR(g2.get(x)->get({1, 2}), 2.0 * (1 + 2 * 1.0), 1e-12);
+  // Running the same gradients twice gives the same values (nothing was moved out of a cache).
+  auto again = op::gradients(loss, {x, b, join});
+  EXPECT_EQ(again.get(x)->to_vector(), g.get(x)->to_vector());
+}
+
 TEST(Autodiff, UnrelatedVariableGetsZeros) {
   auto x = op::var<double>("x", {2}, {ONE, {}}, HOST);
   auto z = op::var<double>("z", {3}, {ONE, {}}, HOST);
