@@ -154,19 +154,17 @@ void visit(Plan<T>& p, Sink<T>& sink, T seed = T(1)) {
           finished.insert(in);
           continue;
         }
-        if (summed[i]) {
-          if (p.pending[in] == 0 && p.requested.count(in) && in->get_inputs().empty()) finish(in, &grads.at(in));
-          continue;
-        }
-        const Shape& expect = ins[i]->output().shape();
-        MAGMADNN_CHECK(gin[i].shape() == expect, ShapeError,
-                       "gradients: " << n->kind() << " produced a gradient of shape " << gin[i].shape()
-                                     << " for input " << i << " of shape " << expect);
         auto acc = grads.find(in);
-        if (acc == grads.end()) {
-          acc = grads.emplace(in, std::move(gin[i])).first;
-        } else {
-          math::add(acc->second, gin[i], acc->second);
+        if (!summed[i]) {  // a summed input's grad_out is in acc already
+          const Shape& expect = ins[i]->output().shape();
+          MAGMADNN_CHECK(gin[i].shape() == expect, ShapeError,
+                         "gradients: " << n->kind() << " produced a gradient of shape " << gin[i].shape()
+                                       << " for input " << i << " of shape " << expect);
+          if (acc == grads.end()) {
+            acc = grads.emplace(in, std::move(gin[i])).first;
+          } else {
+            math::add(acc->second, gin[i], acc->second);
+          }
         }
         // A requested leaf is never visited as a node with inputs of its own,
         // so its gradient is handed over once its last reader has contributed.

@@ -93,10 +93,6 @@ template <typename T>
 void filter(const Geo& g, const T* in, const T* dy, std::int64_t dy_row, T* dw) {
   MAGMADNN_SLIDING_DISPATCH(filter<T>(g, in, dy, dy_row, dw))
 }
-template <typename T>
-void bias_sum(const T* dy, std::int64_t n, std::int64_t k, std::int64_t plane, T* db) {
-  MAGMADNN_SLIDING_DISPATCH(bias_sum<T>(dy, n, k, plane, db))
-}
 #undef MAGMADNN_SLIDING_DISPATCH
 
 }  // namespace magmadnn::conv::sliding
@@ -212,7 +208,7 @@ class SlidingConv final : public ConvAlgorithm<T> {
     pad_planes(x, pr.n * pr.c, pr.h, pr.w, pr.geom.pad_h, pr.geom.pad_w, g.hp, g.wp, xp);
     pad_planes(dy, pr.n * pr.k, pr.p, pr.q, 0, 0, pr.p, dy_row, dyp);
     sliding::filter<T>(g, xp, dyp, dy_row, dw);
-    if (db) sliding::bias_sum<T>(dyp, pr.n, pr.k, pr.p * dy_row, db);
+    cpu_detail::bias_grad(pr, dy, db);
   }
 
  private:
