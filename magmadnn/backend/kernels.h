@@ -205,6 +205,49 @@ class Kernels {
                                      std::int64_t /*cols*/, T /*s*/) {
     return false;
   }
+  /// Batch normalisation over x viewed as {n, c, r} (r: the positions after
+  /// the channel axis), with an optional residual input and ReLU after it:
+  /// y = f((x - mean) * gamma * invstd + beta + skip), f = ReLU or identity.
+  /// Training (running_mean null): mean and the biased var are the batch's,
+  /// per channel, summed in double; inference: mean and var are the running
+  /// ones (copied out). Writes mean, var and invstd = 1 / sqrt(var + eps)
+  /// ({c} each). Returns false, having written nothing, on a backend without
+  /// the fused kernel; math::batchnorm_forward then composes it.
+  struct BatchNormForward {
+    const T* x;
+    const T* skip;  ///< null: no residual input
+    T* y;
+    std::int64_t n, c, r;
+    const T* gamma;
+    const T* beta;
+    T eps;
+    bool relu;
+    const T* running_mean;  ///< with running_var: inference; null: batch statistics
+    const T* running_var;
+    T* mean;
+    T* var;
+    T* invstd;
+  };
+  virtual bool batchnorm_forward(const BatchNormForward& /*a*/) { return false; }
+  /// The gradients of batchnorm_forward given g = dL/dy: dgamma, dbeta ({c})
+  /// and, where not null, dx and dskip (the gradient after the ReLU). y is
+  /// the forward output (read for the ReLU's mask; null without ReLU).
+  /// `training`: mean and invstd are the batch's, so dx has their terms.
+  struct BatchNormBackward {
+    const T* x;
+    const T* y;
+    const T* g;
+    std::int64_t n, c, r;
+    const T* gamma;
+    const T* mean;
+    const T* invstd;
+    bool training;
+    T* dx;     ///< may be null
+    T* dskip;  ///< may be null
+    T* dgamma;
+    T* dbeta;
+  };
+  virtual bool batchnorm_backward(const BatchNormBackward& /*a*/) { return false; }
   /// Gradient of softmax / log-softmax given its output y and dy.
   virtual void softmax_backward(const T* y, const T* dy, T* dx, std::int64_t rows, std::int64_t cols,
                                 bool log) = 0;

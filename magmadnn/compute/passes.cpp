@@ -1,5 +1,5 @@
-// Graph passes: linear + activation fusion, ReLU after max pooling, conv + ReLU fusion and elementwise
-// chain fusion.
+// Graph passes: linear + activation fusion, ReLU after max pooling, conv + ReLU fusion, batch
+// normalisation + residual add + ReLU fusion and elementwise chain fusion.
 #include "magmadnn/compute/passes.h"
 
 #include <optional>
@@ -10,6 +10,7 @@
 #include "magmadnn/compute/conv.h"
 #include "magmadnn/compute/linalg.h"
 #include "magmadnn/compute/nodes.h"
+#include "magmadnn/compute/regularization.h"
 #include "magmadnn/core/errors.h"
 
 namespace magmadnn::op {
@@ -171,6 +172,39 @@ Expr<T> fuse_conv_activation(const Expr<T>& root) {
   return Expr<T>(g.root());
 }
 
+// A batch normalisation that a fusion may absorb: plain, used once.
+template <typename T>
+BatchNormNode<T>* plain_batchnorm(const GraphIndex<T>& g, const OpPtr<T>& n) {
+  auto* bn = dynamic_cast<BatchNormNode<T>*>(n.get());
+  return bn != nullptr && !bn->fused_relu() && !bn->has_skip() && g.uses(bn) == 1 ? bn : nullptr;
+}
+
+template <typename T>
+Expr<T> fuse_batchnorm_activation(const Expr<T>& root) {
+  MAGMADNN_CHECK(root.get() != nullptr, ValueError, "fuse_batchnorm_activation: empty graph");
+  GraphIndex<T> g(root.ptr());
+  // Inputs come before consumers, so relu(add(bn, s)) first becomes
+  // relu(bn_add), which the ReLU's visit then fuses in turn.
+  for (Operation<T>* n : g.order()) {
+    const auto& ins = n->get_inputs();
+    if (auto* b = dynamic_cast<BinaryNode<T>*>(n); b != nullptr && b->op() == BinaryOp::Add) {
+      const auto sa = known_shape(*ins[0]), sb = known_shape(*ins[1]);
+      if (!sa || !sb || *sa != *sb) continue;
+      for (std::size_t i : {0, 1}) {
+        if (BatchNormNode<T>* bn = plain_batchnorm(g, ins[i])) {
+          g.replace(n, BatchNormNode<T>::fused(*bn, ins[1 - i], false));
+          break;
+        }
+      }
+    } else if (auto* u = dynamic_cast<UnaryNode<T>*>(n); u != nullptr && u->op() == UnaryOp::Relu) {
+      auto* bn = dynamic_cast<BatchNormNode<T>*>(ins[0].get());
+      if (bn == nullptr || bn->fused_relu() || g.uses(bn) != 1) continue;
+      g.replace(n, BatchNormNode<T>::fused(*bn, nullptr, true));
+    }
+  }
+  return Expr<T>(g.root());
+}
+
 template <typename T>
 Expr<T> relu_after_max_pool(const Expr<T>& root) {
   MAGMADNN_CHECK(root.get() != nullptr, ValueError, "relu_after_max_pool: empty graph");
@@ -217,6 +251,7 @@ Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options) {
   if (options.fuse_linear_activation) out = fuse_linear_activation(out);
   if (options.relu_after_max_pool) out = relu_after_max_pool(out);
   if (options.fuse_conv_activation) out = fuse_conv_activation(out);
+  if (options.fuse_batchnorm_activation) out = fuse_batchnorm_activation(out);
   if (options.fuse_elementwise_chains) out = fuse_elementwise_chains(out);
   return out;
 }
@@ -226,6 +261,7 @@ Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options) {
   template Expr<T> fuse_elementwise_chains<T>(const Expr<T>&);    \
   template Expr<T> fuse_conv_activation<T>(const Expr<T>&);       \
   template Expr<T> relu_after_max_pool<T>(const Expr<T>&);        \
+  template Expr<T> fuse_batchnorm_activation<T>(const Expr<T>&);  \
   template Expr<T> optimize<T>(const Expr<T>&, const OptimizeOptions&);
 MAGMADNN_INSTANTIATE_PASSES(float)
 MAGMADNN_INSTANTIATE_PASSES(double)

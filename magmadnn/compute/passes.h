@@ -76,10 +76,23 @@ Expr<T> fuse_conv_activation(const Expr<T>& root);
 template <typename T>
 Expr<T> relu_after_max_pool(const Expr<T>& root);
 
+/// Fuses a batch normalisation with the residual add and ReLU that follow
+/// it in a residual block (math::batchnorm_forward: one kernel each way):
+///   relu(batchnorm(x))            -> batchnorm_relu(x)
+///   add(batchnorm(x), s)          -> batchnorm_add(x, s)       (either order)
+///   relu(add(batchnorm(x), s))    -> batchnorm_add_relu(x, s)
+/// when every absorbed node has no other consumer and s has x's shape (no
+/// broadcast). The fused node shares the batch normalisation's running
+/// statistics (BatchNormNode::fused), so layers holding them see its
+/// updates. Returns the new root.
+template <typename T>
+Expr<T> fuse_batchnorm_activation(const Expr<T>& root);
+
 struct OptimizeOptions {
   bool fuse_linear_activation = true;
   bool relu_after_max_pool = true;
   bool fuse_conv_activation = true;
+  bool fuse_batchnorm_activation = true;
   bool fuse_elementwise_chains = true;
 };
 

@@ -39,23 +39,35 @@ void DropoutNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& neede
 }
 
 // -- BatchNormNode --------------------------------------------------------------------------------
-namespace {
-// {N, C, R} view of x (R = product of the axes after C; 1 for {N, C}).
 template <typename T>
-Tensor<T> ncr(const Tensor<T>& x) {
-  const std::int64_t n = x.shape()[0], c = x.shape()[1];
-  return x.view(Shape{n, c, x.size() / std::max<std::int64_t>(1, n * c)});
-}
-// Sum over axes 0 and 2 of {N, C, R}, kept as {1, C, 1}.
-template <typename T>
-Tensor<T> sum_nr(const Tensor<T>& v) {
-  return math::sum(math::sum(v, 2, true), 0, true);
-}
-}  // namespace
+BatchNormNode<T>::BatchNormNode(std::vector<OpPtr<T>> inputs, T momentum, T eps, bool relu,
+                                std::shared_ptr<RunningStats> stats)
+    : Operation<T>("batchnorm", std::move(inputs)),
+      momentum_(momentum),
+      eps_(eps),
+      relu_(relu),
+      stats_(std::move(stats)) {}
 
 template <typename T>
 BatchNormNode<T>::BatchNormNode(OpPtr<T> x, OpPtr<T> gamma, OpPtr<T> beta, T momentum, T eps)
-    : Operation<T>("batchnorm", {std::move(x), std::move(gamma), std::move(beta)}), momentum_(momentum), eps_(eps) {}
+    : BatchNormNode({std::move(x), std::move(gamma), std::move(beta)}, momentum, eps, false,
+                    std::make_shared<RunningStats>()) {}
+
+template <typename T>
+std::shared_ptr<BatchNormNode<T>> BatchNormNode<T>::fused(const BatchNormNode& base, OpPtr<T> skip, bool relu) {
+  MAGMADNN_CHECK(!base.relu_ && !(skip && base.has_skip()), ValueError,
+                 "batchnorm: node " << base.get_name() << " (" << base.kind() << ") already has what fused() adds");
+  std::vector<OpPtr<T>> ins = base.inputs_;  // with base's residual input, if it has one
+  if (skip) ins.push_back(std::move(skip));
+  std::shared_ptr<BatchNormNode> n(new BatchNormNode(std::move(ins), base.momentum_, base.eps_, relu, base.stats_));
+  n->training_ = base.training_;
+  return n;
+}
+
+template <typename T>
+std::string BatchNormNode<T>::kind() const {
+  return std::string("batchnorm") + (has_skip() ? "_add" : "") + (relu_ ? "_relu" : "");
+}
 
 template <typename T>
 void BatchNormNode<T>::set_training(bool training) {
@@ -70,75 +82,58 @@ Shape BatchNormNode<T>::infer_shape(const std::vector<Shape>& in) const {
   MAGMADNN_CHECK(in[1].numel() == c && in[2].numel() == c, ShapeError,
                  "batchnorm: gamma " << in[1] << " and beta " << in[2] << " must have " << c << " elements for input "
                                      << in[0]);
+  MAGMADNN_CHECK(in.size() < 4 || in[3] == in[0], ShapeError,
+                 "batchnorm: the residual input " << in[3] << " must have the normalised input's shape " << in[0]);
   return in[0];
 }
 
 template <typename T>
 void BatchNormNode<T>::forward() {
   const Tensor<T>& x = this->in(0);
-  infer_shape({x.shape(), this->in(1).shape(), this->in(2).shape()});
-  const Tensor<T> xv = ncr(x);
-  const std::int64_t c = xv.shape()[1];
-  const Shape stat{1, c, 1};
-  if (running_mean_.shape() != Shape{c}) {
-    running_mean_ = detail::full_like(Shape{c}, T(0), x);
-    running_var_ = detail::full_like(Shape{c}, T(1), x);
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < this->inputs_.size(); ++i) shapes.push_back(this->in(i).shape());
+  infer_shape(shapes);
+  const std::int64_t c = x.shape()[1];
+  const Shape per_channel{c};
+  if (stats_->mean.shape() != per_channel) {
+    stats_->mean = detail::full_like(per_channel, T(0), x);
+    stats_->var = detail::full_like(per_channel, T(1), x);
   }
-  Tensor<T> xc;
+  for (Tensor<T>* t : {&mean_, &var_, &invstd_}) {
+    if (t->shape() != per_channel || t->get_memory_type() != x.get_memory_type() ||
+        t->get_device_id() != x.get_device_id()) {
+      *t = Tensor<T>(per_channel, x.get_memory_type(), x.get_device_id());
+    }
+  }
+  Tensor<T>& y = this->output_buffer(x.shape(), x);
+  const Tensor<T>* skip = has_skip() ? &this->in(3) : nullptr;
   if (training_) {
-    const T n = static_cast<T>(xv.shape()[0] * xv.shape()[2]);
-    Tensor<T> mu = math::scale(sum_nr(xv), T(1) / n);
-    xc = math::sub(xv, mu);
-    Tensor<T> var = math::scale(sum_nr(math::product(xc, xc)), T(1) / n);
-    invstd_ = math::unary(UnaryOp::Reciprocal, math::unary(UnaryOp::Sqrt, math::add_scalar(var, eps_)));
+    math::batchnorm_forward<T>(x, this->in(1), this->in(2), skip, relu_, eps_, nullptr, nullptr, y, mean_, var_,
+                            invstd_);
     // running = (1 - m) running + m batch (unbiased variance, as PyTorch)
-    math::unary(UnaryOp::Scale, running_mean_, running_mean_, T(1) - momentum_);
-    math::axpy(momentum_, mu, running_mean_);
-    math::unary(UnaryOp::Scale, running_var_, running_var_, T(1) - momentum_);
-    math::axpy(momentum_ * n / std::max(T(1), n - T(1)), var, running_var_);
+    const T n = static_cast<T>(x.size() / std::max<std::int64_t>(1, c));
+    math::axpby(momentum_, mean_, T(1) - momentum_, stats_->mean);
+    math::axpby(momentum_ * n / std::max(T(1), n - T(1)), var_, T(1) - momentum_, stats_->var);
   } else {
-    xc = math::sub(xv, running_mean_.view(stat));
-    invstd_ = math::unary(UnaryOp::Reciprocal, math::unary(UnaryOp::Sqrt, math::add_scalar(running_var_, eps_)));
-    invstd_.reshape(stat);
+    math::batchnorm_forward(x, this->in(1), this->in(2), skip, relu_, eps_, &stats_->mean, &stats_->var, y, mean_,
+                            var_, invstd_);
   }
-  xhat_ = math::product(xc, invstd_);
-  Tensor<T> y = math::product(xhat_, this->in(1).view(stat));
-  math::add(y, this->in(2).view(stat), y);
-  y.reshape(x.shape());
-  this->output_ = std::move(y);
 }
 
 template <typename T>
 void BatchNormNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
-  const Tensor<T> gv = ncr(g);
-  const std::int64_t c = gv.shape()[1];
-  const Shape stat{1, c, 1};
-  Tensor<T> dbeta = sum_nr(gv);
-  Tensor<T> dgamma = sum_nr(math::product(gv, xhat_));
-  const Tensor<T> gamma = this->in(1).view(stat);
-  if (needed[0]) {
-    Tensor<T> dx;
-    if (training_) {
-      // dx = gamma * invstd / n * (n g - sum(g) - xhat * sum(g xhat))
-      const T n = static_cast<T>(gv.shape()[0] * gv.shape()[2]);
-      dx = math::scale(gv, n);
-      math::sub(dx, dbeta, dx);
-      math::sub(dx, math::product(xhat_, dgamma), dx);
-      math::product(dx, math::scale(math::product(gamma, invstd_), T(1) / n), dx);
-    } else {
-      dx = math::product(gv, math::product(gamma, invstd_));
-    }
-    dx.reshape(this->in(0).shape());
-    gin[0] = std::move(dx);
-  }
-  if (needed[1]) {
-    dgamma.reshape(this->in(1).shape());
-    gin[1] = std::move(dgamma);
-  }
-  if (needed[2]) {
-    dbeta.reshape(this->in(2).shape());
-    gin[2] = std::move(dbeta);
-  }
+  const Tensor<T>& x = this->in(0);
+  auto like_x = [&] { return Tensor<T>(x.shape(), x.get_memory_type(), x.get_device_id()); };
+  Tensor<T> dx = needed[0] ? like_x() : Tensor<T>();
+  Tensor<T> dskip = has_skip() && needed[3] ? like_x() : Tensor<T>();
+  Tensor<T> dgamma(this->in(1).shape(), x.get_memory_type(), x.get_device_id());
+  Tensor<T> dbeta(this->in(2).shape(), x.get_memory_type(), x.get_device_id());
+  math::batchnorm_backward(x, relu_ ? &this->output_ : nullptr, g, this->in(1), mean_, invstd_, training_,
+                           dx.empty() ? nullptr : &dx, dskip.empty() ? nullptr : &dskip, dgamma, dbeta);
+  if (needed[0]) gin[0] = std::move(dx);
+  if (needed[1]) gin[1] = std::move(dgamma);
+  if (needed[2]) gin[2] = std::move(dbeta);
+  if (has_skip() && needed[3]) gin[3] = std::move(dskip);
 }
 
 template class DropoutNode<float>;

@@ -36,15 +36,29 @@ class DropoutNode : public Operation<T> {
   Tensor<T> mask_;
 };
 
+/// Batch normalisation, optionally followed by a residual add and a ReLU
+/// (a residual block's tail): y = f(batchnorm(x) + skip), in one pass each
+/// way through math::batchnorm_forward / batchnorm_backward. op::batchnorm
+/// builds the plain node; op::fuse_batchnorm_activation (passes.h) makes the
+/// fused ones with fused(). Inputs: x, gamma, beta[, skip].
 template <typename T>
 class BatchNormNode : public Operation<T> {
  public:
   BatchNormNode(OpPtr<T> x, OpPtr<T> gamma, OpPtr<T> beta, T momentum, T eps);
-  std::string kind() const override { return "batchnorm"; }
+  /// base's normalisation (same x, gamma, beta, momentum, eps, mode, and
+  /// residual input if it has one) with `skip` (null: none) added after it
+  /// and a ReLU last when `relu`; base must not have the part added. The
+  /// new node shares base's running statistics: both read and update the
+  /// same two tensors, so a layer's checkpointed state stays the graph's.
+  static std::shared_ptr<BatchNormNode> fused(const BatchNormNode& base, OpPtr<T> skip, bool relu);
+  /// "batchnorm", with "_add" and "_relu" for the fused parts.
+  std::string kind() const override;
   void set_training(bool training) override;
   bool training() const noexcept { return training_; }
-  Tensor<T>& running_mean() { return running_mean_; }
-  Tensor<T>& running_var() { return running_var_; }
+  bool fused_relu() const noexcept { return relu_; }
+  bool has_skip() const noexcept { return this->inputs_.size() > 3; }
+  Tensor<T>& running_mean() { return stats_->mean; }
+  Tensor<T>& running_var() { return stats_->var; }
   void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
 
  protected:
@@ -52,10 +66,16 @@ class BatchNormNode : public Operation<T> {
   void forward() override;
 
  private:
+  struct RunningStats {
+    Tensor<T> mean, var;
+  };
+  BatchNormNode(std::vector<OpPtr<T>> inputs, T momentum, T eps, bool relu, std::shared_ptr<RunningStats> stats);
+
   T momentum_, eps_;
+  bool relu_ = false;
   bool training_ = true;
-  Tensor<T> running_mean_, running_var_;
-  Tensor<T> xhat_, invstd_;  // saved for backward, {N, C, R} and {1, C, 1}
+  std::shared_ptr<RunningStats> stats_;
+  Tensor<T> mean_, var_, invstd_;  // of the last forward pass, {C}, for backward
 };
 
 template <OpLike X, typename S>

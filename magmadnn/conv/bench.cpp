@@ -14,11 +14,21 @@ namespace {
 
 struct Layer {
   std::string name;
-  std::int64_t c, hw, k, rs, pad;
+  std::int64_t c, hw, k, rs, pad, stride = 1;
 };
 
 std::vector<Layer> all_layers() {
   std::vector<Layer> v = {{"lenet_conv1", 1, 32, 6, 5, 0}, {"lenet_conv2", 6, 14, 16, 5, 0}};
+  // The resnet preset's convolutions (run/presets.cpp): the stem, each
+  // block's 3x3 pair and the 1x1 projections of the two halving blocks.
+  v.push_back({"resnet_stem", 1, 28, 16, 3, 1});
+  v.push_back({"resnet_16_28x28", 16, 28, 16, 3, 1});
+  v.push_back({"resnet_16to32_s2", 16, 28, 32, 3, 1, 2});
+  v.push_back({"resnet_32_14x14", 32, 14, 32, 3, 1});
+  v.push_back({"resnet_proj32_s2", 16, 28, 32, 1, 0, 2});
+  v.push_back({"resnet_32to64_s2", 32, 14, 64, 3, 1, 2});
+  v.push_back({"resnet_64_7x7", 64, 7, 64, 3, 1});
+  v.push_back({"resnet_proj64_s2", 32, 14, 64, 1, 0, 2});
   for (std::int64_t hw : {32, 56})
     for (std::int64_t c : {64, 128, 256})
       v.push_back({"vgg_" + std::to_string(c) + "_" + std::to_string(hw) + "x" + std::to_string(hw), c, hw, c, 3, 1});
@@ -36,6 +46,7 @@ void bench_device(const BenchOptions& o, const std::vector<Layer>& layers, Devic
   for (const Layer& l : layers) {
     ConvParams g;
     g.pad_h = g.pad_w = l.pad;
+    g.stride_h = g.stride_w = l.stride;
     const ConvProblem pr = make_problem(Shape{o.batch, l.c, l.hw, l.hw}, Shape{l.k, l.c, l.rs, l.rs}, g);
     for (Pass pass : {Pass::Forward, Pass::BackwardData, Pass::BackwardFilter}) {
       if (!o.passes.empty() && std::find(o.passes.begin(), o.passes.end(), pass_name(pass)) == o.passes.end()) continue;

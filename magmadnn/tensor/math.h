@@ -173,6 +173,45 @@ bool softmax_xent(const Tensor<T>& z, const Tensor<T>& y, Tensor<T>& logp, doubl
 template <typename T>
 bool softmax_xent_backward(const Tensor<T>& logp, const Tensor<T>& y, Tensor<T>& dz, T s);
 
+// -- batch normalisation -------------------------------------------------------------------
+/// Batch normalisation of x {N, C, ...} per channel, with an optional residual
+/// input and a ReLU after it (a residual block's tail, in one kernel where the
+/// backend has it):
+///   y = f((x - mean) * invstd * gamma + beta + skip),  f = ReLU or identity.
+/// Training (running_mean null): mean and the biased var are the batch's,
+/// over N and the axes after C (needs at least one value per channel);
+/// inference: running_mean and running_var (C elements each) are used and
+/// copied out. gamma and beta have C elements. Writes y (x's shape; skip, when
+/// given, has it too) and mean, var, invstd = 1 / sqrt(var + eps) (C elements
+/// each, any shape), the values batchnorm_backward reads. Where the backend
+/// has no fused kernel (Kernels::batchnorm_forward) the result is composed
+/// from the functions above (batchnorm_forward_composed).
+template <typename T>
+void batchnorm_forward(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>& beta, const Tensor<T>* skip,
+                       bool relu, T eps, const Tensor<T>* running_mean, const Tensor<T>* running_var, Tensor<T>& y,
+                       Tensor<T>& mean, Tensor<T>& var, Tensor<T>& invstd);
+/// The gradients of batchnorm_forward, given g = dL/dy, the forward's x, its
+/// output y (read for the ReLU's mask; null when it had no ReLU) and the
+/// mean and invstd it wrote. `training`: they were the batch's, so dx has
+/// their terms. Writes dgamma, dbeta (C elements each) and, where not null,
+/// dx and dskip (x's shape; dskip is the gradient after the ReLU).
+template <typename T>
+void batchnorm_backward(const Tensor<T>& x, const Tensor<T>* y, const Tensor<T>& g, const Tensor<T>& gamma,
+                        const Tensor<T>& mean, const Tensor<T>& invstd, bool training, Tensor<T>* dx,
+                        Tensor<T>* dskip, Tensor<T>& dgamma, Tensor<T>& dbeta);
+/// The same two, composed from elementwise ops and reductions on any
+/// backend: what a backend without the fused kernels computes, and the
+/// reference the fused ones are tested against.
+template <typename T>
+void batchnorm_forward_composed(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>& beta,
+                                const Tensor<T>* skip, bool relu, T eps, const Tensor<T>* running_mean,
+                                const Tensor<T>* running_var, Tensor<T>& y, Tensor<T>& mean, Tensor<T>& var,
+                                Tensor<T>& invstd);
+template <typename T>
+void batchnorm_backward_composed(const Tensor<T>& x, const Tensor<T>* y, const Tensor<T>& g, const Tensor<T>& gamma,
+                                 const Tensor<T>& mean, const Tensor<T>& invstd, bool training, Tensor<T>* dx,
+                                 Tensor<T>* dskip, Tensor<T>& dgamma, Tensor<T>& dbeta);
+
 // -- layout ------------------------------------------------------------------------------
 /// y's axis i is x's axis perm[i]; y must have the permuted shape.
 template <typename T>

@@ -300,6 +300,88 @@ TEST(ReluAfterMaxPool, AveragePoolingAndSharedRelusStay) {
   EXPECT_EQ(moved->get_inputs()[0]->kind(), "max_pool");
 }
 
+// -- batch normalisation + residual add + ReLU ------------------------------------------------------
+namespace {
+// x {3, 4, 2, 3}, gamma, beta {4}, a residual input of x's shape, a second x.
+std::vector<Tensor<double>> bn_inputs() {
+  return {rnd({3, 4, 2, 3}, 21, -2, 2), rnd({4}, 22, 0.5, 1.5), rnd({4}, 23), rnd({3, 4, 2, 3}, 24),
+          rnd({3, 4, 2, 3}, 25, -1, 3)};
+}
+op::Expr<double> bn(const op::Expr<double>& x, const V& v) { return op::batchnorm(x, v[1], v[2]); }
+}  // namespace
+
+TEST(FuseBatchNorm, ReluResidualAddAndBothInTrainingAndInference) {
+  for (bool training : {true, false}) {
+    SCOPED_TRACE(training ? "training" : "inference");
+    auto mode = [training](op::Expr<double> out) {
+      op::set_training(out, training);
+      return out;
+    };
+    expect_equivalent([&](const V& x) { return mode(op::relu(bn(x[0], x))); }, bn_inputs(),
+                      "batchnorm_relu(x0, x1, x2)");
+    expect_equivalent([&](const V& x) { return mode(op::add(bn(x[0], x), x[3])); }, bn_inputs(),
+                      "batchnorm_add(x0, x1, x2, x3)");
+    expect_equivalent([&](const V& x) { return mode(op::relu(op::add(x[3], bn(x[0], x)))); }, bn_inputs(),
+                      "batchnorm_add_relu(x0, x1, x2, x3)");
+    // A projection block's join: the first normalisation takes the add, the
+    // shortcut's stays a plain node feeding it.
+    expect_equivalent([&](const V& x) { return mode(op::relu(op::add(bn(x[0], x), bn(x[4], x)))); }, bn_inputs(),
+                      "batchnorm_add_relu(x0, x1, x2, batchnorm(x4, x1, x2))");
+  }
+}
+
+TEST(FuseBatchNorm, SharedAndBroadcastPartsStay) {
+  // The normalisation is read twice: nothing fuses into it.
+  expect_equivalent(
+      [](const V& x) {
+        auto b = bn(x[0], x);
+        return op::add(op::relu(b), b);
+      },
+      bn_inputs(), "add(relu(batchnorm(x0, x1, x2)), batchnorm(x0, x1, x2))");
+  // A broadcast residual ({1, 4, 1, 1}) is not the kernel's elementwise add.
+  expect_equivalent([](const V& x) { return op::relu(op::add(bn(x[0], x), x[3])); },
+                    {rnd({3, 4, 2, 3}, 21), rnd({4}, 22, 0.5, 1.5), rnd({4}, 23), rnd({1, 4, 1, 1}, 24)},
+                    "relu(add(batchnorm(x0, x1, x2), x3))");
+  // The sum is read twice: the add fuses, the ReLU stays a node of its own.
+  expect_equivalent(
+      [](const V& x) {
+        auto a = op::add(bn(x[0], x), x[3]);
+        return op::add(op::relu(a), a);
+      },
+      bn_inputs(), "add(relu(batchnorm_add(x0, x1, x2, x3)), batchnorm_add(x0, x1, x2, x3))");
+}
+
+// The fused node updates the running statistics the original node (and so
+// a BatchNormLayer's checkpointed state) holds, and inference reads them.
+TEST(FuseBatchNorm, TheFusedNodeSharesTheRunningStatistics) {
+  const auto in = bn_inputs();
+  auto x = op::var<double>("x", in[0].shape(), {NONE}, HOST);
+  x->set_value(in[0]);
+  auto gamma = op::var<double>("g", {4}, {ONE, {}}, HOST);
+  auto beta = op::var<double>("b", {4}, {ZERO, {}}, HOST);
+  auto plain = op::batchnorm(x, gamma, beta, 0.1, 1e-5);
+  auto* node = dynamic_cast<op::BatchNormNode<double>*>(plain.get());
+  ASSERT_NE(node, nullptr);
+  auto fused = op::fuse_batchnorm_activation(op::relu(plain));
+  ASSERT_EQ(fused->kind(), "batchnorm_relu");
+  fused->eval();
+  const auto xv = in[0].to_vector();
+  for (std::int64_t c = 0; c < 4; ++c) {
+    double s = 0;
+    for (std::int64_t n = 0; n < 3; ++n)
+      for (std::int64_t i = 0; i < 6; ++i) s += xv[static_cast<std::size_t>((n * 4 + c) * 6 + i)];
+    EXPECT_NEAR(node->running_mean().get(c), 0.1 * s / 18, 1e-12) << "channel " << c;
+  }
+  // Inference through the fused node: relu((x - running_mean) / sqrt(running_var + eps)).
+  op::set_training(fused, false);
+  const auto y = fused->eval()->to_vector();
+  for (std::size_t i = 0; i < y.size(); i += 5) {
+    const std::int64_t c = static_cast<std::int64_t>(i / 6) % 4;
+    const double v = (xv[i] - node->running_mean().get(c)) / std::sqrt(node->running_var().get(c) + 1e-5);
+    EXPECT_NEAR(y[i], std::max(0.0, v), 1e-12) << "element " << i;
+  }
+}
+
 // -- buffer reuse ----------------------------------------------------------------------------------
 namespace {
 // Six same-sized relu layers and a softmax: every intermediate is {32, 64}.

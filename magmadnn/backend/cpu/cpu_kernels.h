@@ -53,6 +53,8 @@ class CpuKernels final : public Kernels<T> {
   void softmax_backward(const T* y, const T* dy, T* dx, std::int64_t rows, std::int64_t cols, bool log) override;
   bool softmax_xent(const T* z, const T* y, T* logp, std::int64_t rows, std::int64_t cols, double* total) override;
   bool softmax_xent_backward(const T* logp, const T* y, T* dz, std::int64_t rows, std::int64_t cols, T s) override;
+  bool batchnorm_forward(const typename Kernels<T>::BatchNormForward& a) override;
+  bool batchnorm_backward(const typename Kernels<T>::BatchNormBackward& a) override;
   void permute(const T* x, T* y, int ndim, const std::int64_t* shape, const int* perm) override;
   void fill_uniform(T* x, std::int64_t n, T a, T b, std::uint64_t seed, std::uint64_t stream) override;
   void fill_normal(T* x, std::int64_t n, T mean, T std, std::uint64_t seed, std::uint64_t stream) override;
