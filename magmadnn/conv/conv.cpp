@@ -4,6 +4,7 @@
 
 #include "magmadnn/backend/device_buffer.h"
 #include "magmadnn/conv/chooser.h"
+#include "magmadnn/conv/input_states.h"
 #include "magmadnn/conv/pool_chooser.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/half.h"
@@ -53,6 +54,7 @@ Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>
   Tensor<T> y = like(pr.y_shape(), x);
   DeviceBuffer ws(be, a.workspace_bytes(pr, Pass::Forward), x.get_device_id());
   const T* b = bias ? bias->data() : nullptr;
+  const InputStatesScope states(x.write_stamp(), w.write_stamp());
   if (relu && a.forward_relu(pr, x.data(), w.data(), b, y.mutable_data(), ws.data())) return y;
   a.forward(pr, x.data(), w.data(), b, y.mutable_data(), ws.data());
   if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
@@ -75,6 +77,7 @@ Tensor<T> conv2d_backward_data(const Tensor<T>& dy, const Tensor<T>& w, const Sh
   ConvAlgorithm<T>& a = choose<T>(pr, Pass::BackwardData, kind_of(dy), dy.get_device_id(), algo);
   Tensor<T> dx = like(x_shape, dy);
   DeviceBuffer ws(be, a.workspace_bytes(pr, Pass::BackwardData), dy.get_device_id());
+  const InputStatesScope states(dy.write_stamp(), w.write_stamp());
   a.backward_data(pr, dy.data(), w.data(), dx.mutable_data(), ws.data());
   return dx;
 }
@@ -92,6 +95,7 @@ Tensor<T> conv2d_backward_filter(const Tensor<T>& x, const Tensor<T>& dy, const 
   Tensor<T> dw = like(w_shape, x);
   if (db && (db->shape() != Shape{pr.k} || db->on_device() != x.on_device())) *db = like(Shape{pr.k}, x);
   DeviceBuffer ws(be, a.workspace_bytes(pr, Pass::BackwardFilter), x.get_device_id());
+  const InputStatesScope states(x.write_stamp(), dy.write_stamp());
   a.backward_filter(pr, x.data(), dy.data(), dw.mutable_data(), db ? db->mutable_data() : nullptr, ws.data());
   return dw;
 }

@@ -8,6 +8,7 @@
 
 #include "conv_test_util.h"
 #include "magmadnn/compute/compute.h"
+#include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/pool_chooser.h"
 #include "magmadnn/core/errors.h"
 #include "support/gradcheck.h"
@@ -100,6 +101,44 @@ TEST(OnednnConv, WithoutBiasAndTwiceInARow) {
       EXPECT_LE(rel_err(y, y_ref), 2e-5) << "forward without bias, call " << rep << ", " << pr.to_string();
       EXPECT_LE(rel_err(dw, dw_ref), 2e-5) << "backward filter without bias, call " << rep << ", " << pr.to_string();
     }
+  }
+}
+
+// The forward pass's reordered x and the backward data pass's reordered dy
+// are kept for the backward filter pass (onednn_conv.cpp, input_states.h).
+// Reused, they must give the bits a fresh reorder gives; and a tensor
+// written between the passes (same address, new contents) must be read
+// anew, never served from the kept copy.
+TEST(OnednnConv, KeptInputsServeOnlyUnchangedContents) {
+  ConvParams pad1;
+  pad1.pad_h = pad1.pad_w = 1;
+  // 16 channels in and 32 out: oneDNN reorders both to its blocked layout.
+  const ConvProblem pr = make_problem(Shape{4, 16, 10, 10}, Shape{32, 16, 3, 3}, pad1);
+  auto tensor = [](const Shape& s, int seed) {
+    return Tensor<float>::from_vector(s, random_vec<float>(s.numel(), seed), HOST);
+  };
+  const Tensor<float> w = tensor(pr.w_shape(), 2);
+  // What the algorithm gives called on its own (no states: nothing kept).
+  auto fresh_dw = [&](const Tensor<float>& x, const Tensor<float>& dy) {
+    std::vector<unsigned char> ws(onednn().workspace_bytes(pr, Pass::BackwardFilter));
+    std::vector<float> dw(static_cast<std::size_t>(pr.w_shape().numel()));
+    onednn().backward_filter(pr, x.data(), dy.data(), dw.data(), nullptr, ws.data());
+    return dw;
+  };
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    Tensor<float> x = tensor(pr.x_shape(), 10 + step), dy = tensor(pr.y_shape(), 20 + step);
+    conv::conv2d_forward<float>(x, w, nullptr, pad1, Algo::OneDNN);
+    conv::conv2d_backward_data(dy, w, pr.x_shape(), pad1, Algo::OneDNN);
+    EXPECT_EQ(conv::conv2d_backward_filter(x, dy, pr.w_shape(), pad1, Algo::OneDNN).to_vector(), fresh_dw(x, dy));
+    // x and dy rewritten in place after the passes that kept them.
+    conv::conv2d_forward<float>(x, w, nullptr, pad1, Algo::OneDNN);
+    conv::conv2d_backward_data(dy, w, pr.x_shape(), pad1, Algo::OneDNN);
+    const float* x_before = x.data();
+    x.copy_from(tensor(pr.x_shape(), 30 + step));
+    dy.set(std::int64_t{5}, 9.0f);
+    ASSERT_EQ(x.data(), x_before);
+    EXPECT_EQ(conv::conv2d_backward_filter(x, dy, pr.w_shape(), pad1, Algo::OneDNN).to_vector(), fresh_dw(x, dy));
   }
 }
 

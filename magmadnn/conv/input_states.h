@@ -1,0 +1,41 @@
+/// @file input_states.h
+/// Which contents a convolution call's two inputs hold, for algorithms that
+/// keep something derived from an input between the passes of a step.
+///
+/// conv2d_forward, conv2d_backward_data and conv2d_backward_filter
+/// (conv.cpp) open an InputStatesScope around the algorithm's call with the
+/// inputs' write stamps (MemoryManager::write_stamp: unique across the
+/// process to one state of one array): forward (x, w), backward data
+/// (dy, w), backward filter (x, dy). oneDNN's algorithm keeps its blocked
+/// copy of x from the forward pass, and of dy from the backward data pass,
+/// and the backward filter pass reuses them when address and stamp match,
+/// instead of reordering the same tensor again.
+///
+/// Guarantees: the states are per thread and restored when the scope ends,
+/// so calls outside a scope (the chooser's timing runs, direct calls of an
+/// algorithm) see 0, "unknown", and never reuse anything.
+#pragma once
+
+#include <cstdint>
+
+namespace magmadnn::conv {
+
+struct InputStates {
+  std::uint64_t in0 = 0, in1 = 0;  ///< 0: unknown
+};
+
+/// The innermost scope's states on this thread ({0, 0} outside any).
+const InputStates& current_input_states() noexcept;
+
+class InputStatesScope {
+ public:
+  InputStatesScope(std::uint64_t in0, std::uint64_t in1) noexcept;
+  ~InputStatesScope();
+  InputStatesScope(const InputStatesScope&) = delete;
+  InputStatesScope& operator=(const InputStatesScope&) = delete;
+
+ private:
+  InputStates saved_;
+};
+
+}  // namespace magmadnn::conv
