@@ -128,7 +128,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out) {
       "magmadnn bench conv [--json FILE] | [mpirun -np N] magmadnn bench allreduce | magmadnn bench --profile [train options]";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     out << usage_text(synopsis,
-                      "conv: the time of each convolution algorithm on LeNet-5 and VGG-style 3x3 layers.\n"
+                      "conv: the time of each convolution algorithm on LeNet-5, resnet and VGG-style 3x3 layers.\n"
                       "allreduce: magmadnn's allreduce against raw MPI_Allreduce, per size (run under mpirun).\n"
                       "--profile: trains (the mlp preset unless --preset/--config say otherwise) and prints where\n"
                       "the time of a training step goes, per operation; the same as `magmadnn train --profile`.",
@@ -157,7 +157,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out) {
   }
   const ParsedArgs a = parse_args("magmadnn bench conv", {args.begin() + 1, args.end()}, kOptions);
   if (a.has("help")) {
-    out << usage_text(synopsis, "Times each convolution algorithm on LeNet-5 and VGG-style 3x3 layers.", kOptions);
+    out << usage_text(synopsis, "Times each convolution algorithm on LeNet-5, resnet and VGG-style 3x3 layers.", kOptions);
     return 0;
   }
   return run_conv_bench(a, out);

@@ -40,7 +40,7 @@ void DropoutNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& neede
 
 // -- BatchNormNode --------------------------------------------------------------------------------
 template <typename T>
-BatchNormNode<T>::BatchNormNode(std::vector<OpPtr<T>> inputs, T momentum, T eps, bool relu,
+BatchNormNode<T>::BatchNormNode(Key, std::vector<OpPtr<T>> inputs, T momentum, T eps, bool relu,
                                 std::shared_ptr<RunningStats> stats)
     : Operation<T>("batchnorm", std::move(inputs)),
       momentum_(momentum),
@@ -50,7 +50,7 @@ BatchNormNode<T>::BatchNormNode(std::vector<OpPtr<T>> inputs, T momentum, T eps,
 
 template <typename T>
 BatchNormNode<T>::BatchNormNode(OpPtr<T> x, OpPtr<T> gamma, OpPtr<T> beta, T momentum, T eps)
-    : BatchNormNode({std::move(x), std::move(gamma), std::move(beta)}, momentum, eps, false,
+    : BatchNormNode(Key{}, {std::move(x), std::move(gamma), std::move(beta)}, momentum, eps, false,
                     std::make_shared<RunningStats>()) {}
 
 template <typename T>
@@ -59,7 +59,7 @@ std::shared_ptr<BatchNormNode<T>> BatchNormNode<T>::fused(const BatchNormNode& b
                  "batchnorm: node " << base.get_name() << " (" << base.kind() << ") already has what fused() adds");
   std::vector<OpPtr<T>> ins = base.inputs_;  // with base's residual input, if it has one
   if (skip) ins.push_back(std::move(skip));
-  std::shared_ptr<BatchNormNode> n(new BatchNormNode(std::move(ins), base.momentum_, base.eps_, relu, base.stats_));
+  auto n = std::make_shared<BatchNormNode>(Key{}, std::move(ins), base.momentum_, base.eps_, relu, base.stats_);
   n->training_ = base.training_;
   return n;
 }

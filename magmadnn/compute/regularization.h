@@ -44,6 +44,11 @@ class DropoutNode : public Operation<T> {
 template <typename T>
 class BatchNormNode : public Operation<T> {
  public:
+  /// The running mean and variance, shared by a node and those fused() from it.
+  struct RunningStats {
+    Tensor<T> mean, var;
+  };
+
   BatchNormNode(OpPtr<T> x, OpPtr<T> gamma, OpPtr<T> beta, T momentum, T eps);
   /// base's normalisation (same x, gamma, beta, momentum, eps, mode, and
   /// residual input if it has one) with `skip` (null: none) added after it
@@ -51,6 +56,14 @@ class BatchNormNode : public Operation<T> {
   /// new node shares base's running statistics: both read and update the
   /// same two tensors, so a layer's checkpointed state stays the graph's.
   static std::shared_ptr<BatchNormNode> fused(const BatchNormNode& base, OpPtr<T> skip, bool relu);
+  /// For fused() (through std::make_shared: nodes are never made by `new`,
+  /// see operation.h); Key keeps it out of other callers' reach.
+  class Key {
+    friend class BatchNormNode;
+    Key() = default;
+  };
+  BatchNormNode(Key, std::vector<OpPtr<T>> inputs, T momentum, T eps, bool relu,
+                std::shared_ptr<RunningStats> stats);
   /// "batchnorm", with "_add" and "_relu" for the fused parts.
   std::string kind() const override;
   void set_training(bool training) override;
@@ -66,11 +79,6 @@ class BatchNormNode : public Operation<T> {
   void forward() override;
 
  private:
-  struct RunningStats {
-    Tensor<T> mean, var;
-  };
-  BatchNormNode(std::vector<OpPtr<T>> inputs, T momentum, T eps, bool relu, std::shared_ptr<RunningStats> stats);
-
   T momentum_, eps_;
   bool relu_ = false;
   bool training_ = true;

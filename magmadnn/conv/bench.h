@@ -3,7 +3,9 @@
 /// algorithm that supports each layer, for each pass and device, and what the
 /// chooser picks ("auto").
 ///
-/// Layers: LeNet-5's two convolutions (5x5), VGG-style 3x3 layers with 64,
+/// Layers: LeNet-5's two convolutions (5x5), the resnet preset's eight
+/// ("resnet_*": the stem, 3x3 pairs, strided 3x3 and 1x1 projections),
+/// VGG-style 3x3 layers with 64,
 /// 128 and 256 channels on 32x32 and 56x56 images, and 7x7 layers on 56x56
 /// images (where FFT should win), and LeNet-5's two 2x2 max pools
 /// ("lenet_pool1", "lenet_pool2"; passes "forward" and "backward", our

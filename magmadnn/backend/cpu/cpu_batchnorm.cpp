@@ -151,14 +151,20 @@ MAGMADNN_SIMD_CLONES void grad_apply(const T* x, const T* g, T* dx, T* dskip, st
   }
 }
 
+// f(ch, at) for every channel (at: its offset in a sample), one task each,
+// on the threads when the tensor is large.
+template <typename F>
+void for_each_channel(std::int64_t n, std::int64_t c, std::int64_t r, F f) {
+  parallel_for(c, n * c * r > kParallelThreshold, [&](std::int64_t ch) { f(ch, ch * r); });
+}
+
 }  // namespace
 
 template <typename T>
 bool CpuKernels<T>::batchnorm_forward(const typename Kernels<T>::BatchNormForward& a) {
   const std::int64_t plane = a.c * a.r;
   const double count = static_cast<double>(a.n * a.r);
-  parallel_for(a.c, a.n * plane > kParallelThreshold, [&](std::int64_t ch) {
-    const std::int64_t at = ch * a.r;
+  for_each_channel(a.n, a.c, a.r, [&](std::int64_t ch, std::int64_t at) {
     double mean, var;
     if (a.running_mean) {
       mean = static_cast<double>(a.running_mean[ch]);
@@ -188,8 +194,7 @@ template <typename T>
 bool CpuKernels<T>::batchnorm_backward(const typename Kernels<T>::BatchNormBackward& a) {
   const std::int64_t plane = a.c * a.r;
   const double count = static_cast<double>(a.n * a.r);
-  parallel_for(a.c, a.n * plane > kParallelThreshold, [&](std::int64_t ch) {
-    const std::int64_t at = ch * a.r;
+  for_each_channel(a.n, a.c, a.r, [&](std::int64_t ch, std::int64_t at) {
     const double mean = static_cast<double>(a.mean[ch]), inv = static_cast<double>(a.invstd[ch]);
     // With the ReLU, the masked gradient g' is made once, in the first
     // visit, and kept where the second visit reads it: in dskip (which is
