@@ -39,17 +39,40 @@ using magmadnn::cpu::parallel_for;
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v4")
 namespace v4 {
+// 32 zmm registers, one vector each.
+constexpr int kNativeBytes = 64;
+constexpr int kRowVectors = 4;                                        // NV <= 4
+constexpr int max_out_block(int nv) { return nv <= 2 ? 8 : 6; }       // KB x NV: 16-24 accumulators
+constexpr int kMaxTapBlock = 8;                                       // SB <= 8
+constexpr int max_filter_block(int sb) { return std::min(8, 29 / (sb + 1)); }  // KB x (SB + 1) <= 29
+constexpr int kChannelTaps = 25;  // + one dy vector: 26 of 32
 #include "magmadnn/conv/sliding_kernels.inc"
 }  // namespace v4
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v3")
 namespace v3 {
+// 16 ymm registers, two per 64-byte vector. A block's accumulators, the
+// vectors it loads and a broadcast must fit, or GCC keeps accumulators on
+// the stack inside the loop.
+constexpr int kNativeBytes = 32;
+constexpr int kRowVectors = 1;
+constexpr int max_out_block(int) { return 6; }     // 12 + 2 (x) + 1 (w) of 16
+constexpr int kMaxTapBlock = 6;
+constexpr int max_filter_block(int) { return 1; }  // 12 + 2 (dy), x read by the FMAs
+constexpr int kChannelTaps = 6;                    // 12 + 2 (dy) + 1 (x) of 16
 #include "magmadnn/conv/sliding_kernels.inc"
 }  // namespace v3
 #pragma GCC pop_options
 #endif
 namespace base {
+// 16 xmm registers, four per vector.
+constexpr int kNativeBytes = 16;
+constexpr int kRowVectors = 1;
+constexpr int max_out_block(int) { return 2; }  // 8 + 4 + 1 of 16
+constexpr int kMaxTapBlock = 2;
+constexpr int max_filter_block(int) { return 1; }
+constexpr int kChannelTaps = 2;
 #include "magmadnn/conv/sliding_kernels.inc"
 }  // namespace base
 
@@ -93,7 +116,25 @@ template <typename T>
 void filter(const Geo& g, const T* in, const T* dy, std::int64_t dy_row, T* dw) {
   MAGMADNN_SLIDING_DISPATCH(filter<T>(g, in, dy, dy_row, dw))
 }
+template <typename T>
+void filter_channels(const Geo& g, const T* in, const T* dyt, std::int64_t chunks, T* part) {
+  MAGMADNN_SLIDING_DISPATCH(filter_channels<T>(g, in, dyt, chunks, part))
+}
 #undef MAGMADNN_SLIDING_DISPATCH
+
+namespace {
+std::atomic<int> filter_kernel_forced{0};
+}
+void set_filter_kernel(FilterKernel k) { filter_kernel_forced.store(static_cast<int>(k), std::memory_order_relaxed); }
+FilterKernel filter_kernel_for(std::int64_t out_channels, std::int64_t out_cols, std::int64_t lanes) {
+  const auto forced = static_cast<FilterKernel>(filter_kernel_forced.load(std::memory_order_relaxed));
+  if (forced != FilterKernel::Auto) return forced;
+  // Lanes doing useful work: out_cols of each row's vectors, or out_channels
+  // of each channel block's. Ties go to the channels: no horizontal sums.
+  auto round = [lanes](std::int64_t v) { return (v + lanes - 1) / lanes * lanes; };
+  return out_channels * round(out_cols) >= out_cols * round(out_channels) ? FilterKernel::Channels
+                                                                           : FilterKernel::Rows;
+}
 
 }  // namespace magmadnn::conv::sliding
 
@@ -168,6 +209,13 @@ class SlidingConv final : public ConvAlgorithm<T> {
         return C::bytes(pr.n * pr.k * g.hp * g.wp) + C::bytes(wsize);
       }
       case Pass::BackwardFilter: {
+        if (channels_kernel(pr)) {
+          const Geo g = channel_geo(pr);
+          const bool pad = pr.geom.pad_h || pr.geom.pad_w;
+          const std::int64_t kpad = g.groups * round_up(g.co, L);
+          return (pad ? C::bytes(pr.n * pr.c * g.hp * g.wp) : 0) + C::bytes(pr.n * kpad * pr.p * pr.q) +
+                 C::bytes(chunks(g) * kpad * g.ci * pr.r * pr.s);
+        }
         const Geo g = fwd_geo(pr);
         return C::bytes(pr.n * pr.c * g.hp * g.wp) + C::bytes(pr.n * pr.k * pr.p * round_up(pr.q, L));
       }
@@ -200,6 +248,11 @@ class SlidingConv final : public ConvAlgorithm<T> {
   }
 
   void backward_filter(const ConvProblem& pr, const T* x, const T* dy, T* dw, T* db, void* ws) override {
+    if (channels_kernel(pr)) {
+      backward_filter_channels(pr, x, dy, dw, ws);
+      cpu_detail::bias_grad(pr, dy, db);
+      return;
+    }
     const Geo g = fwd_geo(pr);
     const std::int64_t dy_row = round_up(pr.q, L);
     C carve(ws);
@@ -213,18 +266,73 @@ class SlidingConv final : public ConvAlgorithm<T> {
 
  private:
   // Rows of wp hold whole vectors past the last output column, plus the taps.
+  // The input's `rows` real rows start after `pad_top` rows of zeros.
   static Geo geo(std::int64_t n, std::int64_t groups, std::int64_t ci, std::int64_t co, const ConvProblem& pr,
-                 std::int64_t out_h, std::int64_t out_w, std::int64_t in_h) {
+                 std::int64_t out_h, std::int64_t out_w, std::int64_t pad_top, std::int64_t rows) {
     const std::int64_t wp = round_up(out_w, L) + pr.s - 1;
-    return Geo{n, groups, ci, co, pr.r, pr.s, out_h, out_w, in_h, wp};
+    return Geo{n, groups, ci, co, pr.r, pr.s, out_h, out_w, rows + 2 * pad_top, wp, pad_top, pad_top + rows};
   }
   static Geo fwd_geo(const ConvProblem& pr) {
     const auto& g = pr.geom;
-    return geo(pr.n, g.groups, pr.c / g.groups, pr.k / g.groups, pr, pr.p, pr.q, pr.h + 2 * g.pad_h);
+    return geo(pr.n, g.groups, pr.c / g.groups, pr.k / g.groups, pr, pr.p, pr.q, g.pad_h, pr.h);
   }
   static Geo data_geo(const ConvProblem& pr) {
     const auto& g = pr.geom;
-    return geo(pr.n, g.groups, pr.k / g.groups, pr.c / g.groups, pr, pr.h, pr.w, pr.p + 2 * (pr.r - 1 - g.pad_h));
+    return geo(pr.n, g.groups, pr.k / g.groups, pr.c / g.groups, pr, pr.h, pr.w, pr.r - 1 - g.pad_h, pr.p);
+  }
+
+  static bool channels_kernel(const ConvProblem& pr) {
+    return sliding::filter_kernel_for(pr.k / pr.geom.groups, pr.q, L) == sliding::FilterKernel::Channels;
+  }
+  // The channel-vectorised filter kernel reads the input as it is, or padded
+  // without the row kernel's whole vectors past the last column.
+  static Geo channel_geo(const ConvProblem& pr) {
+    const auto& g = pr.geom;
+    return Geo{pr.n, g.groups, pr.c / g.groups, pr.k / g.groups, pr.r, pr.s, pr.p, pr.q,
+               pr.h + 2 * g.pad_h, pr.w + 2 * g.pad_w, g.pad_h, g.pad_h + pr.h};
+  }
+  // Image slices summed apart, then added in slice order: enough tasks for a
+  // few threads even when the layer has few input channels, and a number
+  // fixed by the shape alone, so that results do not depend on the threads.
+  static std::int64_t chunks(const Geo& g) {
+    const std::int64_t blocks = g.groups * ((g.co + L - 1) / L) * g.ci;
+    return std::clamp<std::int64_t>((16 + blocks - 1) / blocks, 1, g.n);
+  }
+
+  void backward_filter_channels(const ConvProblem& pr, const T* x, const T* dy, T* dw, void* ws) {
+    const Geo g = channel_geo(pr);
+    const std::int64_t kblocks = (g.co + L - 1) / L, pq = pr.p * pr.q, taps = pr.r * pr.s, nch = chunks(g);
+    C carve(ws);
+    const T* in = x;
+    if (pr.geom.pad_h || pr.geom.pad_w) {
+      T* xp = carve.take(pr.n * pr.c * g.hp * g.wp);
+      pad_planes(x, pr.n * pr.c, pr.h, pr.w, pr.geom.pad_h, pr.geom.pad_w, g.hp, g.wp, xp);
+      in = xp;
+    }
+    T* dyt = carve.take(pr.n * g.groups * kblocks * L * pq);
+    T* part = carve.take(nch * g.groups * kblocks * L * g.ci * taps);
+    // dyt[grp, kb, n, pos, lane] = dy[n, grp*co + kb*L + lane, pos], zero past co.
+    const std::int64_t planes = g.groups * kblocks * pr.n;
+    parallel_for(planes, pr.n * pr.k * pq > cpu_detail::kParallelWork, [&](std::int64_t i) {
+      const std::int64_t n = i % pr.n, kb = (i / pr.n) % kblocks, grp = i / (pr.n * kblocks);
+      const std::int64_t k0 = kb * L, lanes = std::min<std::int64_t>(L, g.co - k0);
+      const T* src = dy + (n * pr.k + grp * g.co + k0) * pq;
+      T* dst = dyt + i * pq * L;
+      for (std::int64_t pos = 0; pos < pq; ++pos)
+        for (std::int64_t l = 0; l < L; ++l) dst[pos * L + l] = l < lanes ? src[l * pq + pos] : T(0);
+    });
+    sliding::filter_channels<T>(g, in, dyt, nch, part);
+    const std::int64_t slice = g.groups * kblocks * g.ci * taps * L;
+    parallel_for(pr.k, pr.k * g.ci * taps * nch > cpu_detail::kParallelWork, [&](std::int64_t k) {
+      const std::int64_t grp = k / g.co, kb = (k % g.co) / L, lane = (k % g.co) % L;
+      for (std::int64_t c = 0; c < g.ci; ++c)
+        for (std::int64_t t = 0; t < taps; ++t) {
+          const std::int64_t at = (((grp * kblocks + kb) * g.ci + c) * taps + t) * L + lane;
+          T sum = part[at];
+          for (std::int64_t ch = 1; ch < nch; ++ch) sum += part[ch * slice + at];
+          dw[(k * g.ci + c) * taps + t] = sum;
+        }
+    });
   }
 
   void run_forward(const ConvProblem& pr, const T* x, const T* w, const T* bias, T* y, void* ws, bool relu) {

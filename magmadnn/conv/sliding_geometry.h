@@ -24,6 +24,11 @@ struct Geo {
   std::int64_t n, groups, ci, co, r, s;
   std::int64_t p, q;    ///< output rows and columns
   std::int64_t hp, wp;  ///< padded input rows and row length
+  /// Padded input rows [live_begin, live_end) hold data; the others are all
+  /// zero padding, and the forward kernel skips the taps that would read
+  /// them (the data gradient's full correlation pads dy by the kernel's
+  /// height less one on both sides: on LeNet-5's conv2, 29% of its taps).
+  std::int64_t live_begin = 0, live_end = hp;
   std::int64_t in_channels() const { return groups * ci; }
   std::int64_t out_channels() const { return groups * co; }
 };
@@ -44,18 +49,25 @@ inline int block_index(std::int64_t channels, int max_block) {
   return static_cast<int>(kBlocks.size()) - 1;
 }
 
-/// Forward-shaped kernel: KB output channels x NV vectors of a row (NV <= 4)
-/// as accumulators, 16-24 of AVX-512's 32 registers.
-constexpr int max_out_block(int nv) { return nv <= 2 ? 8 : 6; }
-/// Filter kernel: KB channels x SB taps of accumulators plus KB vectors of
-/// dy live at once.
-constexpr int max_filter_block(int sb) { return (29 / (sb + 1)) < 8 ? 29 / (sb + 1) : 8; }
-inline constexpr int kMaxTapBlock = 8;
+/// How large a block each kernel takes depends on the register file, so
+/// sliding_conv.cpp defines the limits in each instruction set's namespace
+/// (kRowVectors, max_out_block, kMaxTapBlock, max_filter_block,
+/// kChannelTaps): the tests reach every version, the layouts stay the same.
 
 /// Caps the instruction set the kernels run with: 4 (x86-64-v4, AVX-512),
 /// 3 (x86-64-v3, AVX2) or 0 (the baseline), so that tests reach every
 /// version on one machine. The default is the best the CPU has; a cap above
 /// it changes nothing.
 void set_isa_cap(int level);
+
+/// The backward filter pass has two kernels: Rows vectorises along dy's rows
+/// (one horizontal sum per tap), Channels along output channels (dy
+/// transposed first). Auto picks the one whose vectors hold more useful
+/// lanes; the others force one, so that tests reach both.
+enum class FilterKernel { Auto, Rows, Channels };
+void set_filter_kernel(FilterKernel k);
+/// The kernel for a pass with this many output channels per group and
+/// output columns, at `lanes` values per vector.
+FilterKernel filter_kernel_for(std::int64_t out_channels, std::int64_t out_cols, std::int64_t lanes);
 
 }  // namespace magmadnn::conv::sliding

@@ -159,30 +159,35 @@ TEST(ConvAlgorithms, SlidingMatchesDirectAcrossItsBlockingEdges) {
   };
   for (const int isa : {4, 3, 0}) {  // AVX-512, AVX2 and baseline kernels, as far as this CPU has them
     sliding::set_isa_cap(isa);
-    for (const bool dbl : {true, false}) {
-      for (const Case& c : cases) {
-        const ConvProblem pr = problem(c);
-        auto check = [&](auto zero) {
-          using T = decltype(zero);
-          ConvAlgorithm<T>* sl = find_algorithm<T>(Algo::Sliding, DeviceKind::CPU);
-          ASSERT_NE(sl, nullptr);
-          for (Pass pass : {Pass::Forward, Pass::BackwardData, Pass::BackwardFilter})
-            EXPECT_TRUE(sl->supports(pr, pass)) << pass_name(pass) << " " << pr.to_string();
-          const Passes<T> ref = run_all(*find_algorithm<T>(Algo::Direct, DeviceKind::CPU), pr, 7);
-          const Passes<T> got = run_all(*sl, pr, 7);
-          const double tol = dbl ? 1e-12 : 2e-6;
-          const std::string what = pr.to_string() + ", isa level " + std::to_string(isa);
-          EXPECT_LE(rel_err(got.y, ref.y), tol) << "forward " << what;
-          EXPECT_LE(rel_err(got.dx, ref.dx), tol) << "backward data " << what;
-          EXPECT_LE(rel_err(got.dw, ref.dw), tol) << "backward filter " << what;
-          EXPECT_LE(rel_err(got.db, ref.db), tol) << "bias gradient " << what;
-        };
-        if (dbl) check(0.0);
-        else check(0.0f);
+    for (const auto fk : {sliding::FilterKernel::Rows, sliding::FilterKernel::Channels}) {
+      sliding::set_filter_kernel(fk);
+      for (const bool dbl : {true, false}) {
+        for (const Case& c : cases) {
+          const ConvProblem pr = problem(c);
+          auto check = [&](auto zero) {
+            using T = decltype(zero);
+            ConvAlgorithm<T>* sl = find_algorithm<T>(Algo::Sliding, DeviceKind::CPU);
+            ASSERT_NE(sl, nullptr);
+            for (Pass pass : {Pass::Forward, Pass::BackwardData, Pass::BackwardFilter})
+              EXPECT_TRUE(sl->supports(pr, pass)) << pass_name(pass) << " " << pr.to_string();
+            const Passes<T> ref = run_all(*find_algorithm<T>(Algo::Direct, DeviceKind::CPU), pr, 7);
+            const Passes<T> got = run_all(*sl, pr, 7);
+            const double tol = dbl ? 1e-12 : 2e-6;
+            const std::string what = pr.to_string() + ", isa level " + std::to_string(isa) +
+                                     (fk == sliding::FilterKernel::Rows ? ", row" : ", channel") + " filter kernel";
+            EXPECT_LE(rel_err(got.y, ref.y), tol) << "forward " << what;
+            EXPECT_LE(rel_err(got.dx, ref.dx), tol) << "backward data " << what;
+            EXPECT_LE(rel_err(got.dw, ref.dw), tol) << "backward filter " << what;
+            EXPECT_LE(rel_err(got.db, ref.db), tol) << "bias gradient " << what;
+          };
+          if (dbl) check(0.0);
+          else check(0.0f);
+        }
       }
     }
   }
   sliding::set_isa_cap(4);
+  sliding::set_filter_kernel(sliding::FilterKernel::Auto);
   // Outside its shapes: strides, dilation, 17 channels per group, and a data
   // gradient whose padding exceeds the kernel's size less one.
   auto* sl = find_algorithm<float>(Algo::Sliding, DeviceKind::CPU);
@@ -193,6 +198,43 @@ TEST(ConvAlgorithms, SlidingMatchesDirectAcrossItsBlockingEdges) {
   EXPECT_FALSE(sl->supports(problem({1, 2, 9, 9, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1}), Pass::BackwardData));
   EXPECT_FALSE(sl->supports(problem({1, 2, 9, 9, 2, 3, 3, 3, 1, 1, 1, 1, 1, 1}), Pass::BackwardData));
   EXPECT_TRUE(sl->supports(problem({1, 2, 9, 9, 2, 3, 3, 3, 1, 1, 1, 1, 1, 1}), Pass::Forward));
+}
+
+// The channel-vectorised filter kernel past one block of output channels:
+// 20 and 34 per group (a full block and a partial one), taps split into
+// several blocks (7x9, 1x13), a single image, and padding, on every
+// instruction set. Only the filter pass: the others take at most 16.
+TEST(ConvAlgorithms, SlidingChannelFilterKernelCoversChannelAndTapBlocks) {
+  const std::vector<Case> cases = {
+      {2, 3, 8, 9, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {1, 4, 12, 14, 68, 7, 9, 3, 4, 1, 1, 1, 1, 2},
+      {3, 2, 5, 20, 17, 1, 13, 0, 6, 1, 1, 1, 1, 1},
+  };
+  sliding::set_filter_kernel(sliding::FilterKernel::Channels);
+  for (const int isa : {4, 3, 0}) {
+    sliding::set_isa_cap(isa);
+    for (const Case& c : cases) {
+      const ConvProblem pr = problem(c);
+      auto check = [&](auto zero, double tol) {
+        using T = decltype(zero);
+        ConvAlgorithm<T>* sl = find_algorithm<T>(Algo::Sliding, DeviceKind::CPU);
+        ASSERT_TRUE(sl->supports(pr, Pass::BackwardFilter)) << pr.to_string();
+        const Passes<T> ref = run_all(*find_algorithm<T>(Algo::Direct, DeviceKind::CPU), pr, 11);
+        const Passes<T> got = run_all(*sl, pr, 11);
+        const std::string what = pr.to_string() + ", isa level " + std::to_string(isa);
+        EXPECT_LE(rel_err(got.dw, ref.dw), tol) << what;
+        EXPECT_LE(rel_err(got.db, ref.db), tol) << what;
+      };
+      check(0.0, 1e-12);
+      check(0.0f, 2e-6);
+    }
+  }
+  sliding::set_isa_cap(4);
+  sliding::set_filter_kernel(sliding::FilterKernel::Auto);
+  // Auto: LeNet-5's conv2 (16 channels, 10 columns) takes the channel kernel,
+  // its conv1 (6 channels, 28 columns) the row kernel.
+  EXPECT_EQ(sliding::filter_kernel_for(16, 10, 16), sliding::FilterKernel::Channels);
+  EXPECT_EQ(sliding::filter_kernel_for(6, 28, 16), sliding::FilterKernel::Rows);
 }
 
 // The fused ReLU equals the plain forward pass clipped at zero, bit for bit
