@@ -15,6 +15,7 @@
 
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/chooser.h"
+#include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/onednn_util.h"
 #include "magmadnn/core/determinism.h"
 #include "magmadnn/core/errors.h"
@@ -140,6 +141,7 @@ Tensor<float> conv2d_forward_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat
     MAGMADNN_CHECK(bias->shape() == Shape{pr.k}, ShapeError,
                    "conv2d bf16: bias " << bias->shape() << " must be {" << pr.k << "} for filters " << w.shape());
   }
+  if (!bf16_conv_native()) return conv2d_forward(x.cast<float>(), w.cast<float>(), bias, params);
   Tensor<float> y(pr.y_shape(), x.get_memory_type(), x.get_device_id());
   const Prims& p = Bf16Convs::instance().get(pr, Pass3::Forward, bias != nullptr);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(p.x_md, x.data())},
@@ -158,6 +160,7 @@ Tensor<float> conv2d_backward_data_bf16(const Tensor<bfloat16>& dy, const Tensor
   MAGMADNN_CHECK(dy.shape() == pr.y_shape(), ShapeError,
                  "conv2d bf16 backward data: dy " << dy.shape() << " must be " << pr.y_shape() << " for input "
                                                   << x_shape << " and filters " << w.shape());
+  if (!bf16_conv_native()) return conv2d_backward_data(dy.cast<float>(), w.cast<float>(), x_shape, params);
   Tensor<float> dx(x_shape, dy.get_memory_type(), dy.get_device_id());
   const Prims& p = Bf16Convs::instance().get(pr, Pass3::BackwardData, false);
   run(p, {{DNNL_ARG_DIFF_DST, mem(p.y_md, dy.data())},
@@ -174,6 +177,8 @@ Tensor<float> conv2d_backward_filter_bf16(const Tensor<bfloat16>& x, const Tenso
   MAGMADNN_CHECK(dy.shape() == pr.y_shape(), ShapeError,
                  "conv2d bf16 backward filter: dy " << dy.shape() << " must be " << pr.y_shape() << " for input "
                                                     << x.shape() << " and filters " << w_shape);
+  if (!bf16_conv_native())
+    return conv2d_backward_filter(x.cast<float>(), dy.cast<float>(), w_shape, params, Algo::Auto, db);
   Tensor<float> dw(w_shape, x.get_memory_type(), x.get_device_id());
   if (db && db->shape() != Shape{pr.k}) *db = Tensor<float>(Shape{pr.k}, x.get_memory_type(), x.get_device_id());
   const Prims& p = Bf16Convs::instance().get(pr, Pass3::BackwardFilter, db != nullptr);
@@ -233,8 +238,26 @@ bool low_precision_conv_by_rule(const ConvProblem& prob) {
   return prob.c / groups >= kLowPrecisionConvMinChannels && prob.k / groups >= kLowPrecisionConvMinChannels;
 }
 
+bool bf16_conv_native() {
+  // Asked once, of a 1x1 convolution of a 1x1x2x2 input.
+  static const bool native = [] {
+    const memory::desc x({1, 1, 2, 2}, dt::bf16, tag::nchw), w({1, 1, 1, 1}, dt::bf16, tag::oihw);
+    const memory::desc y({1, 1, 2, 2}, dt::f32, tag::nchw);
+    try {
+      const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                              x, w, y, {1, 1}, {0, 0}, {0, 0});
+      const dnnl::convolution_forward::primitive_desc pd(d, onednn::engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return native;
+}
+
 bool bf16_conv_pays(const ConvProblem& prob, Pass pass) {
   if (g_policy == Bf16ConvPolicy::Always) return true;
+  if (!bf16_conv_native()) return false;  // widened to float: never faster than float
   if (deterministic_algorithms()) return low_precision_conv_by_rule(prob);
   static std::mutex mutex;
   static std::map<std::pair<std::string, int>, bool> decided;

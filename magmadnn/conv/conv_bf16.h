@@ -46,11 +46,20 @@ enum class Bf16ConvPolicy : unsigned char { Timed, Always };
 void set_bf16_conv_policy(Bf16ConvPolicy p);
 Bf16ConvPolicy bf16_conv_policy();
 /// Whether the bf16 path should compute `pass` of `prob` under the policy.
-/// Timed: measures on the first call for a (problem, pass), then answers
-/// from a cache; under deterministic algorithms (core/determinism.h) it
-/// answers by low_precision_conv_by_rule instead, since a pick by timing may
-/// differ between runs and so round differently.
+/// Timed: never where bf16_conv_native() is false; otherwise measures on the
+/// first call for a (problem, pass), then answers from a cache; under
+/// deterministic algorithms (core/determinism.h) it answers by
+/// low_precision_conv_by_rule instead, since a pick by timing may differ
+/// between runs and so round differently.
 bool bf16_conv_pays(const ConvProblem& prob, Pass pass);
+
+/// Whether oneDNN computes bf16 convolutions natively on this CPU (oneDNN
+/// 2.6 needs AVX-512; AVX2 machines such as AMD's Zen 3 have none). Where it
+/// does not, the three functions above widen their operands to float and
+/// run the float algorithms (the same result as bf16 multiplies with float
+/// accumulation, at float speed plus the widening), and the Timed policy
+/// keeps convolutions in float.
+bool bf16_conv_native();
 
 /// Input and output channels per group from which the fixed rule takes the
 /// low precision.

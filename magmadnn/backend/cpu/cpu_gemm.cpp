@@ -408,6 +408,56 @@ void gemm_strided_batched(bool ta, bool tb, std::int64_t m, std::int64_t n, std:
                             batch);
 }
 
+// Whether oneDNN makes bf16 matmuls on this CPU: oneDNN 2.6 needs AVX-512
+// for them (it emulates bf16 on AVX-512 cores without AVX512_BF16) and has
+// none for AVX2 machines such as AMD's Zen 3. Asked once, of a 2x2x2 product.
+bool bf16_matmul_native() {
+  static const bool native = [] {
+    using dnnl::memory;
+    const memory::desc ab({2, 2}, memory::data_type::bf16, memory::format_tag::ab);
+    const memory::desc c({2, 2}, memory::data_type::f32, memory::format_tag::ab);
+    try {
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ab, ab, c), dnnl::engine(dnnl::engine::kind::cpu, 0));
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return native;
+}
+
+namespace {
+
+// Without a native bf16 matmul, the operands are widened to float (exactly:
+// every bf16 value is a float) and the float primitive runs: the result of a
+// bf16 product with float accumulation, at float speed plus the widening.
+// Each thread widens into its own buffers (gemm_update calls this from
+// several), one operand stored as rows x cols at stride ld, packed.
+struct WidenATag {};
+struct WidenBTag {};
+template <typename Tag>
+const float* widen(const void* src, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  auto* dst = static_cast<float*>(thread_buffer<Tag>(sizeof(float) * static_cast<std::size_t>(rows * cols),
+                                                     "gemm: widening a bf16 operand"));
+  const auto* s = static_cast<const bfloat16*>(src);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) dst[i * cols + j] = static_cast<float>(s[i * ld + j]);
+  return dst;
+}
+
+// Calls gemm(A, lda, B, ldb, bf16) with the operands as they are where
+// oneDNN has bf16 matmuls, else widened to float.
+template <typename Gemm>
+void with_bf16_operands(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const void* A,
+                        std::int64_t lda, const void* B, std::int64_t ldb, Gemm&& gemm) {
+  if (bf16_matmul_native()) return gemm(A, lda, B, ldb, true);
+  const float* a = ta ? widen<WidenATag>(A, k, m, lda) : widen<WidenATag>(A, m, k, lda);
+  const float* b = tb ? widen<WidenBTag>(B, n, k, ldb) : widen<WidenBTag>(B, k, n, ldb);
+  gemm(a, ta ? m : k, b, tb ? k : n, false);
+}
+
+}  // namespace
+
 // bf16 operands always go to oneDNN: OpenBLAS has no bf16 GEMM, and the
 // small-product shortcut would need float copies of A and B. f16 operands
 // are not computed on the CPU (core/precision.cpp says why).
@@ -424,7 +474,10 @@ void CpuKernels<T>::gemm_mixed(dtype ab, bool ta, bool tb, std::int64_t m, std::
       scale_c(C, m, n, ldc, beta);
       return;
     }
-    onednn_gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, true);
+    with_bf16_operands(ta, tb, m, n, k, A, lda, B, ldb,
+                       [&](const void* a, std::int64_t la, const void* b, std::int64_t lb, bool bf16) {
+                         onednn_gemm(ta, tb, m, n, k, alpha, a, la, b, lb, beta, C, ldc, bf16);
+                       });
   }
 }
 
@@ -442,7 +495,10 @@ void CpuKernels<T>::gemm_bias_act_mixed(dtype ab, bool ta, bool tb, std::int64_t
       bias_act_pass(C, m, n, ldc, bias, act, p);
       return;
     }
-    onednn_gemm_bias_act(ta, tb, m, n, k, A, lda, B, ldb, bias, act, p, C, ldc, true);
+    with_bf16_operands(ta, tb, m, n, k, A, lda, B, ldb,
+                       [&](const void* a, std::int64_t la, const void* b, std::int64_t lb, bool bf16) {
+                         onednn_gemm_bias_act(ta, tb, m, n, k, a, la, b, lb, bias, act, p, C, ldc, bf16);
+                       });
   }
 }
 

@@ -12,6 +12,13 @@ namespace magmadnn::cpu {
 /// problem); a repeated product must not add one.
 std::size_t onednn_matmul_cache_size();
 
+/// Whether oneDNN computes bf16 matmuls natively on this CPU (it needs
+/// AVX-512). Where it does not, Kernels<float>::gemm_mixed and
+/// gemm_bias_act_mixed widen bf16 operands to float and run the float
+/// product: the same result as bf16 multiplies with float accumulation
+/// (every bf16 value is a float), without the speed.
+bool bf16_matmul_native();
+
 /// For i < batch: C_i = alpha * op(A_i) * op(B_i) + beta * C_i, where
 /// A_i = A + i * stride_a (likewise B_i, C_i) and each product has
 /// Kernels<T>::gemm's row-major conventions.
