@@ -14,6 +14,8 @@
 #include "args.h"
 #include "checkpoint_config.h"
 #include "cli.h"
+#include "magmadnn/backend/cpu/cpu_gemm.h"
+#include "magmadnn/backend/registry.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/distributed/communicator_factory.h"
 #include "magmadnn/run/across_ranks.h"
@@ -253,6 +255,9 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
     }
     out
         << std::endl;  // flushed: logs under nohup show it at once
+    if (spec.precision == Precision::BF16 && !has_cuda_device() && !cpu::bf16_matmul_native())
+      out << "magmadnn train: note: oneDNN has no bf16 GEMM or convolution for this CPU (it needs AVX-512), so bf16 "
+             "operands are widened to float: the results of bf16, the speed below fp32's" << std::endl;
   }
 
   RunOptions ro;

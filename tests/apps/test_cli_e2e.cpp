@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "magmadnn/backend/cpu/cpu_gemm.h"
+#include "magmadnn/backend/registry.h"
 #include "magmadnn/run/spec.h"
 #include "magmadnn/io/atomic_file.h"
 #include "magmadnn/io/checkpoint.h"
@@ -247,6 +249,18 @@ TEST_F(CliEndToEnd, ProfileAndMemoryReport) {
   }
   EXPECT_EQ(mem["parameter_bytes"], mem["gradient_bytes"]);
   EXPECT_GT(mem["peak_rss_over_needed"].get<double>(), 0.0);
+}
+
+// --precision bf16 trains on any CPU; where oneDNN has no bf16 matmul (no
+// AVX-512) the operands are widened to float and the run says so, and only
+// there (a CUDA device would compute bf16 itself).
+TEST_F(CliEndToEnd, Bf16TrainsAndSaysWhenTheCpuWidensItsOperands) {
+  const Result r = run_cmd({"train", "--config", path("tiny.json"), "--out", path("bf16"), "--overwrite",
+                            "--precision", "bf16", "--epochs", "1"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const bool widened = !cpu::bf16_matmul_native() && !has_cuda_device();
+  EXPECT_EQ(r.out.find("bf16 operands are widened to float") != std::string::npos, widened) << r.out;
+  EXPECT_EQ(read(path("bf16/summary.json"))["precision"], "bf16");
 }
 
 TEST_F(CliEndToEnd, ResumeContinuesExactlyWhereTheRunStopped) {
