@@ -11,11 +11,15 @@
 /// and the backward filter pass reuses them when address and stamp match,
 /// instead of reordering the same tensor again.
 ///
+/// It keeps them only while the chooser has not given that problem's
+/// backward filter pass to another algorithm, which would never read them.
+///
 /// Guarantees: the states are per thread and restored when the scope ends,
 /// so calls outside a scope (the chooser's timing runs, direct calls of an
 /// algorithm) see 0, "unknown", and never reuse anything.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace magmadnn::conv {
@@ -37,5 +41,9 @@ class InputStatesScope {
  private:
   InputStates saved_;
 };
+
+/// Bytes of reordered inputs oneDNN's algorithm holds now (for tests and
+/// memory accounting; defined in onednn_conv.cpp).
+std::size_t onednn_kept_input_bytes();
 
 }  // namespace magmadnn::conv

@@ -25,6 +25,7 @@
 #include <algorithm>
 
 #include "magmadnn/conv/algorithm.h"
+#include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/input_states.h"
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/onednn_util.h"
@@ -207,6 +208,11 @@ class KeptInputs {
     return e;
   }
 
+  std::size_t bytes() {
+    std::lock_guard lock(mu_);
+    return total_;
+  }
+
   void drop(const std::shared_ptr<Entry>& e) {
     std::lock_guard lock(mu_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
@@ -247,19 +253,19 @@ class OnednnConv final : public ConvAlgorithm<float> {
 
   void forward(const ConvProblem& pr, const float* x, const float* w, const float* bias, float* y,
                void* ws) override {
-    run(plan(pr, Pass::Forward, false), Pass::Forward, x, w, y, bias, ws);
+    run(pr, plan(pr, Pass::Forward, false), Pass::Forward, x, w, y, bias, ws);
   }
   bool forward_relu(const ConvProblem& pr, const float* x, const float* w, const float* bias, float* y,
                     void* ws) override {
-    run(plan(pr, Pass::Forward, true), Pass::Forward, x, w, y, bias, ws);
+    run(pr, plan(pr, Pass::Forward, true), Pass::Forward, x, w, y, bias, ws);
     return true;
   }
   void backward_data(const ConvProblem& pr, const float* dy, const float* w, float* dx, void* ws) override {
-    run(plan(pr, Pass::BackwardData, false), Pass::BackwardData, dy, w, dx, nullptr, ws);
+    run(pr, plan(pr, Pass::BackwardData, false), Pass::BackwardData, dy, w, dx, nullptr, ws);
   }
   void backward_filter(const ConvProblem& pr, const float* x, const float* dy, float* dw, float* db,
                        void* ws) override {
-    run(plan(pr, Pass::BackwardFilter, false), Pass::BackwardFilter, x, dy, dw, db, ws);
+    run(pr, plan(pr, Pass::BackwardFilter, false), Pass::BackwardFilter, x, dy, dw, db, ws);
   }
 
  private:
@@ -281,8 +287,8 @@ class OnednnConv final : public ConvAlgorithm<float> {
   // forward and backward data passes keep their reordered in0 (x, dy); the
   // backward filter pass takes both of its inputs from there when they are
   // the same contents, and lets them go afterwards.
-  void run(const Plan& p, Pass pass, const float* in0, const float* in1, float* out, const float* bias,
-           void* ws) const {
+  void run(const ConvProblem& pr, const Plan& p, Pass pass, const float* in0, const float* in1, float* out,
+           const float* bias, void* ws) const {
     auto* base = static_cast<unsigned char*>(ws);
     base += (kAlign - reinterpret_cast<std::uintptr_t>(base) % kAlign) % kAlign;
     const InputStates states = current_input_states();
@@ -307,7 +313,10 @@ class OnednnConv final : public ConvAlgorithm<float> {
       if (input) onednn::execute(*o.reorder, {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, prim}});
       return prim;
     };
-    const bool keep_in0 = pass != Pass::BackwardFilter;
+    // Only a call inside an InputStatesScope (conv.cpp's) can keep anything;
+    // the chooser's timing runs are outside one and must not ask the chooser,
+    // which holds its lock while it times.
+    const bool keep_in0 = pass != Pass::BackwardFilter && states.in0 != 0 && filter_pass_may_be_ours(pr);
     std::unordered_map<int, dnnl::memory> args;
     args.emplace(p.in0.arg, operand(p.in0, in0, true, states.in0, keep_in0));
     args.emplace(p.in1.arg, operand(p.in1, in1, true, pass == Pass::BackwardFilter ? states.in1 : 0, false));
@@ -334,6 +343,19 @@ class OnednnConv final : public ConvAlgorithm<float> {
     for (const auto& e : taken) kept_.drop(e);
   }
 
+  // Kept inputs are read only by this problem's backward filter pass, so
+  // they are kept unless the chooser gave that pass to another algorithm.
+  // Before its first choice (a network's first step) and under a forced
+  // algorithm (not cached) nothing is known, and they are kept.
+  static bool filter_pass_may_be_ours(const ConvProblem& pr) {
+    const std::optional<Choice> c = cached_choice<float>(pr, Pass::BackwardFilter, DeviceKind::CPU);
+    return !c || c->algo == Algo::OneDNN;
+  }
+
+ public:
+  std::size_t kept_bytes() const { return kept_.bytes(); }
+
+ private:
   mutable KeptInputs kept_;
   mutable std::mutex mu_;
   mutable std::map<std::tuple<std::string, int, bool>, std::unique_ptr<Plan>> plans_;
@@ -344,4 +366,10 @@ struct Registrar {
 } const registrar;
 
 }  // namespace
+
+std::size_t onednn_kept_input_bytes() {
+  auto* a = find_algorithm<float>(Algo::OneDNN, DeviceKind::CPU);
+  return a ? static_cast<const OnednnConv*>(a)->kept_bytes() : 0;
+}
+
 }  // namespace magmadnn::conv

@@ -5,10 +5,17 @@
 // double for these paths: double keeps our algorithms, which have one
 // (test_conv_ops.cpp, test_pool.cpp).
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
 
 #include "conv_test_util.h"
 #include "magmadnn/compute/compute.h"
+#include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/conv.h"
+#include "magmadnn/conv/input_states.h"
 #include "magmadnn/conv/pool_chooser.h"
 #include "magmadnn/core/errors.h"
 #include "support/gradcheck.h"
@@ -139,6 +146,41 @@ TEST(OnednnConv, KeptInputsServeOnlyUnchangedContents) {
     dy.set(std::int64_t{5}, 9.0f);
     ASSERT_EQ(x.data(), x_before);
     EXPECT_EQ(conv::conv2d_backward_filter(x, dy, pr.w_shape(), pad1, Algo::OneDNN).to_vector(), fresh_dw(x, dy));
+  }
+}
+
+// The forward and backward data passes keep nothing for a backward filter
+// pass that the chooser gave to another algorithm (it would never read it),
+// and keep as before for one it gave to oneDNN; the choices come from a
+// chooser cache file.
+TEST(OnednnConv, KeepsInputsOnlyForAFilterPassOfItsOwn) {
+  ConvParams pad1;
+  pad1.pad_h = pad1.pad_w = 1;
+  const ConvProblem pr = make_problem(Shape{4, 16, 10, 10}, Shape{32, 16, 3, 3}, pad1);
+  auto tensor = [](const Shape& s, int seed) {
+    return Tensor<float>::from_vector(s, random_vec<float>(s.numel(), seed), HOST);
+  };
+  const Tensor<float> w = tensor(pr.w_shape(), 2);
+  for (const std::string filter_algo : {"direct", "onednn"}) {
+    SCOPED_TRACE("backward filter by " + filter_algo);
+    const std::string file = ::testing::TempDir() + "/magmadnn_kept_" + std::to_string(::getpid()) + "_" +
+                             filter_algo + ".tsv";
+    std::ofstream(file) << "cpu\tfloat32\tbackward_filter\t" << pr.to_string() << "\t" << filter_algo << "\t0.001\n";
+    clear_choices();
+    set_cache_file(file);
+    EXPECT_EQ(choose<float>(pr, Pass::BackwardFilter, DeviceKind::CPU).id(), parse_algo(filter_algo));
+    const std::size_t before = onednn_kept_input_bytes();
+    const Tensor<float> x = tensor(pr.x_shape(), 3), dy = tensor(pr.y_shape(), 4);
+    conv::conv2d_forward<float>(x, w, nullptr, pad1, Algo::OneDNN);
+    conv::conv2d_backward_data(dy, w, pr.x_shape(), pad1, Algo::OneDNN);
+    if (filter_algo == "onednn") {
+      EXPECT_GT(onednn_kept_input_bytes(), before);
+    } else {
+      EXPECT_EQ(onednn_kept_input_bytes(), before);
+    }
+    reset_cache_file();
+    clear_choices();
+    std::remove(file.c_str());
   }
 }
 
