@@ -116,15 +116,26 @@ TEST(OnednnConv, WithoutBiasAndTwiceInARow) {
 // Reused, they must give the bits a fresh reorder gives; and a tensor
 // written between the passes (same address, new contents) must be read
 // anew, never served from the kept copy.
-TEST(OnednnConv, KeptInputsServeOnlyUnchangedContents) {
-  ConvParams pad1;
-  pad1.pad_h = pad1.pad_w = 1;
-  // 16 channels in and 32 out: oneDNN reorders both to its blocked layout.
-  const ConvProblem pr = make_problem(Shape{4, 16, 10, 10}, Shape{32, 16, 3, 3}, pad1);
-  auto tensor = [](const Shape& s, int seed) {
+namespace {
+
+// 16 channels in and 32 out: oneDNN reorders x and dy to its blocked layout.
+struct KeptCase {
+  ConvParams pad1{.pad_h = 1, .pad_w = 1};
+  ConvProblem pr = make_problem(Shape{4, 16, 10, 10}, Shape{32, 16, 3, 3}, pad1);
+  static Tensor<float> tensor(const Shape& s, int seed) {
     return Tensor<float>::from_vector(s, random_vec<float>(s.numel(), seed), HOST);
-  };
-  const Tensor<float> w = tensor(pr.w_shape(), 2);
+  }
+  Tensor<float> w = tensor(pr.w_shape(), 2);
+};
+
+}  // namespace
+
+TEST(OnednnConv, KeptInputsServeOnlyUnchangedContents) {
+  const KeptCase kc;
+  const ConvParams& pad1 = kc.pad1;
+  const ConvProblem& pr = kc.pr;
+  const Tensor<float>& w = kc.w;
+  const auto tensor = &KeptCase::tensor;
   // What the algorithm gives called on its own (no states: nothing kept).
   auto fresh_dw = [&](const Tensor<float>& x, const Tensor<float>& dy) {
     std::vector<unsigned char> ws(onednn().workspace_bytes(pr, Pass::BackwardFilter));
@@ -154,13 +165,8 @@ TEST(OnednnConv, KeptInputsServeOnlyUnchangedContents) {
 // and keep as before for one it gave to oneDNN; the choices come from a
 // chooser cache file.
 TEST(OnednnConv, KeepsInputsOnlyForAFilterPassOfItsOwn) {
-  ConvParams pad1;
-  pad1.pad_h = pad1.pad_w = 1;
-  const ConvProblem pr = make_problem(Shape{4, 16, 10, 10}, Shape{32, 16, 3, 3}, pad1);
-  auto tensor = [](const Shape& s, int seed) {
-    return Tensor<float>::from_vector(s, random_vec<float>(s.numel(), seed), HOST);
-  };
-  const Tensor<float> w = tensor(pr.w_shape(), 2);
+  const KeptCase kc;
+  const ConvProblem& pr = kc.pr;
   for (const std::string filter_algo : {"direct", "onednn"}) {
     SCOPED_TRACE("backward filter by " + filter_algo);
     const std::string file = ::testing::TempDir() + "/magmadnn_kept_" + std::to_string(::getpid()) + "_" +
@@ -170,9 +176,9 @@ TEST(OnednnConv, KeepsInputsOnlyForAFilterPassOfItsOwn) {
     set_cache_file(file);
     EXPECT_EQ(choose<float>(pr, Pass::BackwardFilter, DeviceKind::CPU).id(), parse_algo(filter_algo));
     const std::size_t before = onednn_kept_input_bytes();
-    const Tensor<float> x = tensor(pr.x_shape(), 3), dy = tensor(pr.y_shape(), 4);
-    conv::conv2d_forward<float>(x, w, nullptr, pad1, Algo::OneDNN);
-    conv::conv2d_backward_data(dy, w, pr.x_shape(), pad1, Algo::OneDNN);
+    const Tensor<float> x = KeptCase::tensor(pr.x_shape(), 3), dy = KeptCase::tensor(pr.y_shape(), 4);
+    conv::conv2d_forward<float>(x, kc.w, nullptr, kc.pad1, Algo::OneDNN);
+    conv::conv2d_backward_data(dy, kc.w, pr.x_shape(), kc.pad1, Algo::OneDNN);
     if (filter_algo == "onednn") {
       EXPECT_GT(onednn_kept_input_bytes(), before);
     } else {
