@@ -517,6 +517,41 @@ TYPED_TEST(CpuKernelsTest, GemmRepeatedCallsReusePrimitives) {
   EXPECT_LE(cpu::onednn_matmul_cache_size(), cached + 1);
 }
 
+// SGD with weight decay calls the same product with the same beta every
+// step. Each way of applying that beta gives the reference values, step after
+// step, and the measured choice times a problem once, on a copy: the
+// caller's C is written once per call.
+TEST(CpuGemmBeta, SteadyBetaGivesTheReferenceOnEveryPathAndIsTimedOnce) {
+  const std::int64_t m = 70, n = 90, k = 40, lda = m + 3, ldb = n, ldc = n + 5;  // dW = dY^T X shape, padded C
+  const auto A = random_vec<float>(k * lda), B = random_vec<float>(k * ldb);
+  const float alpha = -0.05f, beta = 0.99995f;
+  for (const auto path : {cpu::GemmBetaPath::SumPostOp, cpu::GemmBetaPath::ScalePass, cpu::GemmBetaPath::Measure}) {
+    cpu::set_gemm_beta_path(path);
+    const std::size_t timed_before = cpu::gemm_beta_measurements();
+    auto C = random_vec<float>(m * ldc);
+    std::vector<double> ref(C.begin(), C.end());
+    for (int step = 0; step < 4; ++step) {
+      K<float>().gemm(true, false, m, n, k, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+          double dot = 0, mag = std::abs(beta * ref[i * ldc + j]);
+          for (std::int64_t p = 0; p < k; ++p) {
+            dot += double(A[p * lda + i]) * B[p * ldb + j];
+            mag += std::abs(alpha * double(A[p * lda + i]) * B[p * ldb + j]);
+          }
+          ref[i * ldc + j] = alpha * dot + beta * ref[i * ldc + j];
+          ASSERT_TRUE(near<float>(C[i * ldc + j], ref[i * ldc + j], mag, 1e-5))
+              << "path " << int(path) << " step " << step << " C[" << i << "][" << j << "]";
+        }
+      for (std::int64_t i = 0; i < m; ++i)  // the padding between rows is not touched
+        for (std::int64_t j = n; j < ldc; ++j) ASSERT_EQ(C[i * ldc + j], float(ref[i * ldc + j]));
+    }
+    // The first call of a beta is never timed (it may be a one-off); the
+    // second is, once, under Measure only.
+    EXPECT_EQ(cpu::gemm_beta_measurements() - timed_before, path == cpu::GemmBetaPath::Measure ? 1u : 0u);
+  }
+}
+
 TYPED_TEST(CpuKernelsTest, GemmStridedBatchedMatchesEachProduct) {
   // Every transpose combination, alpha/beta forms, padded leading dimensions
   // and batch strides with gaps; shapes on both sides of the small-product

@@ -18,6 +18,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <functional>
@@ -26,6 +28,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <type_traits>
 #include <unordered_map>
+#include <vector>
 
 #include "magmadnn/backend/cpu/blas.h"
 #include "magmadnn/backend/cpu/cpu_gemm.h"
@@ -151,6 +154,13 @@ bool eltwise_of(UnaryOp act, float p, dnnl::algorithm* alg, float* alpha) {
   }
 }
 
+template <typename F>
+double seconds(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 class OnednnMatmul {
  public:
   static OnednnMatmul& instance() {
@@ -199,6 +209,52 @@ class OnednnMatmul {
     const bool same = it->second == key.beta;
     it->second = key.beta;
     return same;
+  }
+
+  /// Whether a steady beta (not 0 or 1) is applied faster by the `sum`
+  /// post-op than by a pass C *= beta before the beta = 1 primitive.
+  /// Why measure: oneDNN 2.6's gemm:jit takes a slow path for a sum scale
+  /// other than 1 on AVX2 (528 x 784 x 100, 2 threads: 0.86-1.10 ms against
+  /// 0.60-0.68 ms for the pass plus the beta = 1 product), while on AVX-512
+  /// the post-op costs next to nothing. Each shape is timed once, on a copy
+  /// of C (the caller's C is never written twice), and the answer kept.
+  bool sum_post_op_pays(const MatmulKey& key, float alpha, const void* A, const void* B, const float* C) {
+    const GemmBetaPath forced = beta_path_.load();
+    if (forced != GemmBetaPath::Measure) return forced == GemmBetaPath::SumPostOp;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = beta_choice_.find(key);
+      if (it != beta_choice_.end()) return it->second;
+    }
+    std::vector<float> copy(C, C + (key.m - 1) * key.ldc + key.n);  // a single product (batch 1), m, n > 0
+    MatmulKey plain = key;
+    plain.beta = 1.f;
+    const float beta = key.beta;
+    auto post_op = [&] { run(key, alpha, A, B, nullptr, copy.data()); };
+    auto pass = [&] {
+      epilogue(copy.data(), key.m, key.n, key.ldc, static_cast<const float*>(nullptr),
+               [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
+      run(plain, alpha, A, B, nullptr, copy.data());
+    };
+    post_op();  // creates the primitives outside the timing
+    pass();
+    double best_post_op = 1e30, best_pass = 1e30;
+    for (int r = 0; r < 3; ++r) {  // interleaved, so a slow moment of the machine hits both
+      best_post_op = std::min(best_post_op, seconds(post_op));
+      best_pass = std::min(best_pass, seconds(pass));
+    }
+    const bool pays = best_post_op <= best_pass;
+    std::lock_guard<std::mutex> lock(mutex_);
+    beta_choice_.emplace(key, pays);
+    ++beta_measurements_;
+    return pays;
+  }
+
+  void set_beta_path(GemmBetaPath path) { beta_path_.store(path); }
+
+  std::size_t beta_measurements() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return beta_measurements_;
   }
 
  private:
@@ -267,6 +323,9 @@ class OnednnMatmul {
   std::mutex mutex_;
   std::unordered_map<MatmulKey, std::unique_ptr<CachedMatmul>, MatmulKeyHash> cache_;
   std::unordered_map<MatmulKey, float, MatmulKeyHash> last_beta_;  // keyed with beta = 1
+  std::unordered_map<MatmulKey, bool, MatmulKeyHash> beta_choice_;  // steady beta: does the post-op pay?
+  std::size_t beta_measurements_ = 0;
+  std::atomic<GemmBetaPath> beta_path_{GemmBetaPath::Measure};
 };
 
 // Below about 48^3 multiply-adds a oneDNN execution costs more in fixed
@@ -291,8 +350,10 @@ void onednn_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t 
   MatmulKey key{m, n, k, lda, ldb, ldc, ta, tb, alpha != 1.f, false, beta, UnaryOp::Identity, 0.f};
   key.bf16 = bf16;
   OnednnMatmul& mm = OnednnMatmul::instance();
-  if (beta != 0.f && beta != 1.f && !mm.beta_is_steady(key)) {
-    // A beta seen once: C *= beta (over the threads), then the beta = 1 primitive.
+  if (beta != 0.f && beta != 1.f &&
+      !(mm.beta_is_steady(key) && mm.sum_post_op_pays(key, alpha, A, B, C))) {
+    // A beta seen once, or one the sum post-op applies slowly: C *= beta
+    // (over the threads), then the beta = 1 primitive.
     epilogue(C, m, n, ldc, static_cast<const float*>(nullptr),
              [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
     key.beta = 1.f;
@@ -329,6 +390,10 @@ void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
 }
 
 std::size_t onednn_matmul_cache_size() { return OnednnMatmul::instance().cache_size(); }
+
+void set_gemm_beta_path(GemmBetaPath path) { OnednnMatmul::instance().set_beta_path(path); }
+
+std::size_t gemm_beta_measurements() { return OnednnMatmul::instance().beta_measurements(); }
 
 template <typename T>
 void CpuKernels<T>::gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,

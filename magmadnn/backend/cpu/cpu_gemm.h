@@ -12,6 +12,19 @@ namespace magmadnn::cpu {
 /// problem); a repeated product must not add one.
 std::size_t onednn_matmul_cache_size();
 
+/// How a float product C = alpha op(A) op(B) + beta C with beta other than 0
+/// and 1, repeated with the same beta (SGD with weight decay folds
+/// 1 - lr * decay into beta), applies beta: Measure (default) times both
+/// ways once per problem and keeps the faster; SumPostOp compiles beta into
+/// the primitive (oneDNN's `sum` post-op); ScalePass scales C in a pass of
+/// its own before the beta = 1 primitive. All three give the same values up
+/// to rounding. The setting is process-wide, for tests and benchmarks.
+enum class GemmBetaPath { Measure, SumPostOp, ScalePass };
+void set_gemm_beta_path(GemmBetaPath path);
+
+/// How many problems the Measure policy has timed so far (each at most once).
+std::size_t gemm_beta_measurements();
+
 /// Whether oneDNN computes bf16 matmuls natively on this CPU (it needs
 /// AVX-512). Where it does not, Kernels<float>::gemm_mixed and
 /// gemm_bias_act_mixed widen bf16 operands to float and run the float
