@@ -3,7 +3,8 @@
 /// the library would pick an implementation by timing it (the convolution
 /// chooser, the pooling chooser, and under mixed precision whether a
 /// convolution pass computes in bf16 or fp16: conv_bf16.h's
-/// low_precision_conv_by_rule), it picks by a fixed rule instead, so the
+/// low_precision_conv_by_rule, and on the CPU how a GEMM with a steady beta
+/// applies it: cpu_gemm.h's GemmBetaPath), it picks by a fixed rule instead, so the
 /// same program on the same machine, thread count and rank count computes
 /// the same bits every run. Timing-based picks are the fastest but depend on
 /// the machine's load at the moment they are measured, and two algorithms

@@ -17,6 +17,7 @@
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/backend/unary_op_table.h"
+#include "magmadnn/core/determinism.h"
 #include "magmadnn/core/errors.h"
 #include "support/op_table.h"
 
@@ -550,6 +551,23 @@ TEST(CpuGemmBeta, SteadyBetaGivesTheReferenceOnEveryPathAndIsTimedOnce) {
     // second is, once, under Measure only.
     EXPECT_EQ(cpu::gemm_beta_measurements() - timed_before, path == cpu::GemmBetaPath::Measure ? 1u : 0u);
   }
+  // Deterministic algorithms: no timing, and the scale pass's bits.
+  const std::int64_t m2 = m + 1;  // a problem not timed yet
+  auto C_rule = random_vec<float>(m2 * ldc);
+  auto C_pass = C_rule;
+  const auto A2 = random_vec<float>(k * (m2 + 3));
+  const std::size_t timed_before = cpu::gemm_beta_measurements();
+  for (int step = 0; step < 3; ++step) {
+    {
+      DeterministicScope det(true);
+      K<float>().gemm(true, false, m2, n, k, alpha, A2.data(), m2 + 3, B.data(), ldb, beta, C_rule.data(), ldc);
+    }
+    cpu::set_gemm_beta_path(cpu::GemmBetaPath::ScalePass);
+    K<float>().gemm(true, false, m2, n, k, alpha, A2.data(), m2 + 3, B.data(), ldb, beta, C_pass.data(), ldc);
+    cpu::set_gemm_beta_path(cpu::GemmBetaPath::Measure);
+  }
+  EXPECT_EQ(cpu::gemm_beta_measurements(), timed_before);
+  EXPECT_EQ(C_rule, C_pass);
 }
 
 TYPED_TEST(CpuKernelsTest, GemmStridedBatchedMatchesEachProduct) {

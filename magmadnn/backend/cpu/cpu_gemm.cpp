@@ -36,6 +36,7 @@
 #include "magmadnn/backend/cpu/thread_buffer.h"
 #include "magmadnn/backend/cpu/unary_dispatch.h"
 #include "magmadnn/backend/scalar_ops.h"
+#include "magmadnn/core/determinism.h"
 #include "magmadnn/core/errors.h"
 
 namespace magmadnn::cpu {
@@ -221,6 +222,11 @@ class OnednnMatmul {
   bool sum_post_op_pays(const MatmulKey& key, float alpha, const void* A, const void* B, const float* C) {
     const GemmBetaPath forced = beta_path_.load();
     if (forced != GemmBetaPath::Measure) return forced == GemmBetaPath::SumPostOp;
+    // The two ways may round differently; a timed pick could then differ
+    // between reruns. The fixed rule takes the pass, which costs a few
+    // percent of the product where the post-op is fast and saves a third
+    // where it is slow.
+    if (deterministic_algorithms()) return false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = beta_choice_.find(key);

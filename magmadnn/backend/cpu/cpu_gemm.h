@@ -18,7 +18,9 @@ std::size_t onednn_matmul_cache_size();
 /// ways once per problem and keeps the faster; SumPostOp compiles beta into
 /// the primitive (oneDNN's `sum` post-op); ScalePass scales C in a pass of
 /// its own before the beta = 1 primitive. All three give the same values up
-/// to rounding. The setting is process-wide, for tests and benchmarks.
+/// to rounding. Under deterministic_algorithms() (core/determinism.h)
+/// Measure takes ScalePass without timing. The setting is process-wide, for
+/// tests and benchmarks.
 enum class GemmBetaPath { Measure, SumPostOp, ScalePass };
 void set_gemm_beta_path(GemmBetaPath path);
 
