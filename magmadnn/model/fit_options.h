@@ -85,6 +85,14 @@ struct DataShard {
   /// collective) and rank 0 writes the file, which is the one-process
   /// network's checkpoint.
   bool replicated = false;
+  /// Replaces `text` on every rank by rank `root`'s (every rank calls it at
+  /// the same points). Across ranks (size > 1, not replicated) rank 0 alone
+  /// writes the checkpoints; after each write it tells every rank whether
+  /// the write failed, and why, so that all ranks stop with that error
+  /// rather than the others waiting in the next step's collective until a
+  /// watchdog fires. Optional: without it `sum` carries the failure and
+  /// only rank 0 can say why.
+  std::function<void(std::string& text, int root)> share_text;
 
   /// The number of ranks that train on data, and this rank's index among
   /// them (-1 for the server).

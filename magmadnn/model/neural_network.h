@@ -58,6 +58,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <exception>
 #include <memory>
 #include <map>
 #include <string>
@@ -238,6 +239,8 @@ class NeuralNetwork {
   void train_step(double& batch_loss, std::int64_t& correct);
   void serve_step();
   void checkpoint_across_ranks();
+  void checkpoint_epoch_across_ranks();
+  void agree_on_shard_checkpoint(const std::exception_ptr& failure);
   bool train_batches(const data::Samples<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader, bool inline_batches,
                      std::vector<std::shared_ptr<Callback<T>>>& callbacks);
   EpochRecord close_epoch(const data::Samples<T>* validation_x, const Tensor<T>* validation_y);
@@ -294,6 +297,7 @@ class NeuralNetwork {
   DataShard shard_;       // fit's options.shard, for the epoch in progress
   std::string shard_checkpoint_path_;  // a shard's mid-epoch checkpoints (rank 0 writes)
   std::int64_t shard_checkpoint_every_ = 0;
+  unsigned int shard_checkpoint_every_epochs_ = 0;  // a shard's epoch-end checkpoints (rank 0 writes)
   double grad_scale_ = 1.0;  // this step's factor for hooked gradients (DataShard)
 
   Tensor<T> bx_, by_;       // batch staging buffers (reused)

@@ -8,9 +8,12 @@
 // with the update folded in -> callbacks.
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/core/errors.h"
@@ -113,18 +116,66 @@ void NeuralNetwork<T>::checkpoint_across_ranks() {
                               static_cast<double>(partial_.samples)};
   if (!shard_.replicated) shard_.sum(sums);
   MAGMADNN_CHECK(sums.size() == 3, ValueError, "DataShard::sum changed the length of its values");
-  if (shard_.rank != 0) return;
-  const EpochTotals own = partial_;
-  partial_.loss = sums[0];
-  partial_.correct = std::llround(sums[1]);
-  partial_.samples = std::llround(sums[2]);
-  try {
-    save(shard_checkpoint_path_);
-  } catch (...) {
+  std::exception_ptr failure;
+  if (shard_.rank == 0) {
+    const EpochTotals own = partial_;
+    partial_.loss = sums[0];
+    partial_.correct = std::llround(sums[1]);
+    partial_.samples = std::llround(sums[2]);
+    try {
+      save(shard_checkpoint_path_);
+    } catch (...) {
+      failure = std::current_exception();
+    }
     partial_ = own;
-    throw;
   }
-  partial_ = own;
+  agree_on_shard_checkpoint(failure);
+}
+
+// An epoch's checkpoint across ranks: rank 0 writes (the epoch's record
+// already holds the sums over the ranks), every rank learns how it went.
+template <typename T>
+void NeuralNetwork<T>::checkpoint_epoch_across_ranks() {
+  std::exception_ptr failure;
+  if (shard_.rank == 0) {
+    try {
+      save(shard_checkpoint_path_);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  agree_on_shard_checkpoint(failure);
+}
+
+// Every rank calls this after rank 0's write: rank 0 rethrows its own
+// error; the others throw one that quotes it. Why: the other ranks would
+// otherwise run on into the next step's collective, which rank 0 never
+// joins, and fail only when a watchdog fires, naming a timeout rather than
+// the full disk.
+template <typename T>
+void NeuralNetwork<T>::agree_on_shard_checkpoint(const std::exception_ptr& failure) {
+  std::string why;
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      why = e.what();
+    } catch (...) {
+      why = "an exception that is not a std::exception";
+    }
+    if (why.empty()) why = "(no message)";
+  }
+  if (shard_.share_text) {
+    shard_.share_text(why, 0);
+  } else {
+    std::vector<double> failed{failure ? 1.0 : 0.0};
+    shard_.sum(failed);
+    if (failed.at(0) != 0.0 && why.empty()) why = "(its message is on rank 0: DataShard::share_text is not set)";
+  }
+  if (failure) std::rethrow_exception(failure);
+  MAGMADNN_CHECK(why.empty(), IOError,
+                 "rank " << shard_.rank << ": rank 0 could not write the checkpoint " << shard_checkpoint_path_
+                         << ", so every rank stops here (a checkpoint written before is intact): " << why);
 }
 
 // The batches of the epoch in progress, from the cursor on. False when a
@@ -348,8 +399,9 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
   const bool inline_batches = options.loader_workers == 0 && options.augment.empty();
 
   // Checkpoints first: the other callbacks of a batch or epoch find its checkpoint written.
-  // Across ranks only rank 0 writes, and fit itself places the mid-epoch
-  // ones (every rank takes part: they hold sums over the ranks). A network
+  // Across ranks only rank 0 writes, and fit itself places the checkpoints
+  // (every rank takes part: mid-epoch ones hold sums over the ranks, and
+  // every rank learns whether rank 0's write failed). A network
   // split over the ranks (replicated, with split parameters) checkpoints on
   // every rank, as one process would: save() gathers the split parameters
   // (a collective) and rank 0 writes.
@@ -357,7 +409,8 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
   const bool sharded = shard.size > 1 && !(shard.replicated && has_split_parameters());
   shard_checkpoint_path_ = sharded ? options.checkpoint_path : std::string();
   shard_checkpoint_every_ = sharded ? options.checkpoint_every_batches : 0;
-  const unsigned int every_epochs = sharded && shard.rank != 0 ? 0 : options.checkpoint_every_epochs;
+  shard_checkpoint_every_epochs_ = sharded ? options.checkpoint_every_epochs : 0;
+  const unsigned int every_epochs = sharded ? 0 : options.checkpoint_every_epochs;
   const std::int64_t every_batches = sharded ? 0 : options.checkpoint_every_batches;
   if (every_epochs > 0 || every_batches > 0) {
     callbacks.push_back(std::make_shared<Checkpointer<T>>(options.checkpoint_path, every_epochs, every_batches));
@@ -388,6 +441,10 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
     prepare_epoch();
     if (!train_batches(x, y, *loader, inline_batches, callbacks)) break;
     const EpochRecord r = close_epoch(validation_x, options.validation_y);
+    // Before the callbacks, as a Checkpointer would be (the first of them).
+    if (shard_checkpoint_every_epochs_ > 0 && r.epoch % shard_checkpoint_every_epochs_ == 0) {
+      checkpoint_epoch_across_ranks();
+    }
     for (auto& cb : callbacks) cb->on_epoch_end(*this, r);
   }
   for (auto& cb : callbacks) cb->on_train_end(*this, history_);

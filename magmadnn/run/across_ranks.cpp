@@ -20,6 +20,13 @@ std::vector<std::int64_t> to_words(const std::string& s) {
   return w;
 }
 
+// Rank `root`'s `text`, of `length` bytes (known on every rank), on every rank.
+void broadcast_words(distributed::Communicator& comm, std::string& text, std::int64_t length, int root) {
+  std::vector<std::int64_t> words = to_words(comm.rank() == root ? text : std::string(length, '\0'));
+  if (!words.empty()) comm.broadcast(host_buffer(words.data(), words.size()), root);
+  if (comm.rank() != root) text.assign(reinterpret_cast<const char*>(words.data()), static_cast<std::size_t>(length));
+}
+
 // The network's layer state, in one fixed order on every rank.
 std::vector<Tensor<float>*> layer_state(model::NeuralNetwork<float>& net) {
   std::vector<Tensor<float>*> t;
@@ -71,9 +78,7 @@ Json share_config(distributed::Communicator& comm, const std::function<Json()>& 
   }
   if (comm.size() > 1) {
     comm.broadcast(host_buffer(head, 2), 0);
-    std::vector<std::int64_t> words = to_words(comm.rank() == 0 ? text : std::string(head[1], '\0'));
-    comm.broadcast(host_buffer(words.data(), words.size()), 0);
-    if (comm.rank() != 0) text.assign(reinterpret_cast<const char*>(words.data()), static_cast<std::size_t>(head[1]));
+    broadcast_words(comm, text, head[1], 0);
   }
   if (failure) std::rethrow_exception(failure);
   if (head[0] != 0) {
@@ -86,6 +91,16 @@ std::function<void(std::vector<double>&)> sum_across(std::shared_ptr<distributed
   MAGMADNN_CHECK(comm != nullptr, ValueError, "sum_across: no communicator");
   return [comm](std::vector<double>& v) {
     comm->allreduce(host_buffer(v.data(), v.size()), distributed::ReduceOp::sum);
+  };
+}
+
+std::function<void(std::string&, int)> share_text_across(std::shared_ptr<distributed::Communicator> comm) {
+  MAGMADNN_CHECK(comm != nullptr, ValueError, "share_text_across: no communicator");
+  return [comm](std::string& text, int root) {
+    if (comm->size() == 1) return;
+    std::int64_t length = comm->rank() == root ? static_cast<std::int64_t>(text.size()) : 0;
+    comm->broadcast(host_buffer(&length, 1), root);
+    broadcast_words(*comm, text, length, root);
   };
 }
 

@@ -36,6 +36,10 @@ Json share_config(distributed::Communicator& comm, const std::function<Json()>& 
 /// A model::DataShard::sum that sums over `comm`'s ranks (in double).
 std::function<void(std::vector<double>&)> sum_across(std::shared_ptr<distributed::Communicator> comm);
 
+/// A model::DataShard::share_text over `comm`: rank `root`'s text on every
+/// rank (a collective: a length, then the bytes).
+std::function<void(std::string&, int)> share_text_across(std::shared_ptr<distributed::Communicator> comm);
+
 /// Rank `root`'s layer state (BatchNorm running statistics) on every rank:
 /// each rank's own drift apart during training, since each sees its slice.
 void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net, int root = 0);

@@ -161,6 +161,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
     parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net, build_.exchange);
     DataParallel* dp = parallel.get();
     fo.shard = {comm->rank(), ranks, dp->server_rank(), sum_across(comm), [dp] { dp->epoch_end(); }};
+    fo.shard.share_text = share_text_across(comm);
     // A split network checkpoints on every rank: the split weights are
     // gathered whole and rank 0 writes (NeuralNetwork::save).
     fo.shard.replicated = build_.split;

@@ -6,6 +6,7 @@
 
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -233,6 +234,29 @@ TEST_F(TrainingAcrossRanks, AMidEpochCheckpointResumesOnAnotherRankCount) {
       EXPECT_NEAR(rest[0].result.history[e].train_loss, one.history[e].train_loss, 1e-5) << "epoch " << e + 1;
       EXPECT_NEAR(rest[0].result.history[e].train_accuracy, one.history[e].train_accuracy, 1e-12) << "epoch " << e + 1;
     }
+  }
+}
+
+// Rank 0 cannot write its checkpoint (the folder it names is a file): every
+// rank stops right there with the reason, at an epoch's end and mid-epoch,
+// instead of the others waiting in the next step's collective. Before, rank
+// 1 hung in this test (a ThreadCommunicator waits without a timeout).
+TEST_F(TrainingAcrossRanks, RankZerosFailedCheckpointStopsEveryRankWithItsReason) {
+  const std::string blocker = dir_ + "/not_a_folder";
+  { std::ofstream(blocker) << "a file where the checkpoint's folder should be"; }
+  const std::string ckpt = blocker + "/run.ckpt";
+  for (const std::int64_t every : {std::int64_t{0}, std::int64_t{2}}) {
+    SCOPED_TRACE(every == 0 ? "at the first epoch's end" : "at the second global batch");
+    const std::vector<RankOutcome> r = run_on(2, spec(3), ckpt, false, nullptr, every);
+    ASSERT_NE(r[0].error, "");
+    EXPECT_NE(r[0].error.find("not_a_folder"), std::string::npos) << r[0].error;
+    EXPECT_NE(r[1].error.find("rank 1: rank 0 could not write the checkpoint " + ckpt), std::string::npos)
+        << r[1].error;
+    EXPECT_NE(r[1].error.find(r[0].error), std::string::npos) << "rank 1 quotes rank 0's error: " << r[1].error;
+    EXPECT_EQ(r[0].steps, r[1].steps) << "both stop at the same step";
+    // An epoch is four global batches; a mid-epoch checkpoint comes before
+    // its batch's callbacks, which count the steps.
+    EXPECT_EQ(r[1].steps, every == 0 ? 4 : 1);
   }
 }
 
