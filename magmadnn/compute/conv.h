@@ -31,6 +31,10 @@ class Conv2dNode : public Operation<T> {
   const conv::ConvParams& params() const noexcept { return params_; }
   conv::Algo algorithm() const noexcept { return algo_; }
   bool fused_relu() const noexcept { return relu_; }
+  /// Eval mode (set_training(false)): no backward pass follows the forward
+  /// ones, so the algorithms keep no copy of x for one (conv2d_forward's
+  /// keep_inputs). The values are the same in both modes.
+  void set_training(bool training) override { training_ = training; }
   void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
 
  protected:
@@ -41,6 +45,7 @@ class Conv2dNode : public Operation<T> {
   conv::ConvParams params_;
   conv::Algo algo_;
   bool relu_;
+  bool training_ = true;
 };
 
 template <typename T>

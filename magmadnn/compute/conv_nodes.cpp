@@ -62,7 +62,8 @@ void Conv2dNode<T>::forward() {
     }
   }
   this->output_ =
-      conv::conv2d_forward(this->in(0), this->in(1), has_bias ? &this->in(2) : nullptr, params_, algo_, relu_);
+      conv::conv2d_forward(this->in(0), this->in(1), has_bias ? &this->in(2) : nullptr, params_, algo_, relu_,
+                           training_);
 }
 
 template <typename T>

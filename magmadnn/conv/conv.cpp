@@ -42,7 +42,7 @@ void check_element_type(const Tensor<T>& t, const char* op) {
 
 template <typename T>
 Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, const ConvParams& params,
-                         Algo algo, bool relu) {
+                         Algo algo, bool relu, bool keep_inputs) {
   const ConvProblem pr = make_problem(x.shape(), w.shape(), params);
   if (bias) {
     MAGMADNN_CHECK(bias->shape() == Shape{pr.k}, ShapeError,
@@ -54,7 +54,8 @@ Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>
   Tensor<T> y = like(pr.y_shape(), x);
   DeviceBuffer ws(be, a.workspace_bytes(pr, Pass::Forward), x.get_device_id());
   const T* b = bias ? bias->data() : nullptr;
-  const InputStatesScope states(x.write_stamp(), w.write_stamp());
+  // Unknown states (0) make the algorithms keep nothing.
+  const InputStatesScope states(keep_inputs ? x.write_stamp() : 0, keep_inputs ? w.write_stamp() : 0);
   if (relu && a.forward_relu(pr, x.data(), w.data(), b, y.mutable_data(), ws.data())) return y;
   a.forward(pr, x.data(), w.data(), b, y.mutable_data(), ws.data());
   if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
@@ -141,7 +142,7 @@ Tensor<T> pool2d_backward(const Tensor<T>& x, const Tensor<T>& dy, const PoolPar
 
 #define MAGMADNN_CONV_INSTANTIATE_CONV(T)                                                                        \
   template Tensor<T> conv2d_forward<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>*, const ConvParams&, \
-                                       Algo, bool);                                                              \
+                                       Algo, bool, bool);                                                        \
   template Tensor<T> conv2d_backward_data<T>(const Tensor<T>&, const Tensor<T>&, const Shape&, const ConvParams&, \
                                              Algo);                                                              \
   template Tensor<T> conv2d_backward_filter<T>(const Tensor<T>&, const Tensor<T>&, const Shape&,                  \

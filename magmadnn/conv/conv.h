@@ -25,9 +25,12 @@ namespace magmadnn::conv {
 /// y {N,K,P,Q} = conv(x {N,C,H,W}, w {K,C/G,R,S}) (+ bias {K} when not null),
 /// then max(y, 0) when `relu`: fused into the convolution where the chosen
 /// algorithm can (ConvAlgorithm::forward_relu), else a pass over y.
+/// `keep_inputs` false: no backward pass of this step will follow
+/// (inference), so no algorithm keeps a copy derived from x for one
+/// (input_states.h); the result is the same either way.
 template <typename T>
 Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, const ConvParams& params = {},
-                         Algo algo = Algo::Auto, bool relu = false);
+                         Algo algo = Algo::Auto, bool relu = false, bool keep_inputs = true);
 
 /// dx with shape x_shape from dy and w.
 template <typename T>

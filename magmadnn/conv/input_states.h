@@ -12,7 +12,9 @@
 /// instead of reordering the same tensor again.
 ///
 /// It keeps them only while the chooser has not given that problem's
-/// backward filter pass to another algorithm, which would never read them.
+/// backward filter pass to another algorithm, which would never read them,
+/// and never for a forward pass made with keep_inputs false (a convolution
+/// node in eval mode: inference).
 ///
 /// Guarantees: the states are per thread and restored when the scope ends,
 /// so calls outside a scope (the chooser's timing runs, direct calls of an

@@ -155,8 +155,9 @@ std::unique_ptr<Plan> make_plan(const ConvProblem& pr, Pass pass, bool relu) {
 // An entry is found only by the array state it was made from (write stamp,
 // address) and its layout, so a changed or reused buffer never matches.
 // The bytes kept are capped: past the cap the least recently used entries
-// go, and a pass that misses reorders as if nothing were kept. Forward-only
-// use (inference) thus costs at most the cap in memory and nothing in time.
+// go, and a pass that misses reorders as if nothing were kept. Inference
+// through a node in eval mode keeps nothing (conv2d_forward's keep_inputs);
+// other forward-only use costs at most the cap in memory and nothing in time.
 class KeptInputs {
  public:
   // The copy lives in the CPU backend's caching pool, so that a step's

@@ -190,6 +190,33 @@ TEST(OnednnConv, KeepsInputsOnlyForAFilterPassOfItsOwn) {
   }
 }
 
+// A convolution node in eval mode (inference: no backward pass follows)
+// keeps no reordered x, where in training mode the same forward pass does;
+// its output is the same in both modes.
+TEST(OnednnConv, AnEvalModeNodeKeepsNoInputs) {
+  const KeptCase kc;
+  const ConvProblem& pr = kc.pr;
+  clear_choices();  // no cached pick: oneDNN's filter pass may be its own, so training keeps
+  auto x = op::var<float>("x", pr.x_shape(), {NONE}, HOST);
+  auto w = op::var<float>("w", pr.w_shape(), {NONE}, HOST);
+  w->set_value(kc.w);
+  auto y = op::conv2d(x, w, kc.pad1, Algo::OneDNN);
+  std::vector<float> out[2];
+  for (const bool training : {false, true}) {
+    SCOPED_TRACE(training ? "training" : "eval");
+    x->set_value(KeptCase::tensor(pr.x_shape(), 7));  // the same values in a new array: nothing kept matches
+    op::set_training(y, training);
+    const std::size_t before = onednn_kept_input_bytes();
+    out[training] = y->eval()->to_vector();
+    if (training) {
+      EXPECT_GT(onednn_kept_input_bytes(), before);
+    } else {
+      EXPECT_EQ(onednn_kept_input_bytes(), before);
+    }
+  }
+  EXPECT_EQ(out[0], out[1]);
+}
+
 namespace {
 
 PoolImpl<float>* pool_named(const char* name) {
