@@ -151,10 +151,12 @@ start=$(date +%s%N)
 set +e
 # mpirun (and rank 0) run in <tag>-r0 under a host name of their own, like
 # the other ranks, so MPI_Get_processor_name tells all ranks apart.
+# --bind-to none: every "host" is this machine, and each daemon would bind
+# its one rank to the first core, so all ranks would share core 0.
 # shellcheck disable=SC2016  # $0 and $@ belong to the inner shell
 timeout "$timeout_s" ip netns exec "$tag-r0" \
   unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' netns-rank0 \
-  "$mpirun" -np "$ranks" --hostfile "$work/hostfile" \
+  "$mpirun" -np "$ranks" --hostfile "$work/hostfile" --bind-to none \
     --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1 \
     --mca pml ob1 --mca btl tcp,self \
     --mca btl_tcp_if_include "$subnet" --mca oob_tcp_if_include "$subnet" \
