@@ -33,6 +33,7 @@
 #include "magmadnn/backend/cpu/blas.h"
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/cpu/cpu_kernels.h"
+#include "magmadnn/backend/cpu/cpu_parallel.h"
 #include "magmadnn/backend/cpu/thread_buffer.h"
 #include "magmadnn/backend/cpu/unary_dispatch.h"
 #include "magmadnn/backend/scalar_ops.h"
@@ -502,8 +503,8 @@ namespace {
 // Without a native bf16 matmul, the operands are widened to float (exactly:
 // every bf16 value is a float) and the float primitive runs: the result of a
 // bf16 product with float accumulation, at float speed plus the widening.
-// Each thread widens into its own buffers (gemm_update calls this from
-// several), one operand stored as rows x cols at stride ld, packed.
+// Each calling thread widens into its own buffers (gemm_update calls this
+// from several), one operand stored as rows x cols at stride ld, packed.
 struct WidenATag {};
 struct WidenBTag {};
 template <typename Tag>
@@ -511,8 +512,11 @@ const float* widen(const void* src, std::int64_t rows, std::int64_t cols, std::i
   auto* dst = static_cast<float*>(thread_buffer<Tag>(sizeof(float) * static_cast<std::size_t>(rows * cols),
                                                      "gemm: widening a bf16 operand"));
   const auto* s = static_cast<const bfloat16*>(src);
-  for (std::int64_t i = 0; i < rows; ++i)
+  // Over the threads when large (inside gemm_update's own parallel region
+  // this runs on the calling thread alone: nested regions are off).
+  parallel_for(rows, rows * cols > kParallelThreshold, [&](std::int64_t i) {
     for (std::int64_t j = 0; j < cols; ++j) dst[i * cols + j] = static_cast<float>(s[i * ld + j]);
+  });
   return dst;
 }
 
