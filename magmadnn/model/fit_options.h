@@ -86,8 +86,9 @@ struct DataShard {
   /// network's checkpoint.
   bool replicated = false;
   /// Replaces `text` on every rank by rank `root`'s (every rank calls it at
-  /// the same points). Across ranks (size > 1, not replicated) rank 0 alone
-  /// writes the checkpoints; after each write it tells every rank whether
+  /// the same points). Across ranks (size > 1, unless split parameters make
+  /// every rank checkpoint) rank 0 alone writes the checkpoints; after each
+  /// write it tells every rank whether
   /// the write failed, and why, so that all ranks stop with that error
   /// rather than the others waiting in the next step's collective until a
   /// watchdog fires. Optional: without it `sum` carries the failure and

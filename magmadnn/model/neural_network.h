@@ -57,8 +57,8 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <map>
 #include <string>

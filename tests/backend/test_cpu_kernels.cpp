@@ -523,7 +523,11 @@ TYPED_TEST(CpuKernelsTest, GemmRepeatedCallsReusePrimitives) {
 // step, and the measured choice times a problem once, on a copy: the
 // caller's C is written once per call.
 TEST(CpuGemmBeta, SteadyBetaGivesTheReferenceOnEveryPathAndIsTimedOnce) {
-  const std::int64_t m = 70, n = 90, k = 40, lda = m + 3, ldb = n, ldc = n + 5;  // dW = dY^T X shape, padded C
+  struct RestorePath {
+    ~RestorePath() { cpu::set_gemm_beta_path(cpu::GemmBetaPath::Measure); }
+  } restore;
+  static int repetition = 0;  // a problem of its own each time (--gtest_repeat): a timed one stays timed
+  const std::int64_t m = 70 + 2 * repetition++, n = 90, k = 40, lda = m + 3, ldb = n, ldc = n + 5;  // dY^T X
   const auto A = random_vec<float>(k * lda), B = random_vec<float>(k * ldb);
   const float alpha = -0.05f, beta = 0.99995f;
   for (const auto path : {cpu::GemmBetaPath::SumPostOp, cpu::GemmBetaPath::ScalePass, cpu::GemmBetaPath::Measure}) {
