@@ -152,7 +152,9 @@ Library onednn_library(const std::vector<Gemm>& gemms, bool bf16) {
 }
 
 // Whether oneDNN can make a bf16 matmul here: it has none without AVX-512
-// (oneDNN 2.6), and primitive creation then throws.
+// (oneDNN 2.6), and primitive creation then throws. The library's own probe
+// (cpu::bf16_matmul_native) is not used: this program links the GEMM
+// libraries alone, not magmadnn.
 bool bf16_matmul_native() {
   using namespace dnnl;
   try {
@@ -361,16 +363,16 @@ int main(int argc, char** argv) try {
   std::vector<MlpStep> steps_by_n;
   for (int n : layers) steps_by_n.emplace_back(n);
   std::vector<std::vector<std::string>> rows(layers.size());
-  const std::vector<std::function<Library(const std::vector<Gemm>&)>> libraries = {
-      [](const std::vector<Gemm>& g) { return onednn_library(g, false); },
-      [](const std::vector<Gemm>& g) { return onednn_library(g, true); }, openblas_library};
-  for (std::size_t lib_index = 0; lib_index < libraries.size(); ++lib_index) {
-    const auto& make = libraries[lib_index];
-    if (lib_index == 1 && !bf16_matmul_native()) {
-      std::printf("(no oneDNN bf16 rows: oneDNN %d.%d has no bf16 matmul on this CPU, which lacks AVX-512)\n\n",
-                  dnnl_version()->major, dnnl_version()->minor);
-      continue;
-    }
+  std::vector<std::function<Library(const std::vector<Gemm>&)>> libraries = {
+      [](const std::vector<Gemm>& g) { return onednn_library(g, false); }};
+  if (bf16_matmul_native()) {
+    libraries.push_back([](const std::vector<Gemm>& g) { return onednn_library(g, true); });
+  } else {
+    std::printf("(no oneDNN bf16 rows: oneDNN %d.%d has no bf16 matmul on this CPU, which lacks AVX-512)\n\n",
+                dnnl_version()->major, dnnl_version()->minor);
+  }
+  libraries.push_back(openblas_library);
+  for (const auto& make : libraries) {
     for (std::size_t li = 0; li < layers.size(); ++li) {
       const MlpStep& step = steps_by_n[li];
       const Library lib = make(step.gemms);

@@ -93,7 +93,7 @@ struct DataShard {
   /// rather than the others waiting in the next step's collective until a
   /// watchdog fires. Optional: without it `sum` carries the failure and
   /// only rank 0 can say why.
-  std::function<void(std::string& text, int root)> share_text;
+  std::function<void(std::string& text, int root)> share_text = nullptr;
 
   /// The number of ranks that train on data, and this rank's index among
   /// them (-1 for the server).

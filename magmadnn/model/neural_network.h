@@ -239,7 +239,7 @@ class NeuralNetwork {
   void train_step(double& batch_loss, std::int64_t& correct);
   void serve_step();
   void checkpoint_across_ranks();
-  void checkpoint_epoch_across_ranks();
+  void save_across_ranks();
   void agree_on_shard_checkpoint(const std::exception_ptr& failure);
   bool train_batches(const data::Samples<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader, bool inline_batches,
                      std::vector<std::shared_ptr<Callback<T>>>& callbacks);

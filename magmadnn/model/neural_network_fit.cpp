@@ -116,26 +116,26 @@ void NeuralNetwork<T>::checkpoint_across_ranks() {
                               static_cast<double>(partial_.samples)};
   if (!shard_.replicated) shard_.sum(sums);
   MAGMADNN_CHECK(sums.size() == 3, ValueError, "DataShard::sum changed the length of its values");
-  std::exception_ptr failure;
+  // Rank 0 writes the sums over the ranks, then its own totals come back.
+  const EpochTotals own = partial_;
   if (shard_.rank == 0) {
-    const EpochTotals own = partial_;
     partial_.loss = sums[0];
     partial_.correct = std::llround(sums[1]);
     partial_.samples = std::llround(sums[2]);
-    try {
-      save(shard_checkpoint_path_);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    partial_ = own;
   }
-  agree_on_shard_checkpoint(failure);
+  try {
+    save_across_ranks();
+  } catch (...) {
+    partial_ = own;
+    throw;
+  }
+  partial_ = own;
 }
 
-// An epoch's checkpoint across ranks: rank 0 writes (the epoch's record
-// already holds the sums over the ranks), every rank learns how it went.
+// A checkpoint across ranks: rank 0 writes (at an epoch's end the epoch's
+// record already holds the sums over the ranks), every rank learns how it went.
 template <typename T>
-void NeuralNetwork<T>::checkpoint_epoch_across_ranks() {
+void NeuralNetwork<T>::save_across_ranks() {
   std::exception_ptr failure;
   if (shard_.rank == 0) {
     try {
@@ -443,7 +443,7 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
     const EpochRecord r = close_epoch(validation_x, options.validation_y);
     // Before the callbacks, as a Checkpointer would be (the first of them).
     if (shard_checkpoint_every_epochs_ > 0 && r.epoch % shard_checkpoint_every_epochs_ == 0) {
-      checkpoint_epoch_across_ranks();
+      save_across_ranks();
     }
     for (auto& cb : callbacks) cb->on_epoch_end(*this, r);
   }

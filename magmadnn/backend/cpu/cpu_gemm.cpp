@@ -156,6 +156,14 @@ bool eltwise_of(UnaryOp act, float p, dnnl::algorithm* alg, float* alpha) {
   }
 }
 
+// C *= beta over an m x n matrix with row stride ldc, on the threads when
+// large: how a beta the `sum` post-op would apply slowly (or a one-off beta)
+// is applied before the beta = 1 primitive.
+void scale_pass(float* C, std::int64_t m, std::int64_t n, std::int64_t ldc, float beta) {
+  epilogue(C, m, n, ldc, static_cast<const float*>(nullptr),
+           [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
+}
+
 template <typename F>
 double seconds(F&& f) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -236,11 +244,9 @@ class OnednnMatmul {
     std::vector<float> copy(C, C + (key.m - 1) * key.ldc + key.n);  // a single product (batch 1), m, n > 0
     MatmulKey plain = key;
     plain.beta = 1.f;
-    const float beta = key.beta;
     auto post_op = [&] { run(key, alpha, A, B, nullptr, copy.data()); };
     auto pass = [&] {
-      epilogue(copy.data(), key.m, key.n, key.ldc, static_cast<const float*>(nullptr),
-               [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
+      scale_pass(copy.data(), key.m, key.n, key.ldc, key.beta);
       run(plain, alpha, A, B, nullptr, copy.data());
     };
     post_op();  // creates the primitives outside the timing
@@ -361,8 +367,7 @@ void onednn_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t 
       !(mm.beta_is_steady(key) && mm.sum_post_op_pays(key, alpha, A, B, C))) {
     // A beta seen once, or one the sum post-op applies slowly: C *= beta
     // (over the threads), then the beta = 1 primitive.
-    epilogue(C, m, n, ldc, static_cast<const float*>(nullptr),
-             [beta](float v) { return ops::unary(UnaryOp::Scale, v, beta); });
+    scale_pass(C, m, n, ldc, beta);
     key.beta = 1.f;
   }
   mm.run(key, alpha, A, B, nullptr, C);
