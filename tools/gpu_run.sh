@@ -29,7 +29,12 @@ setup() {
   if [[ "$R" != /work/main ]]; then
     mkdir -p /work && rm -rf /work/main && ln -s "$R" /work/main
   fi
-  mkdir -p /usr/share/datasets && cp -rn "$R/.gpu/fashion-mnist" /usr/share/datasets/
+  mkdir -p /usr/share/datasets
+  if [[ -f "$R/.gpu/fashion-mnist.tar.xz" ]]; then
+    tar -xJf "$R/.gpu/fashion-mnist.tar.xz" -C /usr/share/datasets
+  else
+    cp -rn "$R/.gpu/fashion-mnist" /usr/share/datasets/
+  fi
   ldconfig 2>/dev/null || true
   # Some tests run `cmake -P` scripts by the path this machine's CMake had.
   [[ -x /usr/bin/cmake ]] || ln -sf "$(command -v cmake)" /usr/bin/cmake
@@ -83,7 +88,7 @@ run_ctest() {  # name seconds ctest-args...
   ((rc == 0)) || status=1
 }
 
-cuda_tests() { run_ctest cuda 280 -L cuda -j 8 ${FILTER:+-R "$FILTER"}; }
+cuda_tests() { run_ctest cuda "${CUDA_SECONDS:-280}" -L cuda -j 8 ${FILTER:+-R "$FILTER"}; }
 # Left out: what needs this machine's network or packages it lacks (Chromium
 # for the rendered pages, a compiler for install_consumer and the Clang check).
 rest_tests() {
@@ -127,16 +132,25 @@ EOF
       --out /tmp/prof_mlp >"$OUT/profile.txt" 2>&1
     timeout 120 "$app" train --val-split 0 --preset lenet5 --epochs 1 --limit-train 10000 --profile \
       --out /tmp/prof_lenet >>"$OUT/profile.txt" 2>&1
+    timeout 120 "$app" train --val-split 0 --preset resnet --epochs 1 --limit-train 10000 --profile \
+      --out /tmp/prof_resnet >>"$OUT/profile.txt" 2>&1
   fi
-  mm mlp4_fp32 --preset mlp --layers 4 --epochs "$e"
-  mm mlp4_tf32 --preset mlp --layers 4 --epochs "$e" --precision tf32
-  mm mlp4_bf16 --preset mlp --layers 4 --epochs "$e" --precision bf16
-  mm mlp4_fp16 --preset mlp --layers 4 --epochs "$e" --precision fp16
-  mm lenet5_fp32 --preset lenet5 --epochs 1
-  mm lenet5_bf16 --preset lenet5 --epochs 1 --precision bf16
-  pt mlp4_eager pytorch_mlp.py --layers 4 --epochs "$e"
-  pt mlp4_compiled pytorch_mlp.py --layers 4 --epochs "$e" --compile
-  pt lenet5_eager pytorch_lenet5.py --epochs 1
+  # BENCH_CASES: which of the cases below to run (all by default).
+  local cases="${BENCH_CASES:-mlp4_fp32 mlp4_tf32 mlp4_bf16 mlp4_fp16 lenet5_fp32 lenet5_bf16 resnet_fp32 mlp4_eager mlp4_compiled lenet5_eager resnet_eager}"
+  for c in $cases; do
+    case "$c" in
+      mlp4_fp32) mm "$c" --preset mlp --layers 4 --epochs "$e" ;;
+      mlp4_tf32 | mlp4_bf16 | mlp4_fp16) mm "$c" --preset mlp --layers 4 --epochs "$e" --precision "${c#mlp4_}" ;;
+      lenet5_fp32) mm "$c" --preset lenet5 --epochs 1 ;;
+      lenet5_bf16) mm "$c" --preset lenet5 --epochs 1 --precision bf16 ;;
+      resnet_fp32) mm "$c" --preset resnet --epochs 1 ;;
+      mlp4_eager) pt "$c" pytorch_mlp.py --layers 4 --epochs "$e" ;;
+      mlp4_compiled) pt "$c" pytorch_mlp.py --layers 4 --epochs "$e" --compile ;;
+      lenet5_eager) pt "$c" pytorch_lenet5.py --epochs 1 ;;
+      resnet_eager) pt "$c" pytorch_resnet.py --epochs 1 ;;
+      *) echo "unknown bench case $c" >&2; status=1 ;;
+    esac
+  done
 }
 
 setup

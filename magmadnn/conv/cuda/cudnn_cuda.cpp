@@ -4,7 +4,10 @@
 //
 // Kernel choice: cudnnGet*Algorithm_v7 heuristics (no trial runs, no hidden
 // allocations), taking the first algorithm that succeeds and needs at most
-// kMaxWorkspace (see pick). Float and double compute in FMA math: TF32
+// kMaxWorkspace (see pick); under deterministic algorithms
+// (core/determinism.h) only those cuDNN reports as CUDNN_DETERMINISTIC, since
+// some backward kernels sum with atomics in whatever order their blocks
+// finish. Float and double compute in FMA math: TF32
 // tensor-core math would differ from the CPU algorithms by ~1e-3 relative.
 // Half stores half and accumulates in float (cuDNN's "pseudo half"
 // configuration): its inputs already carry 2^-11 relative rounding, so
@@ -29,6 +32,7 @@
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/algorithm.h"
 #include "magmadnn/conv/cuda/conv_context_cuda.h"
+#include "magmadnn/core/determinism.h"
 #include "magmadnn/core/half.h"
 #include "magmadnn/core/thread_precision.h"
 #include "magmadnn/core/types.h"
@@ -102,12 +106,15 @@ struct CudnnPlan {
 // The fastest usable entry (the list is sorted by expected speed) in the
 // first math type of `order` that has one. For float that is FMA math, then
 // default math, which on Ampere and later may use TF32 (float results may then
-// differ from the CPU by ~1e-3); for half, tensor-core math first.
+// differ from the CPU by ~1e-3); for half, tensor-core math first. Under
+// deterministic algorithms, only entries that give the same bits every run.
 template <typename Perf>
 const Perf* pick(const std::vector<Perf>& perf, int got, const std::vector<cudnnMathType_t>& order) {
+  const bool same_bits = deterministic_algorithms();
   for (cudnnMathType_t want : order) {
     for (int i = 0; i < got; ++i) {
       const Perf& p = perf[static_cast<std::size_t>(i)];
+      if (same_bits && p.determinism != CUDNN_DETERMINISTIC) continue;
       if (p.status == CUDNN_STATUS_SUCCESS && p.memory <= kMaxWorkspace && p.mathType == want) return &p;
     }
   }
@@ -144,7 +151,8 @@ std::unique_ptr<CudnnPlan> make_plan(const ConvProblem& pr) {
 }
 
 [[noreturn]] void no_algorithm(const ConvProblem& pr, Pass pass, dtype t) {
-  MAGMADNN_THROW(NotSupportedError, "cuDNN offers no " << dtype_name(t) << " algorithm within "
+  MAGMADNN_THROW(NotSupportedError, "cuDNN offers no " << (deterministic_algorithms() ? "deterministic " : "")
+                                                       << dtype_name(t) << " algorithm within "
                                                        << (kMaxWorkspace >> 20) << " MiB of workspace for "
                                                        << pass_name(pass) << " of " << pr.to_string());
 }
@@ -201,10 +209,11 @@ void choose(cudnnHandle_t h, CudnnPlan& plan, const ConvProblem& pr, Pass pass) 
 }
 
 // "device dtype problem": to_string names every size and the whole geometry;
-// " tf32" when float may use TF32 (a plan's math types depend on it).
+// " tf32" when float may use TF32 (a plan's math types depend on it);
+// " det" under deterministic algorithms (so is its choice).
 std::string plan_key(int device, dtype t, const ConvProblem& pr) {
   return std::to_string(device) + " " + dtype_name(t) + " " + pr.to_string() +
-         (t == dtype::f32 && tf32_math() ? " tf32" : "");
+         (t == dtype::f32 && tf32_math() ? " tf32" : "") + (deterministic_algorithms() ? " det" : "");
 }
 
 // Plans of all devices; a device's plans are used and evicted only inside a
