@@ -86,13 +86,13 @@ struct DataShard {
   /// network's checkpoint.
   bool replicated = false;
   /// Replaces `text` on every rank by rank `root`'s (every rank calls it at
-  /// the same points). Across ranks (size > 1, unless split parameters make
-  /// every rank checkpoint) rank 0 alone writes the checkpoints; after each
-  /// write it tells every rank whether
-  /// the write failed, and why, so that all ranks stop with that error
-  /// rather than the others waiting in the next step's collective until a
-  /// watchdog fires. Optional: without it `sum` carries the failure and
-  /// only rank 0 can say why.
+  /// the same points). Across ranks (size > 1) rank 0 alone writes the
+  /// checkpoints (of a split network too, after every rank's part of the
+  /// gather); after each write it tells every rank whether the write
+  /// failed, and why, so that all ranks stop with that error rather than
+  /// the others waiting in the next step's collective until a watchdog
+  /// fires. Optional: without it `sum` carries the failure and only rank 0
+  /// can say why.
   std::function<void(std::string& text, int root)> share_text = nullptr;
 
   /// The number of ranks that train on data, and this rank's index among

@@ -295,9 +295,9 @@ class NeuralNetwork {
   std::string last_checkpoint_;
   bool stop_ = false;
   DataShard shard_;       // fit's options.shard, for the epoch in progress
-  std::string shard_checkpoint_path_;  // a shard's mid-epoch checkpoints (rank 0 writes)
+  std::string shard_checkpoint_path_;  // checkpoints across ranks (rank 0 writes)
   std::int64_t shard_checkpoint_every_ = 0;
-  unsigned int shard_checkpoint_every_epochs_ = 0;  // a shard's epoch-end checkpoints (rank 0 writes)
+  unsigned int shard_checkpoint_every_epochs_ = 0;  // epoch-end checkpoints across ranks (rank 0 writes)
   double grad_scale_ = 1.0;  // this step's factor for hooked gradients (DataShard)
 
   Tensor<T> bx_, by_;       // batch staging buffers (reused)

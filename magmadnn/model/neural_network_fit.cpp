@@ -133,11 +133,13 @@ void NeuralNetwork<T>::checkpoint_across_ranks() {
 }
 
 // A checkpoint across ranks: rank 0 writes (at an epoch's end the epoch's
-// record already holds the sums over the ranks), every rank learns how it went.
+// record already holds the sums over the ranks), every rank learns how it
+// went. A network split over the ranks saves on every rank, since save()
+// gathers the split tensors whole (a collective); its rank 0 writes.
 template <typename T>
 void NeuralNetwork<T>::save_across_ranks() {
   std::exception_ptr failure;
-  if (shard_.rank == 0) {
+  if (shard_.rank == 0 || (shard_.replicated && has_split_parameters())) {
     try {
       save(shard_checkpoint_path_);
     } catch (...) {
@@ -251,7 +253,7 @@ bool NeuralNetwork<T>::train_batches(const data::Samples<T>& x, const Tensor<T>&
     logs.epoch_accuracy = static_cast<double>(partial_.correct) / done;
     logs.seconds = partial_.seconds;
     // Before the callbacks, as a Checkpointer would be (the first of them).
-    if (sharded && shard_checkpoint_every_ > 0 && batch_ < nb && batch_ % shard_checkpoint_every_ == 0) {
+    if (shard_checkpoint_every_ > 0 && batch_ < nb && batch_ % shard_checkpoint_every_ == 0) {
       checkpoint_across_ranks();
     }
     for (auto& cb : callbacks) cb->on_batch_end(*this, logs);
@@ -400,18 +402,16 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
 
   // Checkpoints first: the other callbacks of a batch or epoch find its checkpoint written.
   // Across ranks only rank 0 writes, and fit itself places the checkpoints
-  // (every rank takes part: mid-epoch ones hold sums over the ranks, and
-  // every rank learns whether rank 0's write failed). A network
-  // split over the ranks (replicated, with split parameters) checkpoints on
-  // every rank, as one process would: save() gathers the split parameters
-  // (a collective) and rank 0 writes.
+  // (every rank takes part: mid-epoch ones hold sums over the ranks, a
+  // network split over the ranks gathers its split parameters whole, and
+  // every rank learns whether rank 0's write failed).
   std::vector<std::shared_ptr<Callback<T>>> callbacks;
-  const bool sharded = shard.size > 1 && !(shard.replicated && has_split_parameters());
-  shard_checkpoint_path_ = sharded ? options.checkpoint_path : std::string();
-  shard_checkpoint_every_ = sharded ? options.checkpoint_every_batches : 0;
-  shard_checkpoint_every_epochs_ = sharded ? options.checkpoint_every_epochs : 0;
-  const unsigned int every_epochs = sharded ? 0 : options.checkpoint_every_epochs;
-  const std::int64_t every_batches = sharded ? 0 : options.checkpoint_every_batches;
+  const bool across_ranks = shard.size > 1;
+  shard_checkpoint_path_ = across_ranks ? options.checkpoint_path : std::string();
+  shard_checkpoint_every_ = across_ranks ? options.checkpoint_every_batches : 0;
+  shard_checkpoint_every_epochs_ = across_ranks ? options.checkpoint_every_epochs : 0;
+  const unsigned int every_epochs = across_ranks ? 0 : options.checkpoint_every_epochs;
+  const std::int64_t every_batches = across_ranks ? 0 : options.checkpoint_every_batches;
   if (every_epochs > 0 || every_batches > 0) {
     callbacks.push_back(std::make_shared<Checkpointer<T>>(options.checkpoint_path, every_epochs, every_batches));
   }

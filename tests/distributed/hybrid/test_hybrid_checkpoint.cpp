@@ -6,7 +6,8 @@
 // for tensor, the one a one-process run writes at the same step (also under
 // "model", channel-parallel convolutions); (c) it resumes on one process,
 // and a one-process checkpoint resumes split; (d) a checkpoint of another
-// shape is refused.
+// shape is refused; (e) a write that fails on rank 0 stops every rank with
+// its reason.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -89,6 +91,7 @@ std::unique_ptr<Trained> train(const run::TrainSpec& spec, const std::shared_ptr
     run::DataParallel* d = dp.get();
     fo.shard = {group->rank(), group->size(), -1, run::sum_across(group), [d] { d->epoch_end(); }};
     fo.shard.replicated = t->build.split;
+    fo.shard.share_text = run::share_text_across(group);
   }
   auto cb = std::make_shared<model::LambdaCallback<float>>();
   Trained* out = t.get();
@@ -278,6 +281,33 @@ TEST(HybridCheckpoint, ACheckpointOfAnotherShapeIsRefusedNamingTheWholeTensor) {
   }
   EXPECT_EQ(split.model->parameters().back()->output().to_vector(), before);
   world->barrier();
+  if (world->rank() == 0) std::filesystem::remove_all(dir);
+}
+
+// (e) Rank 0 cannot write the split run's checkpoint (its folder is a
+// file): every rank stops at that step with rank 0's reason. Before, each
+// rank saved through its own Checkpointer callback, rank 0 threw, and the
+// others ran on into the next step's collectives, where the descriptor
+// check reported a mismatch (or the watchdog a timeout) instead of the cause.
+TEST(HybridCheckpoint, RankZerosFailedWriteStopsEveryRankWithItsReason) {
+  const auto world = strategy_world();
+  const std::string dir = shared_dir("e"), blocker = dir + "/not_a_folder", ck = blocker + "/split.bin";
+  if (world->rank() == 0) std::ofstream(blocker) << "a file where the checkpoint's folder should be";
+  world->barrier();
+  std::string error;
+  try {
+    train(lenet5(), world, ck, false);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  ASSERT_NE(error, "") << "rank " << world->rank() << " trained past the failed checkpoint";
+  EXPECT_NE(error.find("not_a_folder"), std::string::npos) << error;
+  if (world->rank() > 0) {
+    EXPECT_NE(error.find("rank " + std::to_string(world->rank()) + ": rank 0 could not write the checkpoint " + ck),
+              std::string::npos)
+        << error;
+  }
+  world->barrier();  // every rank stopped at the same point: the next collective matches
   if (world->rank() == 0) std::filesystem::remove_all(dir);
 }
 
