@@ -132,6 +132,17 @@ class Communicator {
   void send(ConstBuffer buf, int dest, int tag) { isend(buf, dest, tag)->wait(); }
   void recv(Buffer buf, int source, int tag) { irecv(buf, source, tag)->wait(); }
 
+  /// Tells the other ranks that this rank stops, for `reason` (an error
+  /// outside the communication layer: a callback that threw, a NaN loss, a
+  /// failed write), so that a rank waiting for it in a collective stops at
+  /// once and quotes the reason, instead of waiting for its watchdog and
+  /// then naming only a timeout. Call it before leaving the training loop
+  /// with that error. Guarantees: never blocks, never throws; a failure
+  /// already recorded (here, or heard from another rank) wins and nothing
+  /// is sent; afterwards every call on this communicator throws CommError.
+  /// The default does nothing (one process, or no channel for notices).
+  virtual void report_failure(const std::string& reason) noexcept { (void)reason; }
+
   // -- the watchdog -----------------------------------------------------------
   /// How long wait() lets a collective or a partner stay missing (60 s by default).
   void set_timeout(std::chrono::milliseconds t) noexcept { timeout_ = t; }

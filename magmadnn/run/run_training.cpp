@@ -177,13 +177,24 @@ RunResult TrainingRun::run(const RunOptions& options) {
     op::Profiler::enable();
   }
   RunResult r;
-  const auto fit0 = Clock::now();
-  r.history = net.fit(train_.x, train_.y, fo);
-  r.fit_seconds = seconds_since(fit0);
-  if (options.profile) op::Profiler::enable(false);
-  if (parallel) parallel->finish();  // every rank ends with the same weights
-  const std::uint64_t peak = peak_rss_bytes();
-  r.test = ranks > 1 && !build_.split ? evaluate_across(*comm, net, test_.x, test_.y) : net.evaluate(test_.x, test_.y);
+  std::uint64_t peak = 0;
+  try {
+    const auto fit0 = Clock::now();
+    r.history = net.fit(train_.x, train_.y, fo);
+    r.fit_seconds = seconds_since(fit0);
+    if (options.profile) op::Profiler::enable(false);
+    if (parallel) parallel->finish();  // every rank ends with the same weights
+    peak = peak_rss_bytes();
+    r.test =
+        ranks > 1 && !build_.split ? evaluate_across(*comm, net, test_.x, test_.y) : net.evaluate(test_.x, test_.y);
+  } catch (const std::exception& e) {
+    // This rank stops here (a callback threw, a loss went NaN, a write
+    // failed): the others, waiting for it in a collective, hear why at once
+    // instead of when their watchdogs fire. A failure of the communication
+    // itself has told them already.
+    if (ranks > 1) comm->report_failure(e.what());
+    throw;
+  }
   if (build_.split) r.test_predictions = net.predict_classes(test_.x);
   r.test_curve = test_curve_;
   r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);

@@ -311,6 +311,22 @@ void MpiCommunicator::barrier() {
   req->wait();
 }
 
+void MpiCommunicator::report_failure(const std::string& reason) noexcept {
+  if (!state_ || !state_->failure.empty() || !MpiEnvironment::mpi_active()) return;
+  try {
+    // A rank that has already told this one of its failure needs no notice back.
+    std::string heard = state_->poll_notice();
+    if (!heard.empty()) {
+      state_->failure = std::move(heard);
+      return;
+    }
+    state_->failure = "rank " + std::to_string(state_->rank) + " stopped with an error: " + reason;
+    state_->send_notice(state_->failure);
+  } catch (...) {
+    // Out of memory for the text: the others' watchdogs still name this rank.
+  }
+}
+
 std::unique_ptr<MpiCommunicator> MpiCommunicator::split(int color, int key) {
   // The descriptor round first, so a rank that never calls split is named
   // instead of hanging in the blocking MPI_Comm_split.

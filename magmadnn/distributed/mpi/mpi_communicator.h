@@ -81,6 +81,8 @@ class MpiCommunicator final : public Communicator {
   RequestPtr isend(ConstBuffer buf, int dest, int tag) override;
   RequestPtr irecv(Buffer buf, int source, int tag) override;
   void barrier() override;
+  /// Sends a failure notice (CommState::send_notice) to every other rank.
+  void report_failure(const std::string& reason) noexcept override;
 
  private:
   std::unique_ptr<mpi_detail::MpiRequest> start_collective(mpi_detail::Descriptor d);

@@ -283,6 +283,15 @@ RequestPtr NcclCommunicator::irecv(Buffer buf, int source, int tag) {
       false, nullptr, buf.data, buf.count, buf.type, source);
 }
 
+void NcclCommunicator::report_failure(const std::string& reason) noexcept {
+  if (!state_ || !state_->broken.empty()) return;
+  try {
+    state_->fail("rank " + std::to_string(state_->rank) + " stopped with an error: " + reason);
+  } catch (...) {
+    // Out of memory for the text: the others' watchdogs still name this rank.
+  }
+}
+
 void NcclCommunicator::barrier() {
   state_->drain_timeout = timeout_;
   void* word = state_->scratch.get();

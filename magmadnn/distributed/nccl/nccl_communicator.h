@@ -126,6 +126,9 @@ class NcclCommunicator final : public Communicator {
   RequestPtr isend(ConstBuffer buf, int dest, int tag) override;
   RequestPtr irecv(Buffer buf, int source, int tag) override;
   void barrier() override;
+  /// Aborts this rank's NCCL communicator and sends a failure notice over
+  /// the collective check's MPI side (when the check is on).
+  void report_failure(const std::string& reason) noexcept override;
 
   struct State;  // the NCCL communicator, stream and scratch, shared with requests
 
