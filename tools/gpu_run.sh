@@ -4,7 +4,7 @@
 # with no compiling there. Logs go to $OUT (at most 8 files come back).
 #
 # Usage (on the device, from the repository root, with .gpu carried):
-#   tools/gpu_run.sh [setup] [cuda] [rest] [bench] [FILTER=regex]
+#   tools/gpu_run.sh [setup] [cuda] [rest] [bench] [floors] [FILTER=regex]
 # Sections run in the order given; `setup` is implied. Each is bounded in
 # time so that one call of the device tool (10 minutes) holds them.
 set -uo pipefail
@@ -156,6 +156,21 @@ EOF
   done
 }
 
+# -- the floors: cuBLAS and cuDNN alone on the same products and convolutions -------
+floors() {
+  local log="$OUT/floors.txt"
+  note "floors (cuBLAS and cuDNN alone)"
+  : >"$log"
+  timeout 120 "$R/build/bench/bench_gemm_floor_cuda" --verbose >>"$log" 2>&1 || status=1
+  timeout 60 "$R/build/bench/bench_gemm_floor_cuda" --tf32 --layers 4 >>"$log" 2>&1 || status=1
+  timeout 180 "$R/build/apps/magmadnn" bench conv --gpu-only --batch 64 --repeats 9 \
+    --layers lenet_conv1,lenet_conv2,lenet_pool1,lenet_pool2 >>"$log" 2>&1 || status=1
+  timeout 180 "$R/build/apps/magmadnn" bench conv --gpu-only --batch 128 --repeats 9 \
+    --layers resnet_stem,resnet_16_28x28,resnet_16to32_s2,resnet_32_14x14,resnet_proj32_s2,resnet_32to64_s2,resnet_64_7x7,resnet_proj64_s2 \
+    >>"$log" 2>&1 || status=1
+  cat "$log"
+}
+
 setup
 for s in "${SECTIONS[@]}"; do
   case "$s" in
@@ -163,6 +178,7 @@ for s in "${SECTIONS[@]}"; do
     cuda) cuda_tests ;;
     rest) rest_tests ;;
     bench) bench ;;
+    floors) floors ;;
     FILTER=*) export FILTER="${s#FILTER=}" ;;
     *) echo "unknown section $s" >&2; exit 2 ;;
   esac
