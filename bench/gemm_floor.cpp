@@ -2,12 +2,8 @@
 // training step of the MagmaDNN paper's MLP (batch 100, 784 -> N x 528 -> 10)
 // run with the GEMM library alone, and how far is that from the CPU's peak?
 //
-// For N = 1..4 one step is, per layer l with W_l of shape (out, in):
-//   forward   Y  = X  W^T   (m = batch, n = out, k = in)
-//   backward  dW = dY^T X   (m = out,   n = in,  k = batch)
-//             dX = dY W     (m = batch, n = in,  k = out), skipped for the
-//                                input layer (no gradient w.r.t. the data)
-// in that order (forward up, backward down), with oneDNN matmul primitives
+// For N = 1..4 one step is the products of mlp_step_products.h (forward up
+// the layers, then the weight and input gradients down), with oneDNN matmul primitives
 // (created once, transposes as strides, like the CPU backend) and with
 // OpenBLAS cblas_sgemm, and with oneDNN in bf16 (operands rounded to bf16
 // once, before timing, as mixed precision casts each weight once per step;
@@ -43,10 +39,13 @@
 #include <utility>
 #include <vector>
 
+#include "mlp_step_products.h"
+
 namespace {
 
-constexpr std::int64_t kBatch = 100, kIn = 784, kHidden = 528, kOut = 10;
-constexpr std::int64_t kStepsPerEpoch = 60000 / kBatch, kEpochs = 5;
+using mlp_step::kBatch;
+using mlp_step::kEpochs;
+using mlp_step::kStepsPerEpoch;
 
 using Clock = std::chrono::steady_clock;
 
@@ -71,28 +70,25 @@ struct MlpStep {
   std::vector<Gemm> gemms;
 
   explicit MlpStep(int hidden_layers) {
-    std::vector<std::int64_t> dims{kIn};
-    for (int i = 0; i < hidden_layers; ++i) dims.push_back(kHidden);
-    dims.push_back(kOut);
-    const int L = static_cast<int>(dims.size()) - 1;
-    auto filled = [](std::size_t n, float v) { return std::vector<float>(n, v); };
-    for (int l = 0; l <= L; ++l) act.push_back(filled(kBatch * dims[l], 0.01f * (l + 1)));
+    using mlp_step::Buffer;
+    const std::vector<std::int64_t> dims = mlp_step::widths(hidden_layers);
+    const int L = mlp_step::weight_layers(hidden_layers);
+    auto filled = [&](Buffer b, int l, float v) {
+      return std::vector<float>(static_cast<std::size_t>(mlp_step::buffer_elements(dims, b, l)), v);
+    };
+    for (int l = 0; l <= L; ++l) act.push_back(filled(Buffer::act, l, 0.01f * (l + 1)));
     for (int l = 0; l < L; ++l) {
-      weight.push_back(filled(dims[l + 1] * dims[l], 0.02f));
-      grad_out.push_back(filled(kBatch * dims[l + 1], 0.03f));
-      grad_w.push_back(filled(dims[l + 1] * dims[l], 0.0f));
-      grad_in.push_back(filled(kBatch * dims[l], 0.0f));
+      weight.push_back(filled(Buffer::weight, l, 0.02f));
+      grad_out.push_back(filled(Buffer::grad_out, l, 0.03f));
+      grad_w.push_back(filled(Buffer::grad_w, l, 0.0f));
+      grad_in.push_back(filled(Buffer::grad_in, l, 0.0f));
     }
-    for (int l = 0; l < L; ++l)
-      gemms.push_back({"fwd" + std::to_string(l), false, true, kBatch, dims[l + 1], dims[l], act[l].data(),
-                       weight[l].data(), act[l + 1].data()});
-    for (int l = L - 1; l >= 0; --l) {
-      gemms.push_back({"dW" + std::to_string(l), true, false, dims[l + 1], dims[l], kBatch, grad_out[l].data(),
-                       act[l].data(), grad_w[l].data()});
-      if (l > 0)
-        gemms.push_back({"dX" + std::to_string(l), false, false, kBatch, dims[l], dims[l + 1], grad_out[l].data(),
-                         weight[l].data(), grad_in[l].data()});
-    }
+    auto data = [this](mlp_step::Operand o) -> float* {
+      std::vector<std::vector<float>>* all[] = {&act, &weight, &grad_out, &grad_w, &grad_in};
+      return (*all[static_cast<int>(o.buffer)])[static_cast<std::size_t>(o.layer)].data();
+    };
+    for (const mlp_step::Product& p : mlp_step::products(hidden_layers))
+      gemms.push_back({p.name, p.ta, p.tb, p.m, p.n, p.k, data(p.a), data(p.b), data(p.c)});
   }
   double flops() const {
     double f = 0;

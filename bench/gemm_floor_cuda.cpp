@@ -1,13 +1,8 @@
 // GEMM floor of the MLP benchmark on a GPU: the matrix products of one
 // training step of the MagmaDNN paper's MLP (batch 100, 784 -> N x 528 -> 10)
 // with cuBLAS alone, timed with CUDA events. It is the GPU counterpart of
-// bench_gemm_floor (gemm_floor.cpp), with the same products in the same
-// order, per layer l with W_l of shape (out, in):
-//   forward   Y  = X  W^T   (m = batch, n = out, k = in)
-//   backward  dW = dY^T X   (m = out,   n = in,  k = batch)
-//             dX = dY W     (m = batch, n = in,  k = out), skipped for the
-//                                input layer (no gradient w.r.t. the data)
-// A training step of any framework does these products and more, so
+// bench_gemm_floor (gemm_floor.cpp): both time the products of
+// mlp_step_products.h, in that order. A training step of any framework does these products and more, so
 // "magmadnn's step / this floor" is how far the rest of the step costs.
 //
 // The operands are random (never zeros: a GPU may skip work on them). A
@@ -30,10 +25,13 @@
 #include <string>
 #include <vector>
 
+#include "mlp_step_products.h"
+
 namespace {
 
-constexpr int kBatch = 100, kIn = 784, kHidden = 528, kOut = 10;
-constexpr int kStepsPerEpoch = 60000 / kBatch, kEpochs = 5;
+using mlp_step::kBatch;
+using mlp_step::kEpochs;
+using mlp_step::kStepsPerEpoch;
 
 void check(cudaError_t e, const char* what, int line) {
   if (e != cudaSuccess) {
@@ -54,7 +52,7 @@ void check(cublasStatus_t s, const char* what, int line) {
 // A device buffer of n random floats in [-1, 1).
 class DeviceMatrix {
  public:
-  DeviceMatrix(std::size_t n, std::mt19937& rng) : n_(n) {
+  DeviceMatrix(std::size_t n, std::mt19937& rng) {
     CHECK(cudaMalloc(&p_, n * sizeof(float)));
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     std::vector<float> h(n);
@@ -67,7 +65,6 @@ class DeviceMatrix {
   float* get() const noexcept { return p_; }
 
  private:
-  std::size_t n_;
   float* p_ = nullptr;
 };
 
@@ -75,18 +72,16 @@ class DeviceMatrix {
 // k x n (n x k when tb). cuBLAS is column-major, where a row-major matrix is
 // its transpose, so it computes C^T = op(B)^T op(A)^T.
 struct Gemm {
-  std::string name;
-  bool ta, tb;
-  int m, n, k;
+  mlp_step::Product p;
   const float* a;
   const float* b;
   float* c;
   void run(cublasHandle_t h) const {
     const float one = 1.0f, zero = 0.0f;
-    CHECK(cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b,
-                      tb ? k : n, a, ta ? m : k, &zero, c, n));
+    const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+    CHECK(cublasSgemm(h, p.tb ? CUBLAS_OP_T : CUBLAS_OP_N, p.ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b,
+                      p.tb ? k : n, a, p.ta ? m : k, &zero, c, n));
   }
-  double flops() const { return 2.0 * m * n * k; }
 };
 
 double median(std::vector<double> v) {
@@ -153,40 +148,29 @@ int main(int argc, char** argv) try {
   CHECK(cudaEventCreate(&e0));
   CHECK(cudaEventCreate(&e1));
 
-  std::printf("GEMMs of one MLP training step (batch %d) on %s, cuBLAS %s, median of %d steps\n\n", kBatch,
+  std::printf("GEMMs of one MLP training step (batch %lld) on %s, cuBLAS %s, median of %d steps\n\n",
+              static_cast<long long>(kBatch),
               prop.name, o.tf32 ? "TF32" : "FP32", o.steps);
   std::printf("| N | GFLOP/step | ms/step | TFLOP/s | 5-epoch GEMM s |\n|---|---|---|---|---|\n");
   std::mt19937 rng(7);
   for (const int layers : o.layers) {
-    // Widths 784, 528 x layers, 10; one weight, activation and gradient
-    // buffer per layer, as a framework holds them.
-    std::vector<int> width{kIn};
-    for (int l = 0; l < layers; ++l) width.push_back(kHidden);
-    width.push_back(kOut);
-    std::vector<std::unique_ptr<DeviceMatrix>> w, act, dact, dw;
-    act.push_back(std::make_unique<DeviceMatrix>(std::size_t(kBatch) * kIn, rng));
-    dact.push_back(nullptr);
-    for (std::size_t l = 0; l + 1 < width.size(); ++l) {
-      w.push_back(std::make_unique<DeviceMatrix>(std::size_t(width[l + 1]) * width[l], rng));
-      dw.push_back(std::make_unique<DeviceMatrix>(std::size_t(width[l + 1]) * width[l], rng));
-      act.push_back(std::make_unique<DeviceMatrix>(std::size_t(kBatch) * width[l + 1], rng));
-      dact.push_back(std::make_unique<DeviceMatrix>(std::size_t(kBatch) * width[l + 1], rng));
-    }
-    std::vector<Gemm> step;
-    for (std::size_t l = 0; l + 1 < width.size(); ++l) {
-      step.push_back({"fwd" + std::to_string(l) + " NT", false, true, kBatch, width[l + 1], width[l], act[l]->get(),
-                      w[l]->get(), act[l + 1]->get()});
-    }
-    for (std::size_t l = width.size() - 1; l-- > 0;) {
-      step.push_back({"dW" + std::to_string(l) + " TN", true, false, width[l + 1], width[l], kBatch,
-                      dact[l + 1]->get(), act[l]->get(), dw[l]->get()});
-      if (l > 0) {
-        step.push_back({"dX" + std::to_string(l) + " NN", false, false, kBatch, width[l], width[l + 1],
-                        dact[l + 1]->get(), w[l]->get(), dact[l]->get()});
+    // One buffer per (kind, layer), as a framework holds them.
+    const std::vector<std::int64_t> dims = mlp_step::widths(layers);
+    std::vector<std::vector<std::unique_ptr<DeviceMatrix>>> buffers(5);
+    auto data = [&](mlp_step::Operand op) {
+      auto& kind = buffers[static_cast<std::size_t>(op.buffer)];
+      const auto l = static_cast<std::size_t>(op.layer);
+      if (kind.size() <= l) kind.resize(l + 1);
+      if (!kind[l]) {
+        const auto n = static_cast<std::size_t>(mlp_step::buffer_elements(dims, op.buffer, op.layer));
+        kind[l] = std::make_unique<DeviceMatrix>(n, rng);
       }
-    }
+      return kind[l]->get();
+    };
+    std::vector<Gemm> step;
+    for (const mlp_step::Product& p : mlp_step::products(layers)) step.push_back({p, data(p.a), data(p.b), data(p.c)});
     double flops = 0;
-    for (const Gemm& g : step) flops += g.flops();
+    for (const Gemm& g : step) flops += g.p.flops();
     const auto time = [&](const std::vector<Gemm>& gs) {
       for (int i = 0; i < 10; ++i)
         for (const Gemm& g : gs) g.run(h);
@@ -208,8 +192,9 @@ int main(int argc, char** argv) try {
     if (o.verbose) {
       for (const Gemm& g : step) {
         const double one = time({g});
-        std::printf("|   | %s m=%d n=%d k=%d | %.4f | %.2f | |\n", g.name.c_str(), g.m, g.n, g.k, one,
-                    g.flops() / (one * 1e-3) * 1e-12);
+        std::printf("|   | %s %c%c m=%lld n=%lld k=%lld | %.4f | %.2f | |\n", g.p.name.c_str(), g.p.ta ? 'T' : 'N',
+                    g.p.tb ? 'T' : 'N', static_cast<long long>(g.p.m), static_cast<long long>(g.p.n),
+                    static_cast<long long>(g.p.k), one, g.p.flops() / (one * 1e-3) * 1e-12);
       }
     }
   }
