@@ -14,13 +14,17 @@
 #pragma once
 
 #include "magmadnn/compute/arithmetic.h"
+#include "magmadnn/compute/blocked_output.h"
 #include "magmadnn/conv/algorithm.h"
 #include "magmadnn/conv/conv_params.h"
 
 namespace magmadnn::op {
 
+/// Reads x in any layout and may produce oneDNN's blocked one
+/// (BlockedOutput, blocked_output.h) when its algorithm is the chooser's
+/// or oneDNN.
 template <typename T>
-class Conv2dNode : public Operation<T> {
+class Conv2dNode : public Operation<T>, public BlockedOutput<T> {
  public:
   /// Inputs x, w and optionally b (null: no bias). `relu`: the output is
   /// max(conv + b, 0), the ReLU fused into the convolution where the chosen
@@ -42,10 +46,15 @@ class Conv2dNode : public Operation<T> {
   void forward() override;
 
  private:
+  // Whether this step's convolution may run on blocked operands.
+  bool blocked_possible() const;
+
   conv::ConvParams params_;
   conv::Algo algo_;
   bool relu_;
   bool training_ = true;
+  int x_block_ = 0;     // x's layout as the last forward pass convolved it
+  Tensor<T> x_plain_;   // x in NCHW, when the producer's blocked x could not be used
 };
 
 template <typename T>

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "magmadnn/compute/autocast.h"
+#include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/conv_mixed.h"
 #include "magmadnn/tensor/math.h"
@@ -46,10 +47,31 @@ bool low_precision_conv(const Tensor<T>& x, const Shape& w, const conv::ConvPara
 }  // namespace
 
 template <typename T>
+bool Conv2dNode<T>::blocked_possible() const {
+  if constexpr (std::is_same_v<T, float>) {
+    const conv::Algo forced = algo_ != conv::Algo::Auto ? algo_ : conv::forced_algorithm();
+    return (forced == conv::Algo::Auto || forced == conv::Algo::OneDNN) &&
+           conv::find_algorithm<float>(conv::Algo::OneDNN, DeviceKind::CPU) != nullptr;
+  } else {
+    return false;
+  }
+}
+
+template <typename T>
 void Conv2dNode<T>::forward() {
   const bool has_bias = this->inputs_.size() > 2;
+  const int producer_block = output_block_of(*this->inputs_[0]);
+  const Tensor<T>* x = &this->in(0);
+  const bool possible = blocked_possible();
+  x_block_ = producer_block;
   if constexpr (std::is_same_v<T, float>) {
-    if (low_precision_conv(this->in(0), this->in(1).shape(), params_, conv::Pass::Forward)) {
+    if (producer_block != 0 && !possible) {
+      x = &in_layout(*x, producer_block, 0, x_plain_);
+      x_block_ = 0;
+    }
+    // Autocast keeps every layout NCHW (blocked_output.h), so x is in(0) here.
+    if (producer_block == 0 && low_precision_conv(*x, this->in(1).shape(), params_, conv::Pass::Forward)) {
+      this->block_ = 0;
       autocast::with_low_precision(autocast::OpKind::Conv, [&](auto l) {
         using L = decltype(l);
         this->output_ =
@@ -61,29 +83,37 @@ void Conv2dNode<T>::forward() {
       return;
     }
   }
-  this->output_ =
-      conv::conv2d_forward(this->in(0), this->in(1), has_bias ? &this->in(2) : nullptr, params_, algo_, relu_,
-                           training_);
+  const Shape y_shape = conv::make_problem(x->shape(), this->in(1).shape(), params_).y_shape();
+  this->block_ = this->output_block_for(y_shape, *x, possible);
+  this->output_ = conv::conv2d_forward(*x, this->in(1), has_bias ? &this->in(2) : nullptr, params_, algo_, relu_,
+                                       training_, {x_block_, this->block_});
 }
 
 template <typename T>
 void Conv2dNode<T>::backward(const Tensor<T>& g_out, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
   // A fused ReLU passes the gradient where its output is positive; the
-  // convolution's passes then run on that masked gradient.
+  // convolution's passes then run on that masked gradient. (Elementwise, so
+  // in the output's layout, which g_out shares.)
   Tensor<T> masked;
   if (relu_) {
     masked = Tensor<T>(g_out.shape(), g_out.get_memory_type(), g_out.get_device_id());
     math::unary_backward(UnaryOp::Relu, this->output_, this->output_, g_out, masked);
   }
   const Tensor<T>& g = relu_ ? masked : g_out;
-  const Tensor<T>& x = this->in(0);
+  // x as the forward pass convolved it; dx goes back in the producer's layout.
+  const int producer_block = output_block_of(*this->inputs_[0]);
+  const bool converted = producer_block != x_block_;
+  const Tensor<T>& x = converted ? x_plain_ : this->in(0);
   const Tensor<T>& w = this->in(1);
   const bool has_bias = this->inputs_.size() > 2;
   const bool want_db = has_bias && needed[2];
+  const conv::Blocks blocks{x_block_, this->block_};
   bool data_low = false, filter_low = false;
   if constexpr (std::is_same_v<T, float>) {
-    data_low = needed[0] && low_precision_conv(x, w.shape(), params_, conv::Pass::BackwardData);
-    filter_low = (needed[1] || want_db) && low_precision_conv(x, w.shape(), params_, conv::Pass::BackwardFilter);
+    const bool plain = !converted && x_block_ == 0 && this->block_ == 0;
+    data_low = plain && needed[0] && low_precision_conv(x, w.shape(), params_, conv::Pass::BackwardData);
+    filter_low =
+        plain && (needed[1] || want_db) && low_precision_conv(x, w.shape(), params_, conv::Pass::BackwardFilter);
     if (data_low || filter_low) {
       autocast::with_low_precision(autocast::OpKind::Conv, [&](auto l) {
         using L = decltype(l);
@@ -104,10 +134,18 @@ void Conv2dNode<T>::backward(const Tensor<T>& g_out, const std::vector<bool>& ne
       });
     }
   }
-  if (needed[0] && !data_low) gin[0] = conv::conv2d_backward_data(g, w, x.shape(), params_, algo_);
+  if (needed[0] && !data_low) {
+    Tensor<T> dx = conv::conv2d_backward_data(g, w, x.shape(), params_, algo_, blocks);
+    if (converted) {
+      Tensor<T> back;
+      (void)in_layout(dx, x_block_, producer_block, back);
+      dx = std::move(back);
+    }
+    gin[0] = std::move(dx);
+  }
   if ((needed[1] || want_db) && !filter_low) {
     Tensor<T> db;
-    Tensor<T> dw = conv::conv2d_backward_filter(x, g, w.shape(), params_, algo_, want_db ? &db : nullptr);
+    Tensor<T> dw = conv::conv2d_backward_filter(x, g, w.shape(), params_, algo_, want_db ? &db : nullptr, blocks);
     if (needed[1]) gin[1] = std::move(dw);
     if (want_db) gin[2] = std::move(db);
   }

@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "magmadnn/compute/blocked_output.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/dispatch.h"
@@ -111,6 +112,9 @@ Tensor<T>* Operation<T>::eval(bool recompute) {
     return &output_;
   }
   for (Operation<T>* n : topological_order(this)) n->eval_self(recompute);
+  // A node holding the blocked layout (blocked_output.h) is read from
+  // outside the graph here: hand out NCHW.
+  if (auto* b = dynamic_cast<BlockedOutput<T>*>(this)) return b->plain_output(output_);
   return &output_;
 }
 

@@ -1,5 +1,6 @@
 // Graph passes: linear + activation fusion, ReLU after max pooling, conv + ReLU fusion, batch
-// normalisation + residual add + ReLU fusion and elementwise chain fusion.
+// normalisation + residual add + ReLU fusion, elementwise chain fusion, and
+// the choice of the graph edges that keep oneDNN's blocked layout.
 #include "magmadnn/compute/passes.h"
 
 #include <optional>
@@ -7,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "magmadnn/compute/blocked_output.h"
 #include "magmadnn/compute/conv.h"
 #include "magmadnn/compute/linalg.h"
 #include "magmadnn/compute/nodes.h"
@@ -46,6 +48,12 @@ class GraphIndex {
     return it == uses_.end() ? 0 : it->second;
   }
   const OpPtr<T>& root() const noexcept { return root_; }
+  /// The (consumer, input slot) pairs that read n.
+  const std::vector<std::pair<Operation<T>*, std::size_t>>& consumers(const Operation<T>* n) const {
+    static const std::vector<std::pair<Operation<T>*, std::size_t>> none;
+    auto it = consumers_.find(n);
+    return it == consumers_.end() ? none : it->second;
+  }
 
   /// Rewires every consumer of `old` to `fresh`.
   void replace(Operation<T>* old, const OpPtr<T>& fresh) {
@@ -245,6 +253,31 @@ Expr<T> fuse_elementwise_chains(const Expr<T>& root) {
   return Expr<T>(g.root());
 }
 
+namespace {
+// Whether input `slot` of `n` is an activation that n reads in any layout:
+// a convolution's x, a batch normalisation's x and residual input.
+template <typename T>
+bool reads_any_layout(const Operation<T>& n, std::size_t slot) {
+  if (dynamic_cast<const Conv2dNode<T>*>(&n) != nullptr) return slot == 0;
+  if (dynamic_cast<const BatchNormNode<T>*>(&n) != nullptr) return slot == 0 || slot == 3;
+  return false;
+}
+}  // namespace
+
+template <typename T>
+Expr<T> keep_blocked_layouts(const Expr<T>& root) {
+  MAGMADNN_CHECK(root.get() != nullptr, ValueError, "keep_blocked_layouts: empty graph");
+  GraphIndex<T> g(root.ptr());
+  for (Operation<T>* n : g.order()) {
+    auto* b = dynamic_cast<BlockedOutput<T>*>(n);
+    if (b == nullptr) continue;
+    bool all = n != g.root().get() && !g.consumers(n).empty();
+    for (const auto& [consumer, slot] : g.consumers(n)) all = all && reads_any_layout(*consumer, slot);
+    b->allow_blocked_output(all);
+  }
+  return root;
+}
+
 template <typename T>
 Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options) {
   Expr<T> out = root;
@@ -253,6 +286,7 @@ Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options) {
   if (options.fuse_conv_activation) out = fuse_conv_activation(out);
   if (options.fuse_batchnorm_activation) out = fuse_batchnorm_activation(out);
   if (options.fuse_elementwise_chains) out = fuse_elementwise_chains(out);
+  if (options.keep_blocked_layouts) out = keep_blocked_layouts(out);
   return out;
 }
 
@@ -262,6 +296,7 @@ Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options) {
   template Expr<T> fuse_conv_activation<T>(const Expr<T>&);       \
   template Expr<T> relu_after_max_pool<T>(const Expr<T>&);        \
   template Expr<T> fuse_batchnorm_activation<T>(const Expr<T>&);  \
+  template Expr<T> keep_blocked_layouts<T>(const Expr<T>&);       \
   template Expr<T> optimize<T>(const Expr<T>&, const OptimizeOptions&);
 MAGMADNN_INSTANTIATE_PASSES(float)
 MAGMADNN_INSTANTIATE_PASSES(double)

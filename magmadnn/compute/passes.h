@@ -88,17 +88,32 @@ Expr<T> relu_after_max_pool(const Expr<T>& root);
 template <typename T>
 Expr<T> fuse_batchnorm_activation(const Expr<T>& root);
 
+/// Lets convolutions and batch normalisations keep oneDNN's channel-blocked
+/// layout between them (blocked_output.h, conv/layout.h): a node may
+/// produce it exactly when it is not the root and every one of its
+/// consumers in the graph is a convolution reading it as x or a batch
+/// normalisation reading it as x or residual input. Nodes that read it
+/// convert where their computation needs NCHW, so the values and gradients
+/// are those of the NCHW graph up to the rounding of oneDNN's kernels and of
+/// the blocked batch normalisation's sums. Rewires nothing; returns root.
+/// Re-run it after changing the graph below a node it allowed (a new
+/// consumer of an allowed node would read the blocked layout).
+template <typename T>
+Expr<T> keep_blocked_layouts(const Expr<T>& root);
+
 struct OptimizeOptions {
   bool fuse_linear_activation = true;
   bool relu_after_max_pool = true;
   bool fuse_conv_activation = true;
   bool fuse_batchnorm_activation = true;
   bool fuse_elementwise_chains = true;
+  bool keep_blocked_layouts = true;
 };
 
 /// Applies the enabled passes (linear fusion first, so that an activation is
 /// absorbed by its gemm rather than by an elementwise chain; a ReLU before a
-/// max pooling moves past it before conv fusion looks for ReLUs). Buffer reuse is
+/// max pooling moves past it before conv fusion looks for ReLUs; the blocked
+/// layouts last, on the fused graph). Buffer reuse is
 /// not a rewrite: it is done by op::InferencePlan at evaluation time.
 template <typename T>
 Expr<T> optimize(const Expr<T>& root, const OptimizeOptions& options = {});

@@ -1,6 +1,7 @@
 #include "magmadnn/compute/regularization.h"
 
 #include "magmadnn/compute/grad_utils.h"
+#include "magmadnn/tensor/math_blocked.h"
 
 namespace magmadnn::op {
 
@@ -105,35 +106,52 @@ void BatchNormNode<T>::forward() {
       *t = Tensor<T>(per_channel, x.get_memory_type(), x.get_device_id());
     }
   }
+  // Computed in the output's layout; x and skip are reordered into it
+  // when they come in another (x's copy is kept for the backward pass).
+  this->block_ = this->output_block_for(x.shape(), x);
+  const Tensor<T>& xs = in_layout(x, output_block_of(*this->inputs_[0]), this->block_, x_in_);
+  const Tensor<T>* skip =
+      has_skip() ? &in_layout(this->in(3), output_block_of(*this->inputs_[3]), this->block_, skip_in_) : nullptr;
   Tensor<T>& y = this->output_buffer(x.shape(), x);
-  const Tensor<T>* skip = has_skip() ? &this->in(3) : nullptr;
   if (training_) {
-    math::batchnorm_forward<T>(x, this->in(1), this->in(2), skip, relu_, eps_, nullptr, nullptr, y, mean_, var_,
-                            invstd_);
+    math::batchnorm_forward_blocked<T>(this->block_, xs, this->in(1), this->in(2), skip, relu_, eps_, nullptr,
+                                       nullptr, y, mean_, var_, invstd_);
     // running = (1 - m) running + m batch (unbiased variance, as PyTorch)
     const T n = static_cast<T>(x.size() / std::max<std::int64_t>(1, c));
     math::axpby(momentum_, mean_, T(1) - momentum_, stats_->mean);
     math::axpby(momentum_ * n / std::max(T(1), n - T(1)), var_, T(1) - momentum_, stats_->var);
   } else {
-    math::batchnorm_forward(x, this->in(1), this->in(2), skip, relu_, eps_, &stats_->mean, &stats_->var, y, mean_,
-                            var_, invstd_);
+    math::batchnorm_forward_blocked(this->block_, xs, this->in(1), this->in(2), skip, relu_, eps_, &stats_->mean,
+                                    &stats_->var, y, mean_, var_, invstd_);
   }
 }
 
 template <typename T>
 void BatchNormNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
-  const Tensor<T>& x = this->in(0);
+  // g, the output and the sums are in the output's layout (block_); dx and
+  // dskip go back in the layouts x and skip came in.
+  const int bx = output_block_of(*this->inputs_[0]);
+  const int bs = has_skip() ? output_block_of(*this->inputs_[3]) : 0;
+  const Tensor<T>& x = bx == this->block_ ? this->in(0) : x_in_;
   auto like_x = [&] { return Tensor<T>(x.shape(), x.get_memory_type(), x.get_device_id()); };
   Tensor<T> dx = needed[0] ? like_x() : Tensor<T>();
   Tensor<T> dskip = has_skip() && needed[3] ? like_x() : Tensor<T>();
   Tensor<T> dgamma(this->in(1).shape(), x.get_memory_type(), x.get_device_id());
   Tensor<T> dbeta(this->in(2).shape(), x.get_memory_type(), x.get_device_id());
-  math::batchnorm_backward(x, relu_ ? &this->output_ : nullptr, g, this->in(1), mean_, invstd_, training_,
-                           dx.empty() ? nullptr : &dx, dskip.empty() ? nullptr : &dskip, dgamma, dbeta);
-  if (needed[0]) gin[0] = std::move(dx);
+  math::batchnorm_backward_blocked(this->block_, x, relu_ ? &this->output_ : nullptr, g, this->in(1), mean_,
+                                   invstd_, training_, dx.empty() ? nullptr : &dx, dskip.empty() ? nullptr : &dskip,
+                                   dgamma, dbeta);
+  // Back into an input's layout where it differs from the output's.
+  auto back = [&](Tensor<T>& d, int to) {
+    if (to == this->block_) return std::move(d);
+    Tensor<T> out;
+    (void)in_layout(d, this->block_, to, out);
+    return out;
+  };
+  if (needed[0]) gin[0] = back(dx, bx);
   if (needed[1]) gin[1] = std::move(dgamma);
   if (needed[2]) gin[2] = std::move(dbeta);
-  if (has_skip() && needed[3]) gin[3] = std::move(dskip);
+  if (has_skip() && needed[3]) gin[3] = back(dskip, bs);
 }
 
 template class DropoutNode<float>;

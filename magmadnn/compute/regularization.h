@@ -12,6 +12,7 @@
 #pragma once
 
 #include "magmadnn/compute/arithmetic.h"
+#include "magmadnn/compute/blocked_output.h"
 
 namespace magmadnn::op {
 
@@ -41,8 +42,10 @@ class DropoutNode : public Operation<T> {
 /// way through math::batchnorm_forward / batchnorm_backward. op::batchnorm
 /// builds the plain node; op::fuse_batchnorm_activation (passes.h) makes the
 /// fused ones with fused(). Inputs: x, gamma, beta[, skip].
+/// Reads x and skip in any layout and may produce oneDNN's blocked one
+/// (BlockedOutput, blocked_output.h); it computes in its output's layout.
 template <typename T>
-class BatchNormNode : public Operation<T> {
+class BatchNormNode : public Operation<T>, public BlockedOutput<T> {
  public:
   /// The running mean and variance, shared by a node and those fused() from it.
   struct RunningStats {
@@ -84,6 +87,7 @@ class BatchNormNode : public Operation<T> {
   bool training_ = true;
   std::shared_ptr<RunningStats> stats_;
   Tensor<T> mean_, var_, invstd_;  // of the last forward pass, {C}, for backward
+  Tensor<T> x_in_, skip_in_;       // x and skip in the output's layout, when they came in another
 };
 
 template <OpLike X, typename S>

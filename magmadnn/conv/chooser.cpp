@@ -121,6 +121,9 @@ ConvAlgorithm<T>& forced(Algo id, const ConvProblem& pr, Pass pass, DeviceKind d
   MAGMADNN_CHECK(a != nullptr, NotSupportedError,
                  "conv: algorithm '" << algo_name(id) << "' is not available on " << device_label(device, dev)
                                      << " in this build (" << dtype_name(dtype_v<T>) << ")");
+  MAGMADNN_CHECK(!pr.blocked() || id == Algo::OneDNN, NotSupportedError,
+                 "conv: algorithm '" << algo_name(id) << "' reads NCHW only, not the blocked layout of "
+                                     << pr.to_string());
   MAGMADNN_CHECK(a->supports(pr, pass), NotSupportedError,
                  "conv: forced algorithm '" << algo_name(id) << "' does not support " << pass_name(pass) << " of "
                                             << pr.to_string());
@@ -147,6 +150,9 @@ ConvAlgorithm<T>& fixed_pick(const ConvProblem& pr, Pass pass, DeviceKind device
 
 template <typename T>
 ConvAlgorithm<T>& choose(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, Algo requested) {
+  // Only oneDNN reads the blocked layout: nothing to choose or time (and
+  // another algorithm requested for it is refused by forced()).
+  if (pr.blocked()) return forced<T>(requested != Algo::Auto ? requested : Algo::OneDNN, pr, pass, device, dev);
   const Algo force = requested != Algo::Auto ? requested : forced_algorithm();
   if (force != Algo::Auto) return forced<T>(force, pr, pass, device, dev);
 

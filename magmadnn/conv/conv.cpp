@@ -38,12 +38,18 @@ void check_element_type(const Tensor<T>& t, const char* op) {
   }
 }
 
+ConvProblem with_blocks(ConvProblem pr, Blocks b) {
+  pr.x_block = b.x;
+  pr.y_block = b.y;
+  return pr;
+}
+
 }  // namespace
 
 template <typename T>
 Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, const ConvParams& params,
-                         Algo algo, bool relu, bool keep_inputs) {
-  const ConvProblem pr = make_problem(x.shape(), w.shape(), params);
+                         Algo algo, bool relu, bool keep_inputs, Blocks blocks) {
+  const ConvProblem pr = with_blocks(make_problem(x.shape(), w.shape(), params), blocks);
   if (bias) {
     MAGMADNN_CHECK(bias->shape() == Shape{pr.k}, ShapeError,
                    "conv2d: bias " << bias->shape() << " must be {" << pr.k << "} for filters " << w.shape());
@@ -68,8 +74,8 @@ Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>
 
 template <typename T>
 Tensor<T> conv2d_backward_data(const Tensor<T>& dy, const Tensor<T>& w, const Shape& x_shape, const ConvParams& params,
-                               Algo algo) {
-  const ConvProblem pr = make_problem(x_shape, w.shape(), params);
+                               Algo algo, Blocks blocks) {
+  const ConvProblem pr = with_blocks(make_problem(x_shape, w.shape(), params), blocks);
   MAGMADNN_CHECK(dy.shape() == pr.y_shape(), ShapeError,
                  "conv2d backward data: dy " << dy.shape() << " must be " << pr.y_shape() << " for input " << x_shape
                                              << " and filters " << w.shape());
@@ -85,8 +91,8 @@ Tensor<T> conv2d_backward_data(const Tensor<T>& dy, const Tensor<T>& w, const Sh
 
 template <typename T>
 Tensor<T> conv2d_backward_filter(const Tensor<T>& x, const Tensor<T>& dy, const Shape& w_shape,
-                                 const ConvParams& params, Algo algo, Tensor<T>* db) {
-  const ConvProblem pr = make_problem(x.shape(), w_shape, params);
+                                 const ConvParams& params, Algo algo, Tensor<T>* db, Blocks blocks) {
+  const ConvProblem pr = with_blocks(make_problem(x.shape(), w_shape, params), blocks);
   MAGMADNN_CHECK(dy.shape() == pr.y_shape(), ShapeError,
                  "conv2d backward filter: dy " << dy.shape() << " must be " << pr.y_shape() << " for input "
                                                << x.shape() << " and filters " << w_shape);
@@ -142,11 +148,11 @@ Tensor<T> pool2d_backward(const Tensor<T>& x, const Tensor<T>& dy, const PoolPar
 
 #define MAGMADNN_CONV_INSTANTIATE_CONV(T)                                                                        \
   template Tensor<T> conv2d_forward<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>*, const ConvParams&, \
-                                       Algo, bool, bool);                                                        \
+                                       Algo, bool, bool, Blocks);                                                        \
   template Tensor<T> conv2d_backward_data<T>(const Tensor<T>&, const Tensor<T>&, const Shape&, const ConvParams&, \
-                                             Algo);                                                              \
+                                             Algo, Blocks);                                                              \
   template Tensor<T> conv2d_backward_filter<T>(const Tensor<T>&, const Tensor<T>&, const Shape&,                  \
-                                               const ConvParams&, Algo, Tensor<T>*);
+                                               const ConvParams&, Algo, Tensor<T>*, Blocks);
 #define MAGMADNN_CONV_INSTANTIATE(T)                                                                             \
   MAGMADNN_CONV_INSTANTIATE_CONV(T)                                                                              \
   template Tensor<T> pool2d_forward<T>(const Tensor<T>&, const PoolParams&, Tensor<std::int32_t>*);             \

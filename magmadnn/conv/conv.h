@@ -22,6 +22,13 @@
 
 namespace magmadnn::conv {
 
+/// The channel blocks (conv/layout.h) of a convolution's activations: x and
+/// dx, y and dy. {0, 0}, the default, is NCHW; a blocked convolution runs
+/// on oneDNN (NotSupportedError where an algorithm was forced otherwise).
+struct Blocks {
+  int x = 0, y = 0;
+};
+
 /// y {N,K,P,Q} = conv(x {N,C,H,W}, w {K,C/G,R,S}) (+ bias {K} when not null),
 /// then max(y, 0) when `relu`: fused into the convolution where the chosen
 /// algorithm can (ConvAlgorithm::forward_relu), else a pass over y.
@@ -30,18 +37,19 @@ namespace magmadnn::conv {
 /// (input_states.h); the result is the same either way.
 template <typename T>
 Tensor<T> conv2d_forward(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, const ConvParams& params = {},
-                         Algo algo = Algo::Auto, bool relu = false, bool keep_inputs = true);
+                         Algo algo = Algo::Auto, bool relu = false, bool keep_inputs = true, Blocks blocks = {});
 
 /// dx with shape x_shape from dy and w.
 template <typename T>
 Tensor<T> conv2d_backward_data(const Tensor<T>& dy, const Tensor<T>& w, const Shape& x_shape,
-                               const ConvParams& params = {}, Algo algo = Algo::Auto);
+                               const ConvParams& params = {}, Algo algo = Algo::Auto, Blocks blocks = {});
 
 /// dw with shape w_shape from x and dy; when db is not null it receives the
 /// bias gradient {K} (sum of dy over N, P, Q), reallocated if its shape differs.
 template <typename T>
 Tensor<T> conv2d_backward_filter(const Tensor<T>& x, const Tensor<T>& dy, const Shape& w_shape,
-                                 const ConvParams& params = {}, Algo algo = Algo::Auto, Tensor<T>* db = nullptr);
+                                 const ConvParams& params = {}, Algo algo = Algo::Auto, Tensor<T>* db = nullptr,
+                                 Blocks blocks = {});
 
 /// y = pool(x {N,C,H,W}). For Max pooling, `argmax` (when not null) receives
 /// the position of each maximum within its plane, for pool2d_backward.

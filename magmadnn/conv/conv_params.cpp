@@ -15,6 +15,7 @@ std::string ConvProblem::to_string() const {
   os << "n" << n << " c" << c << " h" << h << " w" << w << " k" << k << " r" << r << " s" << s << " pad"
      << geom.pad_h << "," << geom.pad_w << " str" << geom.stride_h << "," << geom.stride_w << " dil"
      << geom.dilation_h << "," << geom.dilation_w << " g" << geom.groups;
+  if (blocked()) os << " blk" << x_block << "," << y_block;
   return os.str();
 }
 

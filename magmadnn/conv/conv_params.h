@@ -32,15 +32,20 @@ struct ConvProblem {
   std::int64_t k = 0, r = 0, s = 0;         ///< filters: K outputs, R x S kernel
   std::int64_t p = 0, q = 0;                ///< output height, width
   ConvParams geom;
+  /// Channel blocks of the activations (conv/layout.h): x (and dx) and y
+  /// (and dy). 0, the default, is NCHW; only oneDNN's algorithm takes
+  /// blocked problems, and the chooser gives them to it without timing.
+  int x_block = 0, y_block = 0;
 
   Shape x_shape() const { return Shape({n, c, h, w}); }
   Shape w_shape() const { return Shape({k, c / geom.groups, r, s}); }
   Shape y_shape() const { return Shape({n, k, p, q}); }
   /// Multiply-adds of the forward pass (for GFLOP/s figures): N*K*P*Q*(C/G)*R*S.
   double macs() const;
-  /// "n1 c3 h32 w32 k16 r3 s3 pad1,1 str1,1 dil1,1 g1": the cache key and
-  /// the text of messages.
+  /// "n1 c3 h32 w32 k16 r3 s3 pad1,1 str1,1 dil1,1 g1" (with " blk0,8" when
+  /// blocked): the cache key and the text of messages.
   std::string to_string() const;
+  bool blocked() const noexcept { return x_block != 0 || y_block != 0; }
   bool operator==(const ConvProblem&) const = default;
 };
 

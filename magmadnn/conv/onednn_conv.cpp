@@ -1,10 +1,12 @@
 // oneDNN's convolution primitives as a chooser candidate (float, CPU).
 //
 // Every operand is described to oneDNN with format_tag::any, so it picks the
-// layout its fastest kernel wants (on AVX-512, channels blocked by 16); our
-// NCHW / OIHW buffers are reordered into that layout at the start of the call
-// and the result reordered back at its end, inside the caller's workspace.
-// Where oneDNN keeps the plain layout, no reorder is made. The primitives,
+// layout its fastest kernel wants (on AVX-512, channels blocked by 16); the
+// caller's buffers (OIHW weights; NCHW or, for a blocked problem, the
+// blocked activations of conv/layout.h) are reordered into that layout at
+// the start of the call and the result reordered back at its end, inside
+// the caller's workspace. Where oneDNN's layout is the caller's, no reorder
+// is made: a network that keeps blocked activations reorders only weights. The primitives,
 // their reorders and the workspace layout are made once per (problem, pass,
 // and cached, so a training step creates nothing; the first call of a
 // problem (the chooser's warm-up) pays for the creation. Forward and backward
@@ -82,7 +84,9 @@ std::unique_ptr<Plan> make_plan(const ConvProblem& pr, Pass pass, bool relu) {
   const onednn::Geometry g = onednn::geometry(pr);
   const memory::dims x_dims{pr.n, pr.c, pr.h, pr.w}, y_dims{pr.n, pr.k, pr.p, pr.q};
   const memory::dims w_dims = onednn::weight_dims(pr);
-  const memory::desc x_plain(x_dims, dt::f32, tag::nchw), y_plain(y_dims, dt::f32, tag::nchw);
+  // "plain": the caller's layout, NCHW or blocked (conv/layout.h).
+  const memory::desc x_plain(x_dims, dt::f32, onednn::activation_tag(pr.x_block));
+  const memory::desc y_plain(y_dims, dt::f32, onednn::activation_tag(pr.y_block));
   const memory::desc w_plain(w_dims, dt::f32, onednn::weight_tag(pr));
   const memory::desc x_any(x_dims, dt::f32, tag::any), y_any(y_dims, dt::f32, tag::any);
   const memory::desc w_any(w_dims, dt::f32, tag::any);

@@ -1,5 +1,7 @@
 #include "magmadnn/conv/onednn_util.h"
 
+#include "magmadnn/core/errors.h"
+
 namespace magmadnn::conv::onednn {
 
 dnnl::engine& engine() {
@@ -37,6 +39,15 @@ dnnl::memory::dims weight_dims(const ConvProblem& pr) {
 
 dnnl::memory::format_tag weight_tag(const ConvProblem& pr) {
   return pr.geom.groups == 1 ? dnnl::memory::format_tag::oihw : dnnl::memory::format_tag::goihw;
+}
+
+dnnl::memory::format_tag activation_tag(int block) {
+  switch (block) {
+    case 0: return dnnl::memory::format_tag::nchw;
+    case 8: return dnnl::memory::format_tag::nChw8c;
+    case 16: return dnnl::memory::format_tag::nChw16c;
+    default: MAGMADNN_THROW(ValueError, "conv: no activation layout with channel block " << block);
+  }
 }
 
 }  // namespace magmadnn::conv::onednn

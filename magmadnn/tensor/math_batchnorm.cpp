@@ -6,6 +6,8 @@
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/dispatch.h"
 #include "magmadnn/tensor/math.h"
+#include "magmadnn/tensor/math_blocked.h"
+#include "magmadnn/backend/cpu/batchnorm_blocked.h"
 
 namespace magmadnn::math {
 
@@ -199,6 +201,57 @@ void batchnorm_backward(const Tensor<T>& x, const Tensor<T>* y, const Tensor<T>&
   batchnorm_backward_composed(x, y, g, gamma, mean, invstd, training, dx, dskip, dgamma, dbeta);
 }
 
+namespace {
+template <typename T>
+void check_blocked(const char* name, int block, const Tensor<T>& x) {
+  MAGMADNN_CHECK(!x.on_device(), ValueError, "math::" << name << ": the blocked layout is for host tensors");
+  MAGMADNN_CHECK(x.ndim() == 4 && (block == 8 || block == 16) && x.shape()[1] % block == 0, ValueError,
+                 "math::" << name << ": x " << x.shape() << " cannot hold channel block " << block);
+}
+}  // namespace
+
+template <typename T>
+void batchnorm_forward_blocked(int block, const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>& beta,
+                               const Tensor<T>* skip, bool relu, T eps, const Tensor<T>* running_mean,
+                               const Tensor<T>* running_var, Tensor<T>& y, Tensor<T>& mean, Tensor<T>& var,
+                               Tensor<T>& invstd) {
+  if (block == 0) {
+    batchnorm_forward(x, gamma, beta, skip, relu, eps, running_mean, running_var, y, mean, var, invstd);
+    return;
+  }
+  const Ncr d = check_forward(x, gamma, beta, skip, running_mean, running_var, y, mean, var, invstd);
+  check_blocked("batchnorm_forward", block, x);
+  common_backend("math::batchnorm_forward", x, gamma, beta, y, mean, var, invstd);
+  if (skip) common_backend("math::batchnorm_forward", x, *skip);
+  if (running_mean) common_backend("math::batchnorm_forward", x, *running_mean, *running_var);
+  typename Kernels<T>::BatchNormForward a{x.data(),      ptr(skip),          y.mutable_data(),  d.n,
+                                          d.c,           d.r,                gamma.data(),      beta.data(),
+                                          eps,           relu,               ptr(running_mean), ptr(running_var),
+                                          mean.mutable_data(), var.mutable_data(), invstd.mutable_data()};
+  cpu::batchnorm_forward_blocked<T>(a, block);
+}
+
+template <typename T>
+void batchnorm_backward_blocked(int block, const Tensor<T>& x, const Tensor<T>* y, const Tensor<T>& g,
+                                const Tensor<T>& gamma, const Tensor<T>& mean, const Tensor<T>& invstd, bool training,
+                                Tensor<T>* dx, Tensor<T>* dskip, Tensor<T>& dgamma, Tensor<T>& dbeta) {
+  if (block == 0) {
+    batchnorm_backward(x, y, g, gamma, mean, invstd, training, dx, dskip, dgamma, dbeta);
+    return;
+  }
+  const Ncr d = check_backward(x, y, g, gamma, mean, invstd, dx, dskip, dgamma, dbeta);
+  check_blocked("batchnorm_backward", block, x);
+  common_backend("math::batchnorm_backward", x, g, gamma, mean, invstd, dgamma, dbeta);
+  if (y) common_backend("math::batchnorm_backward", x, *y);
+  if (dx) common_backend("math::batchnorm_backward", x, *dx);
+  if (dskip) common_backend("math::batchnorm_backward", x, *dskip);
+  typename Kernels<T>::BatchNormBackward a{x.data(),     ptr(y),        g.data(),      d.n,
+                                           d.c,          d.r,           gamma.data(),  mean.data(),
+                                           invstd.data(), training,     mut(dx),       mut(dskip),
+                                           dgamma.mutable_data(), dbeta.mutable_data()};
+  cpu::batchnorm_backward_blocked<T>(a, block);
+}
+
 #define MAGMADNN_INSTANTIATE(T)                                                                                    \
   template void batchnorm_forward<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, const Tensor<T>*, bool, \
                                      T, const Tensor<T>*, const Tensor<T>*, Tensor<T>&, Tensor<T>&, Tensor<T>&,    \
@@ -211,7 +264,13 @@ void batchnorm_backward(const Tensor<T>& x, const Tensor<T>* y, const Tensor<T>&
                                               Tensor<T>&, Tensor<T>&, Tensor<T>&, Tensor<T>&);                     \
   template void batchnorm_backward_composed<T>(const Tensor<T>&, const Tensor<T>*, const Tensor<T>&,               \
                                                const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, bool,         \
-                                               Tensor<T>*, Tensor<T>*, Tensor<T>&, Tensor<T>&);
+                                               Tensor<T>*, Tensor<T>*, Tensor<T>&, Tensor<T>&);                     \
+  template void batchnorm_forward_blocked<T>(int, const Tensor<T>&, const Tensor<T>&, const Tensor<T>&,            \
+                                             const Tensor<T>*, bool, T, const Tensor<T>*, const Tensor<T>*,        \
+                                             Tensor<T>&, Tensor<T>&, Tensor<T>&, Tensor<T>&);                      \
+  template void batchnorm_backward_blocked<T>(int, const Tensor<T>&, const Tensor<T>*, const Tensor<T>&,           \
+                                              const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, bool,          \
+                                              Tensor<T>*, Tensor<T>*, Tensor<T>&, Tensor<T>&);
 MAGMADNN_INSTANTIATE(float)
 MAGMADNN_INSTANTIATE(double)
 #undef MAGMADNN_INSTANTIATE

@@ -1,0 +1,91 @@
+// The blocked activation layout: its block size on this CPU and the reorders
+// between it and NCHW, by oneDNN's reorder primitive (parallel, vectorised).
+// The primitives are made once per shape and direction and cached: a network
+// reorders the same few shapes at its edges every step.
+#include "magmadnn/conv/layout.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "magmadnn/conv/onednn_util.h"
+#include "magmadnn/core/errors.h"
+
+namespace magmadnn::conv {
+namespace {
+
+using dnnl::memory;
+
+int detect_block() {
+  if (const char* env = std::getenv("MAGMADNN_BLOCKED_LAYOUT"); env != nullptr && std::strcmp(env, "0") == 0) {
+    return 0;
+  }
+  // oneDNN's f32 convolutions block channels by the vector width of the ISA
+  // they run on; asking with format_tag::any would say the same per problem.
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  switch (isa) {
+    case dnnl::cpu_isa::avx512_core:
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+      return 16;
+    case dnnl::cpu_isa::avx2:
+    case dnnl::cpu_isa::avx2_vnni:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+const dnnl::reorder& reorder_for(const Shape& s, int from, int to) {
+  static std::mutex mu;
+  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, int>, dnnl::reorder> cache;
+  std::lock_guard lock(mu);
+  const auto key = std::make_tuple(s[0], s[1], s[2], s[3], from, to);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    const memory::dims dims{s[0], s[1], s[2], s[3]};
+    const memory::desc src(dims, memory::data_type::f32, onednn::activation_tag(from)), dst(dims, memory::data_type::f32, onednn::activation_tag(to));
+    dnnl::engine& e = onednn::engine();
+    it = cache.emplace(key, dnnl::reorder(dnnl::reorder::primitive_desc(e, src, e, dst))).first;
+  }
+  return it->second;
+}
+
+}  // namespace
+
+int blocked_layout_block() {
+  static const int block = detect_block();
+  return block;
+}
+
+bool blockable(const Shape& s, int block) {
+  return block > 0 && s.ndim() == 4 && s.numel() > 0 && s[1] % block == 0;
+}
+
+const Tensor<float>& in_layout(const Tensor<float>& t, int from, int to, Tensor<float>& scratch) {
+  if (from == to) return t;
+  MAGMADNN_CHECK(!t.on_device(), ValueError, "blocked layout: only host tensors are reordered, not GPU ones");
+  for (int b : {from, to}) {
+    MAGMADNN_CHECK(b == 0 || blockable(t.shape(), b), ValueError,
+                   "blocked layout: a tensor of shape " << t.shape() << " cannot hold channel block " << b);
+  }
+  if (scratch.shape() != t.shape() || scratch.get_memory_type() != t.get_memory_type()) {
+    scratch = Tensor<float>(t.shape(), t.get_memory_type(), t.get_device_id());
+  }
+  const Shape& s = t.shape();
+  const memory::dims dims{s[0], s[1], s[2], s[3]};
+  const memory::desc src(dims, memory::data_type::f32, onednn::activation_tag(from)), dst(dims, memory::data_type::f32, onednn::activation_tag(to));
+  try {
+    onednn::execute(reorder_for(s, from, to),
+                    {{DNNL_ARG_FROM, onednn::wrap(src, t.data())}, {DNNL_ARG_TO, onednn::wrap(dst, scratch.mutable_data())}});
+  } catch (const dnnl::error& e) {
+    MAGMADNN_THROW(DeviceError, "blocked layout: reordering " << s << " from block " << from << " to " << to
+                                                              << " failed: " << e.what());
+  }
+  return scratch;
+}
+
+}  // namespace magmadnn::conv

@@ -1,0 +1,310 @@
+// oneDNN's channel-blocked layout kept between layers (conv/layout.h,
+// compute/blocked_output.h): the reorders place every element where the
+// layout's definition says, the blocked batch normalisation computes what
+// the plain one does (forward and backward, float and double), the pass
+// allows the layout only where every consumer reads it, and a small residual
+// network gives the values and gradients of its NCHW twin.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "magmadnn/compute/blocked_output.h"
+#include "magmadnn/compute/compute.h"
+#include "magmadnn/conv/chooser.h"
+#include "magmadnn/conv/layout.h"
+#include "magmadnn/tensor/math.h"
+#include "magmadnn/tensor/math_blocked.h"
+#include "support/gradcheck.h"
+
+using namespace magmadnn;
+using magmadnn::testing::random_tensor;
+
+namespace {
+
+// The layout's definition, written out independently of oneDNN: element
+// (n, c, i) of {N, C, R} at ((n * C/B + c/B) * R + i) * B + c % B.
+template <typename T>
+Tensor<T> to_blocked_ref(const Tensor<T>& plain, int b) {
+  const Shape& s = plain.shape();
+  const std::int64_t n = s[0], c = s[1], r = s[2] * s[3];
+  const std::vector<T> v = plain.to_vector();
+  std::vector<T> out(v.size());
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t ch = 0; ch < c; ++ch)
+      for (std::int64_t p = 0; p < r; ++p)
+        out[static_cast<std::size_t>(((i * (c / b) + ch / b) * r + p) * b + ch % b)] =
+            v[static_cast<std::size_t>((i * c + ch) * r + p)];
+  return Tensor<T>::from_vector(s, out, HOST);
+}
+
+template <typename T>
+Tensor<T> to_plain_ref(const Tensor<T>& blocked, int b) {
+  const Shape& s = blocked.shape();
+  const std::int64_t n = s[0], c = s[1], r = s[2] * s[3];
+  const std::vector<T> v = blocked.to_vector();
+  std::vector<T> out(v.size());
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t ch = 0; ch < c; ++ch)
+      for (std::int64_t p = 0; p < r; ++p)
+        out[static_cast<std::size_t>((i * c + ch) * r + p)] =
+            v[static_cast<std::size_t>(((i * (c / b) + ch / b) * r + p) * b + ch % b)];
+  return Tensor<T>::from_vector(s, out, HOST);
+}
+
+template <typename T>
+::testing::AssertionResult close(const std::vector<T>& a, const std::vector<T>& b, double rtol, double atol) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " vs " << b.size();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = static_cast<double>(a[i]), y = static_cast<double>(b[i]);
+    if (!(std::abs(x - y) <= atol + rtol * std::max(std::abs(x), std::abs(y)))) {
+      return ::testing::AssertionFailure() << "element " << i << ": " << x << " vs " << y;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(BlockedLayout, ReordersPlaceEveryElementAsTheLayoutDefines) {
+  const Tensor<float> x = random_tensor<float>({3, 32, 5, 7}, 1);
+  for (int b : {8, 16}) {
+    SCOPED_TRACE(b);
+    Tensor<float> blocked, back;
+    const Tensor<float>& bl = conv::in_layout(x, 0, b, blocked);
+    EXPECT_EQ(bl.shape(), x.shape());
+    EXPECT_EQ(bl.to_vector(), to_blocked_ref(x, b).to_vector());
+    EXPECT_EQ(conv::in_layout(bl, b, 0, back).to_vector(), x.to_vector());
+    // Between two blocks, too.
+    Tensor<float> other;
+    const int o = b == 8 ? 16 : 8;
+    EXPECT_EQ(conv::in_layout(bl, b, o, other).to_vector(), to_blocked_ref(x, o).to_vector());
+    // The same layout is the tensor itself, not a copy.
+    Tensor<float> unused;
+    EXPECT_EQ(&conv::in_layout(x, 0, 0, unused), &x);
+  }
+  // Channels that do not fill whole blocks cannot be blocked.
+  Tensor<float> s;
+  EXPECT_THROW(conv::in_layout(random_tensor<float>({2, 12, 3, 3}, 2), 0, 8, s), ValueError);
+  EXPECT_THROW(conv::in_layout(random_tensor<float>({2, 16, 3}, 3), 0, 8, s), ValueError);
+  EXPECT_FALSE(conv::blockable(Shape({2, 12, 3, 3}), 8));
+  EXPECT_TRUE(conv::blockable(Shape({2, 16, 3, 3}), 8));
+  EXPECT_FALSE(conv::blockable(Shape({2, 16, 3, 3}), 0));
+}
+
+namespace {
+
+// Blocked batch normalisation against the plain one on the same values.
+template <typename T>
+void check_batchnorm(int b, bool skip_on, bool relu, bool training, double rtol, double atol) {
+  SCOPED_TRACE(::testing::Message() << "block " << b << (skip_on ? " skip" : "") << (relu ? " relu" : "")
+                                    << (training ? " training" : " inference"));
+  const Shape s{5, 2 * b, 3, 4};
+  const std::int64_t c = s[1];
+  // Channel means far from 0 and spreads that differ, as after a convolution.
+  Tensor<T> x = random_tensor<T>(s, 11, -1.0, 1.0);
+  auto xv = x.to_vector();
+  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = xv[i] * T(1 + (i / 12) % 3) + T(((i / 12) % c) * 0.5);
+  x = Tensor<T>::from_vector(s, xv, HOST);
+  const Tensor<T> skip = random_tensor<T>(s, 12), g = random_tensor<T>(s, 13);
+  const Tensor<T> gamma = random_tensor<T>({c}, 14, 0.5, 1.5), beta = random_tensor<T>({c}, 15);
+  const Tensor<T> rmean = random_tensor<T>({c}, 16), rvar = random_tensor<T>({c}, 17, 0.5, 2.0);
+  const T eps = T(1e-5);
+  const Tensor<T>* rm = training ? nullptr : &rmean;
+  const Tensor<T>* rv = training ? nullptr : &rvar;
+
+  Tensor<T> y(s, HOST), mean({c}, HOST), var({c}, HOST), inv({c}, HOST);
+  math::batchnorm_forward(x, gamma, beta, skip_on ? &skip : nullptr, relu, eps, rm, rv, y, mean, var, inv);
+  const Tensor<T> xb = to_blocked_ref(x, b), skipb = to_blocked_ref(skip, b), gb = to_blocked_ref(g, b);
+  Tensor<T> yb(s, HOST), meanb({c}, HOST), varb({c}, HOST), invb({c}, HOST);
+  math::batchnorm_forward_blocked(b, xb, gamma, beta, skip_on ? &skipb : nullptr, relu, eps, rm, rv, yb, meanb, varb,
+                                  invb);
+  EXPECT_TRUE(close(to_plain_ref(yb, b).to_vector(), y.to_vector(), rtol, atol)) << "y";
+  EXPECT_TRUE(close(meanb.to_vector(), mean.to_vector(), rtol, atol)) << "mean";
+  EXPECT_TRUE(close(varb.to_vector(), var.to_vector(), rtol, atol)) << "var";
+  EXPECT_TRUE(close(invb.to_vector(), inv.to_vector(), rtol, atol)) << "invstd";
+
+  // Every combination of wanted gradients, as the node asks for them.
+  for (int want = 0; want < 4; ++want) {
+    const bool want_dx = want & 1, want_dskip = want & 2;
+    SCOPED_TRACE(::testing::Message() << "dx " << want_dx << " dskip " << want_dskip);
+    Tensor<T> dx(s, HOST), dskip(s, HOST), dgamma({c}, HOST), dbeta({c}, HOST);
+    math::batchnorm_backward(x, relu ? &y : nullptr, g, gamma, mean, inv, training, want_dx ? &dx : nullptr,
+                             want_dskip ? &dskip : nullptr, dgamma, dbeta);
+    Tensor<T> dxb(s, HOST), dskipb(s, HOST), dgammab({c}, HOST), dbetab({c}, HOST);
+    math::batchnorm_backward_blocked(b, xb, relu ? &yb : nullptr, gb, gamma, meanb, invb, training,
+                                     want_dx ? &dxb : nullptr, want_dskip ? &dskipb : nullptr, dgammab, dbetab);
+    if (want_dx) EXPECT_TRUE(close(to_plain_ref(dxb, b).to_vector(), dx.to_vector(), rtol, atol)) << "dx";
+    if (want_dskip) EXPECT_TRUE(close(to_plain_ref(dskipb, b).to_vector(), dskip.to_vector(), rtol, atol)) << "dskip";
+    EXPECT_TRUE(close(dgammab.to_vector(), dgamma.to_vector(), rtol, atol)) << "dgamma";
+    EXPECT_TRUE(close(dbetab.to_vector(), dbeta.to_vector(), rtol, atol)) << "dbeta";
+  }
+}
+
+}  // namespace
+
+// The plain kernels are checked against the composed ops and by gradcheck
+// (test_math_batchnorm.cpp, test_gradcheck_ops.cpp); the blocked ones equal
+// them, in double to the last bits of the sums' order.
+TEST(BlockedLayout, BatchNormEqualsThePlainKernelsForwardAndBackward) {
+  for (int b : {8, 16}) {
+    for (bool skip : {false, true}) {
+      for (bool relu : {false, true}) {
+        for (bool training : {true, false}) {
+          check_batchnorm<double>(b, skip, relu, training, 1e-11, 1e-12);
+          check_batchnorm<float>(b, skip, relu, training, 2e-4, 2e-5);
+        }
+      }
+    }
+  }
+}
+
+TEST(BlockedLayout, BatchNormRejectsWhatTheLayoutCannotHold) {
+  const Tensor<float> x = random_tensor<float>({2, 12, 3, 3}, 1);
+  const Tensor<float> gamma = random_tensor<float>({12}, 2), beta = random_tensor<float>({12}, 3);
+  Tensor<float> y(x.shape(), HOST), m({12}, HOST), v({12}, HOST), inv({12}, HOST);
+  EXPECT_THROW(math::batchnorm_forward_blocked<float>(8, x, gamma, beta, nullptr, false, 1e-5f, nullptr, nullptr, y, m, v,
+                                               inv),
+               ValueError);
+}
+
+// -- the pass ----------------------------------------------------------------------------------------
+namespace {
+
+int blk() { return conv::blocked_layout_block(); }
+
+template <typename T>
+op::Var<T> param(const std::string& name, const Shape& s, std::uint64_t seed, double lo = -0.3, double hi = 0.3) {
+  auto v = op::var<T>(name, s, {NONE}, HOST);
+  v->set_value(random_tensor<T>(s, seed, lo, hi));
+  return v;
+}
+
+// A residual network in small: conv -> bn+relu -> [conv -> bn+relu -> conv
+// -> bn + skip + relu] -> stride-2 conv -> bn -> average pool -> the sum
+// against fixed weights. Every activation has 16 channels.
+struct Net {
+  op::Var<float> x = op::var<float>("x", {4, 1, 8, 8}, {NONE}, HOST);
+  std::vector<op::Var<float>> params;
+  op::Expr<float> out, stem, block_in;
+
+  // `second`: the algorithm of the block's second convolution.
+  explicit Net(conv::Algo second = conv::Algo::Auto) {
+    x->set_value(random_tensor<float>(x->output().shape(), 1));
+    conv::ConvParams same;
+    same.pad_h = same.pad_w = 1;
+    auto w = [&](const std::string& n, const Shape& s) {
+      params.push_back(param<float>(n, s, 10 + params.size()));
+      return params.back();
+    };
+    auto bn = [&](const op::Expr<float>& in, const std::string& n) {
+      params.push_back(param<float>(n + "g", {16}, 30 + params.size(), 0.5, 1.5));
+      auto g = params.back();
+      params.push_back(param<float>(n + "b", {16}, 30 + params.size()));
+      return op::batchnorm(in, g, params.back());
+    };
+    stem = op::conv2d(x, w("w0", {16, 1, 3, 3}), same);
+    block_in = op::relu(bn(stem, "bn0"));
+    auto h = op::relu(bn(op::conv2d(block_in, w("w1", {16, 16, 3, 3}), same), "bn1"));
+    h = op::relu(op::add(bn(op::conv2d(h, w("w2", {16, 16, 3, 3}), same, second), "bn2"), block_in));
+    conv::ConvParams down;
+    down.stride_h = down.stride_w = 2;
+    h = bn(op::conv2d(h, w("w3", {16, 16, 1, 1}), down), "bn3");
+    conv::PoolParams avg;
+    avg.mode = conv::PoolMode::Average;
+    out = op::pooling(h, avg);
+  }
+};
+
+struct Result {
+  std::vector<float> value;
+  std::vector<std::vector<float>> grads;
+};
+
+Result run(Net& net, bool blocked) {
+  op::OptimizeOptions o;
+  o.keep_blocked_layouts = blocked;
+  auto out = op::optimize(net.out, o);
+  Result r;
+  r.value = out->eval()->to_vector();
+  auto weights = op::constant<float>("R", random_tensor<float>(out->output().shape(), 99));
+  auto loss = op::reduce_sum(op::product(out, weights));
+  std::vector<op::Expr<float>> wrt(net.params.begin(), net.params.end());
+  wrt.push_back(net.x);
+  auto table = op::gradients(loss, wrt);
+  for (const auto& v : wrt) r.grads.push_back(table.get(v)->to_vector());
+  return r;
+}
+
+}  // namespace
+
+TEST(BlockedLayout, AResidualGraphGivesTheValuesAndGradientsOfItsNchwTwin) {
+  if (blk() == 0) GTEST_SKIP() << "blocked layouts are off here (no AVX2, or MAGMADNN_BLOCKED_LAYOUT=0)";
+  Net plain_net, blocked_net;
+  const Result plain = run(plain_net, false), blocked = run(blocked_net, true);
+  EXPECT_TRUE(close(blocked.value, plain.value, 1e-4, 1e-5)) << "value";
+  ASSERT_EQ(blocked.grads.size(), plain.grads.size());
+  for (std::size_t i = 0; i < plain.grads.size(); ++i) {
+    EXPECT_TRUE(close(blocked.grads[i], plain.grads[i], 2e-3, 2e-4)) << "gradient " << i;
+  }
+  // The layout was kept: the stem convolution and the block's input are
+  // blocked; the NCHW twin blocked nothing.
+  EXPECT_EQ(op::output_block_of(*blocked_net.stem.get()), blk());
+  EXPECT_EQ(op::output_block_of(*plain_net.stem.get()), 0);
+  // Read from outside the graph, a blocked node gives NCHW.
+  EXPECT_TRUE(close(blocked_net.stem->eval()->to_vector(), plain_net.stem->eval()->to_vector(), 1e-4, 1e-5));
+}
+
+TEST(BlockedLayout, ThePassAllowsTheLayoutOnlyWhereEveryConsumerReadsIt) {
+  Net net;
+  auto out = op::optimize(net.out);
+  std::vector<std::string> allowed, refused;
+  for (auto* n : op::topological_order(out.get())) {
+    if (auto* b = dynamic_cast<op::BlockedOutput<float>*>(n)) {
+      (b->blocked_output_allowed() ? allowed : refused).push_back(n->kind() + ":" + n->get_inputs()[0]->kind());
+    }
+  }
+  // Allowed: the convolutions (read by batch normalisations), the stem's and
+  // the block's normalisations (read by convolutions and as the skip).
+  // Refused: the last normalisation, read by the pooling.
+  EXPECT_EQ(allowed.size(), 7u) << ::testing::PrintToString(allowed);
+  ASSERT_EQ(refused.size(), 1u) << ::testing::PrintToString(refused);
+  EXPECT_EQ(refused[0], "batchnorm:conv2d");
+
+  // The root, and a node also read by an op that needs NCHW, stay NCHW.
+  auto w = param<float>("w", {16, 16, 1, 1}, 5);
+  auto c1 = op::conv2d(net.block_in, w);
+  auto both = op::add(op::conv2d(c1, w), op::tanh(c1));
+  op::keep_blocked_layouts(both);
+  EXPECT_FALSE(dynamic_cast<op::BlockedOutput<float>*>(c1.get())->blocked_output_allowed());
+  auto root = op::conv2d(c1, w);
+  op::keep_blocked_layouts(root);
+  EXPECT_TRUE(dynamic_cast<op::BlockedOutput<float>*>(c1.get())->blocked_output_allowed());
+  EXPECT_FALSE(dynamic_cast<op::BlockedOutput<float>*>(root.get())->blocked_output_allowed());
+}
+
+// A convolution whose algorithm is forced to one that reads NCHW takes its
+// blocked input in NCHW and gives its gradient back blocked; the
+// normalisation after it takes that NCHW input into its blocked output's
+// layout and gives the gradient back in NCHW.
+TEST(BlockedLayout, AForcedNchwAlgorithmReadsABlockedInput) {
+  if (blk() == 0) GTEST_SKIP() << "blocked layouts are off here (no AVX2, or MAGMADNN_BLOCKED_LAYOUT=0)";
+  Net plain_net, forced_net(conv::Algo::Im2colGemm);
+  const Result plain = run(plain_net, false), forced = run(forced_net, true);
+  EXPECT_TRUE(close(forced.value, plain.value, 1e-4, 1e-5)) << "value";
+  for (std::size_t i = 0; i < plain.grads.size(); ++i) {
+    EXPECT_TRUE(close(forced.grads[i], plain.grads[i], 2e-3, 2e-4)) << "gradient " << i;
+  }
+}
+
+TEST(BlockedLayout, OnlyOneDnnTakesABlockedProblem) {
+  conv::ConvProblem pr = conv::make_problem(Shape({2, 16, 6, 6}), Shape({16, 16, 3, 3}), {});
+  pr.x_block = pr.y_block = 8;
+  EXPECT_NE(pr.to_string().find("blk8,8"), std::string::npos) << pr.to_string();
+  if (conv::find_algorithm<float>(conv::Algo::OneDNN, DeviceKind::CPU) != nullptr) {
+    EXPECT_EQ(conv::choose<float>(pr, conv::Pass::Forward, DeviceKind::CPU, 0, conv::Algo::Auto).id(),
+              conv::Algo::OneDNN);
+  }
+  EXPECT_THROW(conv::choose<float>(pr, conv::Pass::Forward, DeviceKind::CPU, 0, conv::Algo::WinogradF4x4),
+               NotSupportedError);
+}
