@@ -9,9 +9,11 @@
 /// problem is never called for it: the chooser skips it, and forcing it
 /// raises NotSupportedError naming the algorithm and the problem.
 ///
-/// Pointers are dense NCHW arrays in the memory of the algorithm's device
-/// (host for DeviceKind::CPU, device memory for CUDA); the workspace is at
-/// least workspace_bytes() bytes of that memory, or null when that is 0.
+/// Pointers are dense NCHW arrays (or, in a blocked problem, which only
+/// oneDNN's algorithm is given, the blocked layout of conv/layout.h) in the
+/// memory of the algorithm's device (host for DeviceKind::CPU, device
+/// memory for CUDA); the workspace is at least workspace_bytes() bytes of
+/// that memory, or null when that is 0.
 /// Outputs are overwritten, never accumulated into; they do not alias inputs.
 #pragma once
 

@@ -2,8 +2,9 @@
 /// The description of one 2-D convolution or pooling problem, shared by every
 /// algorithm, the chooser, the graph ops and the layers.
 ///
-/// Layout is NCHW throughout: x {N, C, H, W}, w {K, C / groups, R, S},
-/// y {N, K, P, Q}, bias {K}. Convolution here is cross-correlation (as in
+/// Shapes are NCHW: x {N, C, H, W}, w {K, C / groups, R, S},
+/// y {N, K, P, Q}, bias {K}; so are the elements' order, except in a
+/// blocked problem (ConvProblem::x_block, y_block; conv/layout.h). Convolution here is cross-correlation (as in
 /// cuDNN, PyTorch and MagmaDNN v1's default): y[n,k,p,q] = sum over c, r, s of
 /// x[n, g*C/G + c, p*stride_h - pad_h + r*dil_h, q*stride_w - pad_w + s*dil_w]
 /// * w[k, c, r, s], with g = k / (K / G).
