@@ -19,8 +19,13 @@ namespace {
 using dnnl::memory;
 
 int detect_block() {
-  if (const char* env = std::getenv("MAGMADNN_BLOCKED_LAYOUT"); env != nullptr && std::strcmp(env, "0") == 0) {
-    return 0;
+  // 0 turns the layouts off; 8 or 16 forces that block (oneDNN then
+  // reorders inside each convolution where its kernels want the other one:
+  // for tests of the other ISA's block on this machine).
+  if (const char* env = std::getenv("MAGMADNN_BLOCKED_LAYOUT"); env != nullptr && *env != '\0') {
+    if (std::strcmp(env, "0") == 0) return 0;
+    if (std::strcmp(env, "8") == 0) return 8;
+    if (std::strcmp(env, "16") == 0) return 16;
   }
   // oneDNN's f32 convolutions block channels by the vector width of the ISA
   // they run on; asking with format_tag::any would say the same per problem.

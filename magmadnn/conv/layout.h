@@ -23,8 +23,10 @@ namespace magmadnn::conv {
 
 /// The channel block this process keeps activations in: oneDNN's choice on
 /// this CPU (16 with AVX-512, else 8), or 0 (blocked layouts off) where the
-/// environment sets MAGMADNN_BLOCKED_LAYOUT=0 or the CPU has no AVX2. Read
-/// once.
+/// CPU has no AVX2. MAGMADNN_BLOCKED_LAYOUT=0 turns the layouts off, =8 or
+/// =16 forces that block (correct on any CPU; a block the kernels do not
+/// use costs a reorder inside each convolution); other values are ignored.
+/// Read once.
 int blocked_layout_block();
 
 /// Whether a float host tensor of shape `s` can be held with `block`: 4-D,
