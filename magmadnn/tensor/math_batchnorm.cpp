@@ -2,6 +2,7 @@
 // checks, the backend's fused kernel, and the composition used where a
 // backend has none.
 #include <algorithm>
+#include <utility>
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/dispatch.h"
@@ -168,19 +169,53 @@ void batchnorm_backward_composed(const Tensor<T>& x, const Tensor<T>* y, const T
   dbeta.copy_from(sg);
 }
 
+namespace {
+
+// The kernels' arguments, once the tensors are checked, with the backend
+// they share.
 template <typename T>
-void batchnorm_forward(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>& beta, const Tensor<T>* skip,
-                       bool relu, T eps, const Tensor<T>* running_mean, const Tensor<T>* running_var, Tensor<T>& y,
-                       Tensor<T>& mean, Tensor<T>& var, Tensor<T>& invstd) {
+std::pair<Backend*, typename Kernels<T>::BatchNormForward> forward_args(
+    const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>& beta, const Tensor<T>* skip, bool relu, T eps,
+    const Tensor<T>* running_mean, const Tensor<T>* running_var, Tensor<T>& y, Tensor<T>& mean, Tensor<T>& var,
+    Tensor<T>& invstd) {
   const Ncr d = check_forward(x, gamma, beta, skip, running_mean, running_var, y, mean, var, invstd);
   Backend& be = common_backend("math::batchnorm_forward", x, gamma, beta, y, mean, var, invstd);
   if (skip) common_backend("math::batchnorm_forward", x, *skip);
   if (running_mean) common_backend("math::batchnorm_forward", x, *running_mean, *running_var);
-  typename Kernels<T>::BatchNormForward a{x.data(),      ptr(skip),          y.mutable_data(),  d.n,
-                                          d.c,           d.r,                gamma.data(),      beta.data(),
-                                          eps,           relu,               ptr(running_mean), ptr(running_var),
-                                          mean.mutable_data(), var.mutable_data(), invstd.mutable_data()};
-  if (kernels<T>(be).batchnorm_forward(a)) return;
+  return {&be,
+          {x.data(), ptr(skip), y.mutable_data(), d.n, d.c, d.r, gamma.data(), beta.data(), eps, relu,
+           ptr(running_mean), ptr(running_var), mean.mutable_data(), var.mutable_data(), invstd.mutable_data()}};
+}
+
+template <typename T>
+std::pair<Backend*, typename Kernels<T>::BatchNormBackward> backward_args(
+    const Tensor<T>& x, const Tensor<T>* y, const Tensor<T>& g, const Tensor<T>& gamma, const Tensor<T>& mean,
+    const Tensor<T>& invstd, bool training, Tensor<T>* dx, Tensor<T>* dskip, Tensor<T>& dgamma, Tensor<T>& dbeta) {
+  const Ncr d = check_backward(x, y, g, gamma, mean, invstd, dx, dskip, dgamma, dbeta);
+  Backend& be = common_backend("math::batchnorm_backward", x, g, gamma, mean, invstd, dgamma, dbeta);
+  if (y) common_backend("math::batchnorm_backward", x, *y);
+  if (dx) common_backend("math::batchnorm_backward", x, *dx);
+  if (dskip) common_backend("math::batchnorm_backward", x, *dskip);
+  return {&be,
+          {x.data(), ptr(y), g.data(), d.n, d.c, d.r, gamma.data(), mean.data(), invstd.data(), training, mut(dx),
+           mut(dskip), dgamma.mutable_data(), dbeta.mutable_data()}};
+}
+
+template <typename T>
+void check_blocked(const char* name, int block, const Tensor<T>& x) {
+  MAGMADNN_CHECK(!x.on_device(), ValueError, "math::" << name << ": the blocked layout is for host tensors");
+  MAGMADNN_CHECK(x.ndim() == 4 && (block == 8 || block == 16) && x.shape()[1] % block == 0, ValueError,
+                 "math::" << name << ": x " << x.shape() << " cannot hold channel block " << block);
+}
+
+}  // namespace
+
+template <typename T>
+void batchnorm_forward(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>& beta, const Tensor<T>* skip,
+                       bool relu, T eps, const Tensor<T>* running_mean, const Tensor<T>* running_var, Tensor<T>& y,
+                       Tensor<T>& mean, Tensor<T>& var, Tensor<T>& invstd) {
+  const auto [be, a] = forward_args(x, gamma, beta, skip, relu, eps, running_mean, running_var, y, mean, var, invstd);
+  if (kernels<T>(*be).batchnorm_forward(a)) return;
   batchnorm_forward_composed(x, gamma, beta, skip, relu, eps, running_mean, running_var, y, mean, var, invstd);
 }
 
@@ -188,27 +223,10 @@ template <typename T>
 void batchnorm_backward(const Tensor<T>& x, const Tensor<T>* y, const Tensor<T>& g, const Tensor<T>& gamma,
                         const Tensor<T>& mean, const Tensor<T>& invstd, bool training, Tensor<T>* dx,
                         Tensor<T>* dskip, Tensor<T>& dgamma, Tensor<T>& dbeta) {
-  const Ncr d = check_backward(x, y, g, gamma, mean, invstd, dx, dskip, dgamma, dbeta);
-  Backend& be = common_backend("math::batchnorm_backward", x, g, gamma, mean, invstd, dgamma, dbeta);
-  if (y) common_backend("math::batchnorm_backward", x, *y);
-  if (dx) common_backend("math::batchnorm_backward", x, *dx);
-  if (dskip) common_backend("math::batchnorm_backward", x, *dskip);
-  typename Kernels<T>::BatchNormBackward a{x.data(),     ptr(y),        g.data(),      d.n,
-                                           d.c,          d.r,           gamma.data(),  mean.data(),
-                                           invstd.data(), training,     mut(dx),       mut(dskip),
-                                           dgamma.mutable_data(), dbeta.mutable_data()};
-  if (kernels<T>(be).batchnorm_backward(a)) return;
+  const auto [be, a] = backward_args(x, y, g, gamma, mean, invstd, training, dx, dskip, dgamma, dbeta);
+  if (kernels<T>(*be).batchnorm_backward(a)) return;
   batchnorm_backward_composed(x, y, g, gamma, mean, invstd, training, dx, dskip, dgamma, dbeta);
 }
-
-namespace {
-template <typename T>
-void check_blocked(const char* name, int block, const Tensor<T>& x) {
-  MAGMADNN_CHECK(!x.on_device(), ValueError, "math::" << name << ": the blocked layout is for host tensors");
-  MAGMADNN_CHECK(x.ndim() == 4 && (block == 8 || block == 16) && x.shape()[1] % block == 0, ValueError,
-                 "math::" << name << ": x " << x.shape() << " cannot hold channel block " << block);
-}
-}  // namespace
 
 template <typename T>
 void batchnorm_forward_blocked(int block, const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>& beta,
@@ -219,16 +237,9 @@ void batchnorm_forward_blocked(int block, const Tensor<T>& x, const Tensor<T>& g
     batchnorm_forward(x, gamma, beta, skip, relu, eps, running_mean, running_var, y, mean, var, invstd);
     return;
   }
-  const Ncr d = check_forward(x, gamma, beta, skip, running_mean, running_var, y, mean, var, invstd);
   check_blocked("batchnorm_forward", block, x);
-  common_backend("math::batchnorm_forward", x, gamma, beta, y, mean, var, invstd);
-  if (skip) common_backend("math::batchnorm_forward", x, *skip);
-  if (running_mean) common_backend("math::batchnorm_forward", x, *running_mean, *running_var);
-  typename Kernels<T>::BatchNormForward a{x.data(),      ptr(skip),          y.mutable_data(),  d.n,
-                                          d.c,           d.r,                gamma.data(),      beta.data(),
-                                          eps,           relu,               ptr(running_mean), ptr(running_var),
-                                          mean.mutable_data(), var.mutable_data(), invstd.mutable_data()};
-  cpu::batchnorm_forward_blocked<T>(a, block);
+  const auto args = forward_args(x, gamma, beta, skip, relu, eps, running_mean, running_var, y, mean, var, invstd);
+  cpu::batchnorm_forward_blocked<T>(args.second, block);
 }
 
 template <typename T>
@@ -239,17 +250,9 @@ void batchnorm_backward_blocked(int block, const Tensor<T>& x, const Tensor<T>* 
     batchnorm_backward(x, y, g, gamma, mean, invstd, training, dx, dskip, dgamma, dbeta);
     return;
   }
-  const Ncr d = check_backward(x, y, g, gamma, mean, invstd, dx, dskip, dgamma, dbeta);
   check_blocked("batchnorm_backward", block, x);
-  common_backend("math::batchnorm_backward", x, g, gamma, mean, invstd, dgamma, dbeta);
-  if (y) common_backend("math::batchnorm_backward", x, *y);
-  if (dx) common_backend("math::batchnorm_backward", x, *dx);
-  if (dskip) common_backend("math::batchnorm_backward", x, *dskip);
-  typename Kernels<T>::BatchNormBackward a{x.data(),     ptr(y),        g.data(),      d.n,
-                                           d.c,          d.r,           gamma.data(),  mean.data(),
-                                           invstd.data(), training,     mut(dx),       mut(dskip),
-                                           dgamma.mutable_data(), dbeta.mutable_data()};
-  cpu::batchnorm_backward_blocked<T>(a, block);
+  const auto args = backward_args(x, y, g, gamma, mean, invstd, training, dx, dskip, dgamma, dbeta);
+  cpu::batchnorm_backward_blocked<T>(args.second, block);
 }
 
 #define MAGMADNN_INSTANTIATE(T)                                                                                    \
