@@ -25,31 +25,31 @@ namespace {
 // The layout's definition, written out independently of oneDNN: element
 // (n, c, i) of {N, C, R} at ((n * C/B + c/B) * R + i) * B + c % B.
 template <typename T>
-Tensor<T> to_blocked_ref(const Tensor<T>& plain, int b) {
-  const Shape& s = plain.shape();
+Tensor<T> reorder_ref(const Tensor<T>& t, int b, bool to_blocked) {
+  const Shape& s = t.shape();
   const std::int64_t n = s[0], c = s[1], r = s[2] * s[3];
-  const std::vector<T> v = plain.to_vector();
+  const std::vector<T> v = t.to_vector();
   std::vector<T> out(v.size());
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t ch = 0; ch < c; ++ch)
-      for (std::int64_t p = 0; p < r; ++p)
-        out[static_cast<std::size_t>(((i * (c / b) + ch / b) * r + p) * b + ch % b)] =
-            v[static_cast<std::size_t>((i * c + ch) * r + p)];
+      for (std::int64_t p = 0; p < r; ++p) {
+        const auto plain = static_cast<std::size_t>((i * c + ch) * r + p);
+        const auto blocked = static_cast<std::size_t>(((i * (c / b) + ch / b) * r + p) * b + ch % b);
+        if (to_blocked) {
+          out[blocked] = v[plain];
+        } else {
+          out[plain] = v[blocked];
+        }
+      }
   return Tensor<T>::from_vector(s, out, HOST);
 }
-
+template <typename T>
+Tensor<T> to_blocked_ref(const Tensor<T>& plain, int b) {
+  return reorder_ref(plain, b, true);
+}
 template <typename T>
 Tensor<T> to_plain_ref(const Tensor<T>& blocked, int b) {
-  const Shape& s = blocked.shape();
-  const std::int64_t n = s[0], c = s[1], r = s[2] * s[3];
-  const std::vector<T> v = blocked.to_vector();
-  std::vector<T> out(v.size());
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t ch = 0; ch < c; ++ch)
-      for (std::int64_t p = 0; p < r; ++p)
-        out[static_cast<std::size_t>((i * c + ch) * r + p)] =
-            v[static_cast<std::size_t>(((i * (c / b) + ch / b) * r + p) * b + ch % b)];
-  return Tensor<T>::from_vector(s, out, HOST);
+  return reorder_ref(blocked, b, false);
 }
 
 template <typename T>
