@@ -6,9 +6,9 @@
 // blocked activations of conv/layout.h) are reordered into that layout at
 // the start of the call and the result reordered back at its end, inside
 // the caller's workspace. Where oneDNN's layout is the caller's, no reorder
-// is made: a network that keeps blocked activations reorders only weights. The primitives,
-// their reorders and the workspace layout are made once per (problem, pass,
-// and cached, so a training step creates nothing; the first call of a
+// is made: a network that keeps blocked activations reorders only weights.
+// The primitives, their reorders and the workspace layout are made once per
+// (problem, pass, ReLU) and cached, so a training step creates nothing; the first call of a
 // problem (the chooser's warm-up) pays for the creation. Forward and backward
 // filter are always made with a bias (gradient): a call without one points
 // oneDNN at zeros (or a discarded gradient) in the workspace, which costs K
