@@ -8,12 +8,13 @@
 // the caller's workspace. Where oneDNN's layout is the caller's, no reorder
 // is made: a network that keeps blocked activations reorders only weights.
 // The primitives, their reorders and the workspace layout are made once per
-// (problem, pass, ReLU) and cached, so a training step creates nothing; the first call of a
-// problem (the chooser's warm-up) pays for the creation. Forward and backward
-// filter are always made with a bias (gradient): a call without one points
-// oneDNN at zeros (or a discarded gradient) in the workspace, which costs K
-// floats rather than a second primitive per problem. forward_relu() adds
-// oneDNN's ReLU post-op, so conv + bias + ReLU is one pass over the output.
+// (problem, pass, ReLU) and cached, so a training step creates nothing; the
+// first call of a problem (the chooser's warm-up) pays for the creation.
+// Forward and backward filter are always made with a bias (gradient): a
+// call without one points oneDNN at zeros (or a discarded gradient) in the
+// workspace, which costs K floats rather than a second primitive per
+// problem. forward_relu() adds oneDNN's ReLU post-op, so conv + bias + ReLU
+// is one pass over the output.
 //
 // Only float: oneDNN has no double convolution, so double keeps our own
 // algorithms (and with them gradcheck in double).
