@@ -44,17 +44,25 @@ int detect_block() {
   }
 }
 
-const dnnl::reorder& reorder_for(const Shape& s, int from, int to) {
+// A reorder primitive with the descriptions of the memory it reads and
+// writes, made once per shape and direction.
+struct Reorder {
+  dnnl::memory::desc src, dst;
+  dnnl::reorder prim;
+};
+
+const Reorder& reorder_for(const Shape& s, int from, int to) {
   static std::mutex mu;
-  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, int>, dnnl::reorder> cache;
+  static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, int>, Reorder> cache;
   std::lock_guard lock(mu);
   const auto key = std::make_tuple(s[0], s[1], s[2], s[3], from, to);
   auto it = cache.find(key);
   if (it == cache.end()) {
     const memory::dims dims{s[0], s[1], s[2], s[3]};
-    const memory::desc src(dims, memory::data_type::f32, onednn::activation_tag(from)), dst(dims, memory::data_type::f32, onednn::activation_tag(to));
+    const memory::desc src(dims, memory::data_type::f32, onednn::activation_tag(from));
+    const memory::desc dst(dims, memory::data_type::f32, onednn::activation_tag(to));
     dnnl::engine& e = onednn::engine();
-    it = cache.emplace(key, dnnl::reorder(dnnl::reorder::primitive_desc(e, src, e, dst))).first;
+    it = cache.emplace(key, Reorder{src, dst, dnnl::reorder(dnnl::reorder::primitive_desc(e, src, e, dst))}).first;
   }
   return it->second;
 }
@@ -81,11 +89,10 @@ const Tensor<float>& in_layout(const Tensor<float>& t, int from, int to, Tensor<
     scratch = Tensor<float>(t.shape(), t.get_memory_type(), t.get_device_id());
   }
   const Shape& s = t.shape();
-  const memory::dims dims{s[0], s[1], s[2], s[3]};
-  const memory::desc src(dims, memory::data_type::f32, onednn::activation_tag(from)), dst(dims, memory::data_type::f32, onednn::activation_tag(to));
   try {
-    onednn::execute(reorder_for(s, from, to),
-                    {{DNNL_ARG_FROM, onednn::wrap(src, t.data())}, {DNNL_ARG_TO, onednn::wrap(dst, scratch.mutable_data())}});
+    const Reorder& r = reorder_for(s, from, to);
+    onednn::execute(r.prim, {{DNNL_ARG_FROM, onednn::wrap(r.src, t.data())},
+                             {DNNL_ARG_TO, onednn::wrap(r.dst, scratch.mutable_data())}});
   } catch (const dnnl::error& e) {
     MAGMADNN_THROW(DeviceError, "blocked layout: reordering " << s << " from block " << from << " to " << to
                                                               << " failed: " << e.what());

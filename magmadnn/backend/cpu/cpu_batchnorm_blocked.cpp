@@ -9,6 +9,7 @@
 // double, shifted by each channel's first value as in the plain kernel.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "magmadnn/backend/cpu/batchnorm_blocked.h"
@@ -169,23 +170,26 @@ void forward(const typename Kernels<T>::BatchNormForward& a) {
   const bool par = size > kParallelThreshold;
   if (!a.running_mean) {
     const std::int64_t pieces = std::clamp<std::int64_t>(a.n, 1, kPieces);
+    // Each channel's shift: its first value (sample 0, pixel 0), which
+    // sits at the channel's lane of its block's first pixel.
+    std::vector<double> shift(static_cast<std::size_t>(a.c), 0.0);
+    if (a.n * a.r > 0) {
+      for (std::int64_t ch = 0; ch < a.c; ++ch) shift[ch] = static_cast<double>(a.x[(ch / B) * plane + ch % B]);
+    }
     Partials part(blocks, pieces, B);
     parallel_for(blocks * pieces, par, [&](std::int64_t t) {
       const std::int64_t blk = t / pieces;
       const Piece pc = piece(a.n, pieces, t % pieces);
-      double k[B];
-      for (int l = 0; l < B; ++l) k[l] = a.n * a.r > 0 ? static_cast<double>(a.x[blk * plane + l]) : 0.0;
       for (std::int64_t i = pc.begin; i < pc.end; ++i) {
-        moments<T, B>(a.x + (i * blocks + blk) * plane, a.r, k, part.s_at(blk, t % pieces),
+        moments<T, B>(a.x + (i * blocks + blk) * plane, a.r, shift.data() + blk * B, part.s_at(blk, t % pieces),
                       part.q_at(blk, t % pieces));
       }
     });
     const double count = static_cast<double>(a.n * a.r);
     for (std::int64_t ch = 0; ch < a.c; ++ch) {
       const auto [s, q] = part.total(ch / B, static_cast<int>(ch % B));
-      const double k = a.n * a.r > 0 ? static_cast<double>(a.x[(ch / B) * plane + ch % B]) : 0.0;
       const double d = s / count;
-      a.mean[ch] = static_cast<T>(k + d);
+      a.mean[ch] = static_cast<T>(shift[ch] + d);
       a.var[ch] = static_cast<T>(std::max(0.0, q / count - d * d));
     }
   } else {
@@ -260,26 +264,29 @@ void backward(const typename Kernels<T>::BatchNormBackward& a) {
 
 }  // namespace
 
+namespace {
+// f(std::integral_constant<int, B>{}) for the block B = `block`, which must
+// be 8 or 16 and divide the c channels.
+template <typename F>
+void with_block(int block, std::int64_t c, F&& f) {
+  MAGMADNN_CHECK((block == 8 || block == 16) && c % block == 0, ValueError,
+                 "batchnorm (blocked): channel block " << block << " does not divide " << c << " channels");
+  if (block == 8) {
+    f(std::integral_constant<int, 8>{});
+  } else {
+    f(std::integral_constant<int, 16>{});
+  }
+}
+}  // namespace
+
 template <typename T>
 void batchnorm_forward_blocked(const typename Kernels<T>::BatchNormForward& a, int block) {
-  MAGMADNN_CHECK((block == 8 || block == 16) && a.c % block == 0, ValueError,
-                 "batchnorm (blocked): channel block " << block << " does not divide " << a.c << " channels");
-  if (block == 8) {
-    forward<T, 8>(a);
-  } else {
-    forward<T, 16>(a);
-  }
+  with_block(block, a.c, [&](auto b) { forward<T, decltype(b)::value>(a); });
 }
 
 template <typename T>
 void batchnorm_backward_blocked(const typename Kernels<T>::BatchNormBackward& a, int block) {
-  MAGMADNN_CHECK((block == 8 || block == 16) && a.c % block == 0, ValueError,
-                 "batchnorm (blocked): channel block " << block << " does not divide " << a.c << " channels");
-  if (block == 8) {
-    backward<T, 8>(a);
-  } else {
-    backward<T, 16>(a);
-  }
+  with_block(block, a.c, [&](auto b) { backward<T, decltype(b)::value>(a); });
 }
 
 template void batchnorm_forward_blocked<float>(const Kernels<float>::BatchNormForward&, int);
