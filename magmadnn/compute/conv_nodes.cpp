@@ -144,16 +144,11 @@ void Conv2dNode<T>::backward(const Tensor<T>& g_out, const std::vector<bool>& ne
     gin[0] = std::move(dx);
   }
   if ((needed[1] || want_db) && !filter_low) {
-    // A first layer's filter pass (x NCHW with few channels, dy blocked):
-    // oneDNN would pad x's channels to a whole block and reorder it, 8-16
-    // times its size; in NCHW the chooser's pick (sliding, for few
-    // channels) costs one reorder of dy (resnet's stem: 3.6 ms, not 4.8).
-    Tensor<T> g_plain;
-    const bool nchw = x_block_ == 0 && this->block_ != 0;
-    const Tensor<T>& gf = nchw ? in_layout(g, this->block_, 0, g_plain) : g;
+    // A first layer's filter pass (x NCHW with few channels, dy blocked) is
+    // timed between oneDNN, which pads x's channels to a whole block, and
+    // the sliding kernel, which reads the blocked dy as it is.
     Tensor<T> db;
-    Tensor<T> dw = conv::conv2d_backward_filter(x, gf, w.shape(), params_, algo_, want_db ? &db : nullptr,
-                                                nchw ? conv::Blocks{} : blocks);
+    Tensor<T> dw = conv::conv2d_backward_filter(x, g, w.shape(), params_, algo_, want_db ? &db : nullptr, blocks);
     if (needed[1]) gin[1] = std::move(dw);
     if (want_db) gin[2] = std::move(db);
   }

@@ -9,9 +9,9 @@
 /// problem is never called for it: the chooser skips it, and forcing it
 /// raises NotSupportedError naming the algorithm and the problem.
 ///
-/// Pointers are dense NCHW arrays (or, in a blocked problem, which only
-/// oneDNN's algorithm is given, the blocked layout of conv/layout.h) in the
-/// memory of the algorithm's device (host for DeviceKind::CPU, device
+/// Pointers are dense NCHW arrays (or, in a blocked problem, which an
+/// algorithm is given only where reads_blocked() says it takes it, the
+/// blocked layouts of conv/layout.h) in the memory of the algorithm's device (host for DeviceKind::CPU, device
 /// memory for CUDA); the workspace is at least workspace_bytes() bytes of
 /// that memory, or null when that is 0.
 /// Outputs are overwritten, never accumulated into; they do not alias inputs.
@@ -56,6 +56,12 @@ class ConvAlgorithm {
   virtual DeviceKind device() const noexcept = 0;
   /// Whether this algorithm computes `pass` of `prob`. Cheap; no allocation.
   virtual bool supports(const ConvProblem& prob, Pass pass) const = 0;
+  /// Whether it takes the layouts of a blocked problem (prob.blocked()) for
+  /// `pass`, where it supports() the problem. The default: NCHW only.
+  virtual bool reads_blocked(const ConvProblem& prob, Pass pass) const {
+    (void)prob, (void)pass;
+    return false;
+  }
   /// Scratch memory needed for `pass` of `prob`, in bytes.
   virtual std::size_t workspace_bytes(const ConvProblem& prob, Pass pass) const = 0;
 

@@ -82,12 +82,24 @@ void append_file(const std::string& path, const std::string& key, const Choice& 
   out << key << "\t" << algo_name(c.algo) << "\t" << c.seconds << "\n";
 }
 
+// Whether `a` computes `pass` of `pr` in the problem's layouts.
 template <typename T>
-Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, std::size_t limit) {
+bool takes(const ConvAlgorithm<T>& a, const ConvProblem& pr, Pass pass) {
+  return a.supports(pr, pass) && (!pr.blocked() || a.reads_blocked(pr, pass));
+}
+
+template <typename T>
+std::vector<ConvAlgorithm<T>*> candidates(const ConvProblem& pr, Pass pass, DeviceKind device, std::size_t limit) {
   std::vector<ConvAlgorithm<T>*> cands;
   for (ConvAlgorithm<T>* a : algorithms<T>(device)) {
-    if (a->supports(pr, pass) && a->workspace_bytes(pr, pass) <= limit) cands.push_back(a);
+    if (takes(*a, pr, pass) && a->workspace_bytes(pr, pass) <= limit) cands.push_back(a);
   }
+  return cands;
+}
+
+template <typename T>
+Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, std::size_t limit) {
+  std::vector<ConvAlgorithm<T>*> cands = candidates<T>(pr, pass, device, limit);
   if (cands.size() > 1 && pr.macs() > kDirectTimingMacs) {
     std::erase_if(cands, [](auto* a) { return a->id() == Algo::Direct; });
   }
@@ -121,9 +133,9 @@ ConvAlgorithm<T>& forced(Algo id, const ConvProblem& pr, Pass pass, DeviceKind d
   MAGMADNN_CHECK(a != nullptr, NotSupportedError,
                  "conv: algorithm '" << algo_name(id) << "' is not available on " << device_label(device, dev)
                                      << " in this build (" << dtype_name(dtype_v<T>) << ")");
-  MAGMADNN_CHECK(!pr.blocked() || id == Algo::OneDNN, NotSupportedError,
-                 "conv: algorithm '" << algo_name(id) << "' reads NCHW only, not the blocked layout of "
-                                     << pr.to_string());
+  MAGMADNN_CHECK(!pr.blocked() || a->reads_blocked(pr, pass), NotSupportedError,
+                 "conv: algorithm '" << algo_name(id) << "' does not read the blocked layouts of "
+                                     << pass_name(pass) << " of " << pr.to_string());
   MAGMADNN_CHECK(a->supports(pr, pass), NotSupportedError,
                  "conv: forced algorithm '" << algo_name(id) << "' does not support " << pass_name(pass) << " of "
                                             << pr.to_string());
@@ -139,7 +151,7 @@ template <typename T>
 ConvAlgorithm<T>& fixed_pick(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, std::size_t limit) {
   for (Algo id : {Algo::OneDNN, Algo::CuDNN, Algo::WinogradF4x4, Algo::FFT, Algo::Im2colGemm, Algo::Direct}) {
     ConvAlgorithm<T>* a = find_algorithm<T>(id, device);
-    if (a && a->supports(pr, pass) && a->workspace_bytes(pr, pass) <= limit) return *a;
+    if (a && takes(*a, pr, pass) && a->workspace_bytes(pr, pass) <= limit) return *a;
   }
   MAGMADNN_THROW(NotSupportedError, "conv chooser: no " << device_label(device, dev) << " algorithm supports "
                                                         << pass_name(pass) << " of " << pr.to_string()
@@ -150,9 +162,13 @@ ConvAlgorithm<T>& fixed_pick(const ConvProblem& pr, Pass pass, DeviceKind device
 
 template <typename T>
 ConvAlgorithm<T>& choose(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, Algo requested) {
-  // Only oneDNN reads the blocked layout: nothing to choose or time (and
-  // another algorithm requested for it is refused by forced()).
-  if (pr.blocked()) return forced<T>(requested != Algo::Auto ? requested : Algo::OneDNN, pr, pass, device, dev);
+  if (pr.blocked()) {
+    // A requested algorithm must read the layouts (forced() says so
+    // otherwise); with one reader there is nothing to time.
+    if (requested != Algo::Auto) return forced<T>(requested, pr, pass, device, dev);
+    const std::vector<ConvAlgorithm<T>*> readers = candidates<T>(pr, pass, device, workspace_limit());
+    if (readers.size() == 1) return *readers.front();
+  }
   const Algo force = requested != Algo::Auto ? requested : forced_algorithm();
   if (force != Algo::Auto) return forced<T>(force, pr, pass, device, dev);
 
@@ -166,7 +182,7 @@ ConvAlgorithm<T>& choose(const ConvProblem& pr, Pass pass, DeviceKind device, de
   auto it = s.choices.find(key);
   if (it != s.choices.end()) {
     ConvAlgorithm<T>* a = find_algorithm<T>(it->second.algo, device);
-    if (a && a->supports(pr, pass)) return *a;
+    if (a && takes(*a, pr, pass)) return *a;
     s.choices.erase(it);
   }
   ConvProblem any_batch = pr;
@@ -174,7 +190,7 @@ ConvAlgorithm<T>& choose(const ConvProblem& pr, Pass pass, DeviceKind device, de
   const std::string layer_key = make_key<T>(any_batch, pass, device, dev);
   if (auto l = s.by_layer.find(layer_key); l != s.by_layer.end() && l->second.first >= pr.n) {
     ConvAlgorithm<T>* a = find_algorithm<T>(l->second.second.algo, device);
-    if (a && a->supports(pr, pass)) {
+    if (a && takes(*a, pr, pass)) {
       s.choices[key] = l->second.second;
       return *a;
     }

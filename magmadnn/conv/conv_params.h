@@ -34,8 +34,9 @@ struct ConvProblem {
   std::int64_t p = 0, q = 0;                ///< output height, width
   ConvParams geom;
   /// Channel blocks of the activations (conv/layout.h): x (and dx) and y
-  /// (and dy). 0, the default, is NCHW; only oneDNN's algorithm takes
-  /// blocked problems, and the chooser gives them to it without timing.
+  /// (and dy). 0, the default, is NCHW. Only algorithms whose
+  /// reads_blocked() says so take a blocked problem (oneDNN's always); the
+  /// chooser times them where more than one does.
   int x_block = 0, y_block = 0;
 
   Shape x_shape() const { return Shape({n, c, h, w}); }

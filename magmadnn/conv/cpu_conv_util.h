@@ -53,6 +53,22 @@ void bias_grad(const ConvProblem& pr, const T* dy, T* db) {
   });
 }
 
+/// bias_grad for dy in the channel-blocked layout of conv/layout.h
+/// (pr.y_block channels to a block, which divides K).
+template <typename T>
+void bias_grad_blocked(const ConvProblem& pr, const T* dy, T* db) {
+  if (!db) return;
+  const std::int64_t plane = pr.p * pr.q, b = pr.y_block;
+  magmadnn::cpu::parallel_for(pr.k, pr.n * pr.k * plane > kParallelWork, [&](std::int64_t k) {
+    double acc = 0;
+    for (std::int64_t n = 0; n < pr.n; ++n) {
+      const T* p = dy + (n * (pr.k / b) + k / b) * plane * b + k % b;
+      for (std::int64_t i = 0; i < plane; ++i) acc += static_cast<double>(p[i * b]);
+    }
+    db[k] = static_cast<T>(acc);
+  });
+}
+
 /// Registers Algorithm<float> and Algorithm<double> at load time.
 template <template <typename> class Algorithm>
 struct Registrar {

@@ -26,6 +26,7 @@
 
 #include "magmadnn/conv/cpu_conv_util.h"
 #include "magmadnn/conv/sliding_geometry.h"
+#include "magmadnn/core/errors.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && \
     !defined(MAGMADNN_NO_SIMD_CLONES)
@@ -196,6 +197,13 @@ class SlidingConv final : public ConvAlgorithm<T> {
       return pr.k / g.groups <= kMaxChannels && g.pad_h < pr.r && g.pad_w < pr.s;
     return pr.c / g.groups <= kMaxChannels;
   }
+  // The channel-vectorised filter kernel transposes dy into vectors of
+  // output channels anyway, so it reads a blocked dy as cheaply as an NCHW
+  // one: a first layer (NCHW x of few channels) feeding a blocked network
+  // then needs no reorder of dy.
+  bool reads_blocked(const ConvProblem& pr, Pass pass) const override {
+    return pass == Pass::BackwardFilter && pr.x_block == 0 && pr.y_block != 0 && channels_kernel(pr);
+  }
 
   std::size_t workspace_bytes(const ConvProblem& pr, Pass pass) const override {
     const std::int64_t wsize = pr.k * (pr.c / pr.geom.groups) * pr.r * pr.s;
@@ -250,9 +258,15 @@ class SlidingConv final : public ConvAlgorithm<T> {
   void backward_filter(const ConvProblem& pr, const T* x, const T* dy, T* dw, T* db, void* ws) override {
     if (channels_kernel(pr)) {
       backward_filter_channels(pr, x, dy, dw, ws);
-      cpu_detail::bias_grad(pr, dy, db);
+      if (pr.y_block != 0) {
+        cpu_detail::bias_grad_blocked(pr, dy, db);
+      } else {
+        cpu_detail::bias_grad(pr, dy, db);
+      }
       return;
     }
+    MAGMADNN_CHECK(!pr.blocked(), NotSupportedError,
+                   "conv sliding: the row filter kernel reads NCHW only, not " << pr.to_string());
     const Geo g = fwd_geo(pr);
     const std::int64_t dy_row = round_up(pr.q, L);
     C carve(ws);
@@ -312,14 +326,25 @@ class SlidingConv final : public ConvAlgorithm<T> {
     T* dyt = carve.take(pr.n * g.groups * kblocks * L * pq);
     T* part = carve.take(nch * g.groups * kblocks * L * g.ci * taps);
     // dyt[grp, kb, n, pos, lane] = dy[n, grp*co + kb*L + lane, pos], zero past co.
-    const std::int64_t planes = g.groups * kblocks * pr.n;
+    const std::int64_t planes = g.groups * kblocks * pr.n, yb = pr.y_block;
     parallel_for(planes, pr.n * pr.k * pq > cpu_detail::kParallelWork, [&](std::int64_t i) {
       const std::int64_t n = i % pr.n, kb = (i / pr.n) % kblocks, grp = i / (pr.n * kblocks);
       const std::int64_t k0 = kb * L, lanes = std::min<std::int64_t>(L, g.co - k0);
-      const T* src = dy + (n * pr.k + grp * g.co + k0) * pq;
       T* dst = dyt + i * pq * L;
+      if (yb == 0) {
+        const T* src = dy + (n * pr.k + grp * g.co + k0) * pq;
+        for (std::int64_t pos = 0; pos < pq; ++pos)
+          for (std::int64_t l = 0; l < L; ++l) dst[pos * L + l] = l < lanes ? src[l * pq + pos] : T(0);
+        return;
+      }
+      // Blocked dy: channel ch's plane starts at (n * K/B + ch/B) * pq * B + ch % B, its pixels B apart.
+      const T* src[L];
+      for (std::int64_t l = 0; l < lanes; ++l) {
+        const std::int64_t ch = grp * g.co + k0 + l;
+        src[l] = dy + (n * (pr.k / yb) + ch / yb) * pq * yb + ch % yb;
+      }
       for (std::int64_t pos = 0; pos < pq; ++pos)
-        for (std::int64_t l = 0; l < L; ++l) dst[pos * L + l] = l < lanes ? src[l * pq + pos] : T(0);
+        for (std::int64_t l = 0; l < L; ++l) dst[pos * L + l] = l < lanes ? src[l][pos * yb] : T(0);
     });
     sliding::filter_channels<T>(g, in, dyt, nch, part);
     const std::int64_t slice = g.groups * kblocks * g.ci * taps * L;

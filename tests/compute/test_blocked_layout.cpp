@@ -11,6 +11,7 @@
 
 #include "magmadnn/compute/blocked_output.h"
 #include "magmadnn/compute/compute.h"
+#include "magmadnn/conv/algorithm.h"
 #include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/layout.h"
 #include "magmadnn/tensor/math.h"
@@ -297,14 +298,80 @@ TEST(BlockedLayout, AForcedNchwAlgorithmReadsABlockedInput) {
   }
 }
 
-TEST(BlockedLayout, OnlyOneDnnTakesABlockedProblem) {
+TEST(BlockedLayout, OnlyAlgorithmsThatReadTheLayoutsTakeABlockedProblem) {
   conv::ConvProblem pr = conv::make_problem(Shape({2, 16, 6, 6}), Shape({16, 16, 3, 3}), {});
   pr.x_block = pr.y_block = 8;
   EXPECT_NE(pr.to_string().find("blk8,8"), std::string::npos) << pr.to_string();
-  if (conv::find_algorithm<float>(conv::Algo::OneDNN, DeviceKind::CPU) != nullptr) {
+  const bool have_onednn = conv::find_algorithm<float>(conv::Algo::OneDNN, DeviceKind::CPU) != nullptr;
+  if (have_onednn) {
     EXPECT_EQ(conv::choose<float>(pr, conv::Pass::Forward, DeviceKind::CPU, 0, conv::Algo::Auto).id(),
               conv::Algo::OneDNN);
   }
   EXPECT_THROW(conv::choose<float>(pr, conv::Pass::Forward, DeviceKind::CPU, 0, conv::Algo::WinogradF4x4),
                NotSupportedError);
+  // The sliding kernel reads a blocked dy (with NCHW x) in the filter pass only.
+  EXPECT_THROW(conv::choose<float>(pr, conv::Pass::BackwardFilter, DeviceKind::CPU, 0, conv::Algo::Sliding),
+               NotSupportedError);
+  conv::ConvParams pad1;
+  pad1.pad_h = pad1.pad_w = 1;
+  conv::ConvProblem stem = conv::make_problem(Shape({2, 1, 9, 9}), Shape({16, 1, 3, 3}), pad1);
+  stem.y_block = 8;
+  EXPECT_EQ(conv::choose<float>(stem, conv::Pass::BackwardFilter, DeviceKind::CPU, 0, conv::Algo::Sliding).id(),
+            conv::Algo::Sliding);
+  EXPECT_THROW(conv::choose<float>(stem, conv::Pass::Forward, DeviceKind::CPU, 0, conv::Algo::Sliding),
+               NotSupportedError);
+  EXPECT_THROW(conv::choose<float>(stem, conv::Pass::BackwardFilter, DeviceKind::CPU, 0, conv::Algo::Im2colGemm),
+               NotSupportedError);
+  const conv::Algo picked = conv::choose<float>(stem, conv::Pass::BackwardFilter, DeviceKind::CPU, 0).id();
+  EXPECT_TRUE(picked == conv::Algo::Sliding || (have_onednn && picked == conv::Algo::OneDNN))
+      << conv::algo_name(picked);
+}
+
+// The sliding filter pass on a blocked dy (block 8 and 16, NCHW x) gives
+// what it gives on the same dy in NCHW, weights and bias gradient, in
+// double and float, with one and two vectors of output channels and groups.
+TEST(BlockedLayout, TheSlidingFilterPassReadsABlockedGradient) {
+  auto aligned = [](std::vector<unsigned char>& v) {
+    const auto addr = reinterpret_cast<std::uintptr_t>(v.data());
+    return static_cast<void*>(v.data() + (64 - addr % 64) % 64);
+  };
+  auto check = [&](auto zero, const Shape& xs, const Shape& wshape, std::int64_t groups, int b) {
+    using T = decltype(zero);
+    conv::ConvParams geom;
+    geom.pad_h = geom.pad_w = 1;
+    geom.groups = groups;
+    conv::ConvProblem pr = conv::make_problem(xs, wshape, geom);
+    conv::ConvAlgorithm<T>& sl = *conv::find_algorithm<T>(conv::Algo::Sliding, DeviceKind::CPU);
+    const Tensor<T> x = random_tensor<T>(pr.x_shape(), 3), dy = random_tensor<T>(pr.y_shape(), 4);
+    std::vector<T> dw_ref(static_cast<std::size_t>(pr.w_shape().numel())), db_ref(static_cast<std::size_t>(pr.k));
+    std::vector<unsigned char> ws_ref(sl.workspace_bytes(pr, conv::Pass::BackwardFilter) + 64);
+    sl.backward_filter(pr, x.data(), dy.data(), dw_ref.data(), db_ref.data(), aligned(ws_ref));
+    pr.y_block = b;
+    const std::string what = pr.to_string() + (sizeof(T) == 8 ? " double" : " float");
+    ASSERT_TRUE(sl.reads_blocked(pr, conv::Pass::BackwardFilter)) << what;
+    EXPECT_FALSE(sl.reads_blocked(pr, conv::Pass::Forward)) << what;
+    const Tensor<T> dyb = to_blocked_ref(dy, b);
+    std::vector<T> dw(dw_ref.size(), T(7)), db(db_ref.size(), T(7));
+    std::vector<unsigned char> ws(sl.workspace_bytes(pr, conv::Pass::BackwardFilter) + 64);
+    sl.backward_filter(pr, x.data(), dyb.data(), dw.data(), db.data(), aligned(ws));
+    EXPECT_TRUE(close(dw, dw_ref, 0.0, 0.0)) << "weight gradient, " << what;  // the same sums in the same order
+    EXPECT_TRUE(close(db, db_ref, 1e-6, 1e-9)) << "bias gradient, " << what;
+    conv::ConvProblem both = pr;
+    both.x_block = b;
+    EXPECT_FALSE(sl.reads_blocked(both, conv::Pass::BackwardFilter)) << "x blocked too, " << what;
+  };
+  for (const int b : {8, 16}) {
+    for (const bool dbl : {true, false}) {
+      auto run = [&](const Shape& xs, const Shape& ws, std::int64_t groups) {
+        if (dbl) {
+          check(0.0, xs, ws, groups, b);
+        } else {
+          check(0.0f, xs, ws, groups, b);
+        }
+      };
+      run(Shape({3, 1, 12, 12}), Shape({16, 1, 3, 3}), 1);  // resnet's stem
+      run(Shape({2, 3, 7, 9}), Shape({32, 3, 3, 3}), 1);    // two vectors of output channels
+      run(Shape({2, 4, 6, 6}), Shape({16, 2, 3, 3}), 2);    // groups: half a vector each
+    }
+  }
 }

@@ -88,8 +88,9 @@ TEST(OnednnConv, MatchesDirectOnRandomShapes) {
 }
 
 TEST(OnednnConv, WithoutBiasAndTwiceInARow) {
-  // No bias: the primitive is made with one and fed zeros; no bias gradient:
-  // it is written to the workspace. A second call reuses the cached primitive.
+  // No bias, or no bias gradient wanted: a primitive made without one. A
+  // second call reuses the cached primitive; calls with a bias between them
+  // use a primitive of their own and must not disturb it.
   ConvAlgorithm<float>& direct = *find_algorithm<float>(Algo::Direct, DeviceKind::CPU);
   Rng next{91};
   for (int i = 0; i < 10; ++i) {
@@ -107,6 +108,17 @@ TEST(OnednnConv, WithoutBiasAndTwiceInARow) {
       onednn().backward_filter(pr, x.data(), dy.data(), dw.data(), nullptr, ws_b.data());
       EXPECT_LE(rel_err(y, y_ref), 2e-5) << "forward without bias, call " << rep << ", " << pr.to_string();
       EXPECT_LE(rel_err(dw, dw_ref), 2e-5) << "backward filter without bias, call " << rep << ", " << pr.to_string();
+      // The same problem with a bias and a bias gradient.
+      const auto b = random_vec<float>(pr.k, i + 3);
+      std::vector<float> yb_ref(dy.size()), dwb_ref(w.size()), db_ref(b.size());
+      direct.forward(pr, x.data(), w.data(), b.data(), yb_ref.data(), nullptr);
+      direct.backward_filter(pr, x.data(), dy.data(), dwb_ref.data(), db_ref.data(), nullptr);
+      std::vector<float> yb(dy.size(), 7.0f), dwb(w.size(), 7.0f), db(b.size(), 7.0f);
+      onednn().forward(pr, x.data(), w.data(), b.data(), yb.data(), ws_f.data());
+      onednn().backward_filter(pr, x.data(), dy.data(), dwb.data(), db.data(), ws_b.data());
+      EXPECT_LE(rel_err(yb, yb_ref), 2e-5) << "forward with bias, call " << rep << ", " << pr.to_string();
+      EXPECT_LE(rel_err(dwb, dwb_ref), 2e-5) << "backward filter with bias, call " << rep << ", " << pr.to_string();
+      EXPECT_LE(rel_err(db, db_ref), 2e-5) << "bias gradient, call " << rep << ", " << pr.to_string();
     }
   }
 }
