@@ -24,7 +24,9 @@ namespace magmadnn::conv {
 
 /// The channel blocks (conv/layout.h) of a convolution's activations: x and
 /// dx, y and dy. {0, 0}, the default, is NCHW; a blocked convolution runs
-/// on oneDNN (NotSupportedError where an algorithm was forced otherwise).
+/// on an algorithm that reads its layouts (ConvAlgorithm::reads_blocked:
+/// oneDNN, or the sliding kernel's filter pass for NCHW x and a blocked dy;
+/// NotSupportedError where an algorithm that does not was forced).
 struct Blocks {
   int x = 0, y = 0;
 };
