@@ -11,9 +11,10 @@
 ///
 /// Pointers are dense NCHW arrays (or, in a blocked problem, which an
 /// algorithm is given only where reads_blocked() says it takes it, the
-/// blocked layouts of conv/layout.h) in the memory of the algorithm's device (host for DeviceKind::CPU, device
-/// memory for CUDA); the workspace is at least workspace_bytes() bytes of
-/// that memory, or null when that is 0.
+/// blocked layouts of conv/layout.h) in the memory of the algorithm's
+/// device (host for DeviceKind::CPU, device memory for CUDA); the workspace
+/// is at least workspace_bytes() bytes of that memory, or null when that
+/// is 0.
 /// Outputs are overwritten, never accumulated into; they do not alias inputs.
 #pragma once
 

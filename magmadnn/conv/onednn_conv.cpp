@@ -8,7 +8,7 @@
 // the caller's workspace. Where oneDNN's layout is the caller's, no reorder
 // is made: a network that keeps blocked activations reorders only weights.
 // The primitives, their reorders and the workspace layout are made once per
-// (problem, pass, ReLU) and cached, so a training step creates nothing; the
+// (problem, pass, ReLU, bias) and cached, so a training step creates nothing; the
 // first call of a problem (the chooser's warm-up) pays for the creation.
 // A call without a bias (forward) or without a wanted bias gradient (filter
 // pass) gets a primitive made without one: oneDNN's filter pass sums the
