@@ -89,17 +89,11 @@ bool takes(const ConvAlgorithm<T>& a, const ConvProblem& pr, Pass pass) {
 }
 
 template <typename T>
-std::vector<ConvAlgorithm<T>*> candidates(const ConvProblem& pr, Pass pass, DeviceKind device, std::size_t limit) {
+Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, std::size_t limit) {
   std::vector<ConvAlgorithm<T>*> cands;
   for (ConvAlgorithm<T>* a : algorithms<T>(device)) {
     if (takes(*a, pr, pass) && a->workspace_bytes(pr, pass) <= limit) cands.push_back(a);
   }
-  return cands;
-}
-
-template <typename T>
-Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, std::size_t limit) {
-  std::vector<ConvAlgorithm<T>*> cands = candidates<T>(pr, pass, device, limit);
   if (cands.size() > 1 && pr.macs() > kDirectTimingMacs) {
     std::erase_if(cands, [](auto* a) { return a->id() == Algo::Direct; });
   }
@@ -164,10 +158,16 @@ template <typename T>
 ConvAlgorithm<T>& choose(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev, Algo requested) {
   if (pr.blocked()) {
     // A requested algorithm must read the layouts (forced() says so
-    // otherwise); with one reader there is nothing to time.
+    // otherwise). With one reader there is nothing to time, and it is
+    // taken as a forced one is, without asking for its workspace: this
+    // runs at every pass of every step.
     if (requested != Algo::Auto) return forced<T>(requested, pr, pass, device, dev);
-    const std::vector<ConvAlgorithm<T>*> readers = candidates<T>(pr, pass, device, workspace_limit());
-    if (readers.size() == 1) return *readers.front();
+    ConvAlgorithm<T>* reader = nullptr;
+    int readers = 0;
+    for (ConvAlgorithm<T>* a : algorithms<T>(device)) {
+      if (takes(*a, pr, pass)) reader = a, ++readers;
+    }
+    if (readers == 1) return *reader;
   }
   const Algo force = requested != Algo::Auto ? requested : forced_algorithm();
   if (force != Algo::Auto) return forced<T>(force, pr, pass, device, dev);

@@ -326,25 +326,20 @@ class SlidingConv final : public ConvAlgorithm<T> {
     T* dyt = carve.take(pr.n * g.groups * kblocks * L * pq);
     T* part = carve.take(nch * g.groups * kblocks * L * g.ci * taps);
     // dyt[grp, kb, n, pos, lane] = dy[n, grp*co + kb*L + lane, pos], zero past co.
-    const std::int64_t planes = g.groups * kblocks * pr.n, yb = pr.y_block;
+    // In dy's layout with channel block b (1 for NCHW), channel ch's plane
+    // starts at (n * K/b + ch/b) * pq * b + ch % b, its pixels b apart.
+    const std::int64_t planes = g.groups * kblocks * pr.n, b = pr.y_block != 0 ? pr.y_block : 1;
     parallel_for(planes, pr.n * pr.k * pq > cpu_detail::kParallelWork, [&](std::int64_t i) {
       const std::int64_t n = i % pr.n, kb = (i / pr.n) % kblocks, grp = i / (pr.n * kblocks);
       const std::int64_t k0 = kb * L, lanes = std::min<std::int64_t>(L, g.co - k0);
       T* dst = dyt + i * pq * L;
-      if (yb == 0) {
-        const T* src = dy + (n * pr.k + grp * g.co + k0) * pq;
-        for (std::int64_t pos = 0; pos < pq; ++pos)
-          for (std::int64_t l = 0; l < L; ++l) dst[pos * L + l] = l < lanes ? src[l * pq + pos] : T(0);
-        return;
-      }
-      // Blocked dy: channel ch's plane starts at (n * K/B + ch/B) * pq * B + ch % B, its pixels B apart.
       const T* src[L];
       for (std::int64_t l = 0; l < lanes; ++l) {
         const std::int64_t ch = grp * g.co + k0 + l;
-        src[l] = dy + (n * (pr.k / yb) + ch / yb) * pq * yb + ch % yb;
+        src[l] = dy + (n * (pr.k / b) + ch / b) * pq * b + ch % b;
       }
       for (std::int64_t pos = 0; pos < pq; ++pos)
-        for (std::int64_t l = 0; l < L; ++l) dst[pos * L + l] = l < lanes ? src[l][pos * yb] : T(0);
+        for (std::int64_t l = 0; l < L; ++l) dst[pos * L + l] = l < lanes ? src[l][pos * b] : T(0);
     });
     sliding::filter_channels<T>(g, in, dyt, nch, part);
     const std::int64_t slice = g.groups * kblocks * g.ci * taps * L;
