@@ -15,13 +15,21 @@
 // Tiles are processed in blocks sized so that the transformed tiles of a block
 // stay within a few MiB; the workspace is the transformed filters plus one
 // block.
+//
+// Blocked problems (float, F(2x2) only): all three passes go to the fused
+// kernels of winograd_blocked.h, which read and write the channel-blocked
+// layouts directly.
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <type_traits>
 
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/cpu/simd_clones.h"
 #include "magmadnn/conv/cpu_conv_util.h"
+#include "magmadnn/conv/winograd_blocked.h"
 #include "magmadnn/conv/winograd_transform.h"
+#include "magmadnn/core/errors.h"
 
 namespace magmadnn::conv {
 namespace {
@@ -279,13 +287,26 @@ class WinogradConv final : public ConvAlgorithm<T> {
     const auto& g = pr.geom;
     return pr.r == 3 && pr.s == 3 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1;
   }
+  bool reads_blocked(const ConvProblem& pr, Pass pass) const override {
+    return supports(pr, pass) && blocked_geometry(pr, pass) != std::nullopt;
+  }
   std::size_t workspace_bytes(const ConvProblem& pr, Pass pass) const override {
+    if (pr.blocked()) {
+      const auto geo = blocked_geometry(pr, pass);
+      if (!geo) return 0;  // not taken: forced, it throws
+      return pass == Pass::BackwardFilter ? winograd_blocked::filter_pass_bytes(*geo)
+                                          : winograd_blocked::filter_bytes(pr.c, pr.k);
+    }
     const std::int64_t G = pr.geom.groups, cg = pr.c / G, kg = pr.k / G;
     if (pass == Pass::BackwardData) return W::workspace(G, data_tiling(pr).tiles(), kg, cg);
     return W::workspace(G, fwd_tiling(pr).tiles(), cg, kg);
   }
 
   void forward(const ConvProblem& pr, const T* x, const T* w, const T* bias, T* y, void* ws) override {
+    if (pr.blocked()) {
+      run_blocked(pr, Pass::Forward, x, w, bias, false, y, ws);
+      return;
+    }
     const std::int64_t G = pr.geom.groups, cg = pr.c / G, kg = pr.k / G;
     const Tiling tl = fwd_tiling(pr);
     // The lambdas copy U in: Clang before 16 cannot capture a structured binding.
@@ -298,7 +319,18 @@ class WinogradConv final : public ConvAlgorithm<T> {
     W::run_forward(tl, G, cg, kg, U, x, bias, y, V, Mo);
   }
 
+  // Only the blocked kernel applies the ReLU as it writes y.
+  bool forward_relu(const ConvProblem& pr, const T* x, const T* w, const T* bias, T* y, void* ws) override {
+    if (!pr.blocked()) return false;
+    run_blocked(pr, Pass::Forward, x, w, bias, true, y, ws);
+    return true;
+  }
+
   void backward_data(const ConvProblem& pr, const T* dy, const T* w, T* dx, void* ws) override {
+    if (pr.blocked()) {
+      run_blocked(pr, Pass::BackwardData, dy, w, nullptr, false, dx, ws);
+      return;
+    }
     const std::int64_t G = pr.geom.groups, cg = pr.c / G, kg = pr.k / G;
     const Tiling tl = data_tiling(pr);
     auto [U, V, Mo] = carve(ws, G, tl.tiles(), kg, cg);
@@ -311,6 +343,16 @@ class WinogradConv final : public ConvAlgorithm<T> {
   }
 
   void backward_filter(const ConvProblem& pr, const T* x, const T* dy, T* dw, T* db, void* ws) override {
+    if (pr.blocked()) {
+      const auto geo = blocked_geometry(pr, Pass::BackwardFilter);
+      MAGMADNN_CHECK(geo.has_value(), NotSupportedError,
+                     "conv " << algo_name(id()) << ": the backward_filter pass does not read " << pr.to_string());
+      if constexpr (std::is_same_v<T, float>) {
+        winograd_blocked::run_filter(*geo, x, dy, dw, ws);
+        cpu_detail::bias_grad_blocked(pr, dy, db);
+      }
+      return;
+    }
     const std::int64_t G = pr.geom.groups, cg = pr.c / G, kg = pr.k / G;
     const Tiling tl = fwd_tiling(pr);
     auto [dU, V, Z] = carve(ws, G, tl.tiles(), cg, kg);
@@ -324,6 +366,35 @@ class WinogradConv final : public ConvAlgorithm<T> {
   }
 
  private:
+  // The blocked kernels' view of `pass` (the data pass is a forward pass
+  // from dy, with the filters rotated and padding 2 - pad; the filter pass
+  // sees the forward geometry), or none where they do not apply: double,
+  // F(4x4), groups, or a layout they cannot read.
+  static std::optional<winograd_blocked::Geometry> blocked_geometry(const ConvProblem& pr, Pass pass) {
+    if (!std::is_same_v<T, float> || M != 2 || pr.geom.groups != 1) return std::nullopt;
+    const auto& g = pr.geom;
+    const winograd_blocked::Geometry geo =
+        pass != Pass::BackwardData
+            ? winograd_blocked::Geometry{pr.n, pr.c, pr.k, pr.h, pr.w, pr.p, pr.q, g.pad_h, g.pad_w, pr.x_block,
+                                         pr.y_block}
+            : winograd_blocked::Geometry{pr.n, pr.k, pr.c, pr.p, pr.q, pr.h, pr.w, 2 - g.pad_h, 2 - g.pad_w,
+                                         pr.y_block, pr.x_block};
+    if (!winograd_blocked::applies(geo)) return std::nullopt;
+    return geo;
+  }
+  void run_blocked(const ConvProblem& pr, Pass pass, const T* in, const T* w, const T* bias, bool relu, T* out,
+                   void* ws) {
+    const auto geo = blocked_geometry(pr, pass);
+    MAGMADNN_CHECK(geo.has_value(), NotSupportedError,
+                   "conv " << algo_name(id()) << ": the " << pass_name(pass) << " pass does not read "
+                           << pr.to_string());
+    if constexpr (std::is_same_v<T, float>) {
+      auto* U = static_cast<float*>(ws);
+      winograd_blocked::transform_filters(w, pr.k, pr.c, pass == Pass::BackwardData, U);
+      winograd_blocked::run(*geo, U, in, bias, relu, out);
+    }
+  }
+
   static Tiling fwd_tiling(const ConvProblem& pr) {
     return {pr.n, pr.h, pr.w, pr.p, pr.q, pr.geom.pad_h, pr.geom.pad_w, (pr.p + M - 1) / M, (pr.q + M - 1) / M};
   }

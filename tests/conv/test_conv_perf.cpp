@@ -152,7 +152,7 @@ TEST(ConvPerf, ChoosersPickIsWithinTenPercentOfTheFastestOnLenet5Layers) {
 // stem and blocks at 16, 32 and 64 channels, the strided 3x3s and the 1x1
 // projections; and the stem as the network runs it where blocked layouts
 // are kept (NCHW x, blocked y and dy: its filter pass is timed between
-// oneDNN and the sliding kernel).
+// oneDNN and the sliding kernel), and the 3x3 blocks on blocked layouts.
 TEST(ConvPerf, ChoosersPickIsWithinTenPercentOfTheFastestOnResnetLayers) {
   ConvParams pad1, pad1s2, s2;
   pad1.pad_h = pad1.pad_w = 1;
@@ -171,6 +171,16 @@ TEST(ConvPerf, ChoosersPickIsWithinTenPercentOfTheFastestOnResnetLayers) {
       {"block64", make_problem(Shape{128, 64, 7, 7}, Shape{64, 64, 3, 3}, pad1)},
       {"proj64", make_problem(Shape{128, 32, 14, 14}, Shape{64, 32, 1, 1}, s2)},
   };
-  if (stem_blocked.y_block != 0) layers.emplace_back("stem, dy blocked", stem_blocked);
+  if (stem_blocked.y_block != 0) {
+    layers.emplace_back("stem, dy blocked", stem_blocked);
+    // The 3x3 blocks as the network runs them, where Winograd F(2x2) and
+    // oneDNN both read the layouts (forward and data passes).
+    for (const char* name : {"block16", "block32", "block64"}) {
+      auto it = std::find_if(layers.begin(), layers.end(), [&](const auto& l) { return l.first == name; });
+      ConvProblem pr = it->second;
+      pr.x_block = pr.y_block = blocked_layout_block();
+      layers.emplace_back(std::string(name) + ", blocked", pr);
+    }
+  }
   expect_picks_within_ten_percent("resnet", layers);
 }
