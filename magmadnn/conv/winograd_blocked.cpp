@@ -1,8 +1,8 @@
 // Fused Winograd F(2x2, 3x3) on the blocked layouts (winograd_blocked.h
-// says what and why). The kernel is compiled twice: for x86-64-v3 (AVX2 and
-// FMA, the machines whose blocked layout has 8 channels) and for the
-// build's baseline, which runs where AVX2 is missing (a forced
-// MAGMADNN_BLOCKED_LAYOUT) and is correct, only slower.
+// says what and why). The kernels are compiled twice: for x86-64-v3 (AVX2
+// and FMA; an AVX-512 machine runs them too, its blocks of 16 channels as
+// two vectors of 8) and for the build's baseline, which runs where AVX2 is
+// missing (a forced MAGMADNN_BLOCKED_LAYOUT) and is correct, only slower.
 #include "magmadnn/conv/winograd_blocked.h"
 
 #include <algorithm>
