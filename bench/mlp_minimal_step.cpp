@@ -1,6 +1,6 @@
 // How close can any framework come to the GEMM floor (gemm_floor.cpp) on the
-// MagmaDNN paper's MLP at N = 1? This program is the answer's upper bound on
-// the CPU: a training step written by hand against oneDNN, with no graph,
+// MagmaDNN paper's MLP at N = 1? This program measures it on the CPU: a
+// training step written by hand against oneDNN, with no graph,
 // no tensors and no allocation, doing only what every step must do beyond
 // the floor's five products:
 //   - gather the batch's 100 shuffled rows of the data set (float, as the
@@ -205,8 +205,8 @@ int main(int argc, char** argv) {
     std::printf("| %d | %.3f | %.3f | %.3f |\n", r + 1, full, prod, full / prod);
   }
   std::sort(ratios.begin(), ratios.end());
-  std::printf("\nmedian ratio %.3f (range %.3f-%.3f); W0[0] = %g (the weights trained: %s)\n", ratios[ratios.size() / 2],
-              ratios.front(), ratios.back(), static_cast<double>(net.w0[0]),
+  std::printf("\nmedian ratio %.3f (range %.3f-%.3f); W0[0] = %g (the weights trained: %s)\n",
+              ratios[ratios.size() / 2], ratios.front(), ratios.back(), static_cast<double>(net.w0[0]),
               std::isfinite(net.w0[0]) ? "finite" : "NOT FINITE");
   return 0;
 }

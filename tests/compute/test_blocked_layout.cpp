@@ -406,57 +406,63 @@ TEST(BlockedLayout, WinogradF2x2ReadsTheBlockedLayoutsInAllThreePasses) {
       {Shape({2, 16, 5, 5}), Shape({8, 16, 3, 3}), 2, 8},      // padding 2 (the data pass's is 0)
       {Shape({3, 16, 1, 1}), Shape({16, 16, 3, 3}), 1, 16},    // 1 x 1 images
   };
-  for (const bool baseline : {false, true})
-  for (const Case& c : cases) {
-    conv::winograd_blocked::use_baseline_kernel_for_testing(baseline);
-    conv::ConvParams geom;
-    geom.pad_h = geom.pad_w = c.pad;
-    conv::ConvProblem plain = conv::make_problem(c.x, c.w, geom);
-    conv::ConvProblem blocked = plain;
-    blocked.x_block = blocked.y_block = c.b;
-    const std::string what = blocked.to_string() + (baseline ? ", baseline kernel" : "");
-    ASSERT_TRUE(wino.reads_blocked(blocked, conv::Pass::Forward)) << what;
-    ASSERT_TRUE(wino.reads_blocked(blocked, conv::Pass::BackwardData)) << what;
-    ASSERT_TRUE(wino.reads_blocked(blocked, conv::Pass::BackwardFilter)) << what;
-    const Tensor<float> x = random_tensor<float>(plain.x_shape(), 5), w = random_tensor<float>(plain.w_shape(), 6);
-    const Tensor<float> bias = random_tensor<float>(Shape({plain.k}), 7);
-    const Tensor<float> dy = random_tensor<float>(plain.y_shape(), 8);
-    std::vector<float> y_ref(static_cast<std::size_t>(plain.y_shape().numel()));
-    std::vector<float> dx_ref(static_cast<std::size_t>(plain.x_shape().numel()));
-    std::vector<float> dw_ref(static_cast<std::size_t>(plain.w_shape().numel())), db_ref(plain.k);
-    std::vector<unsigned char> ws_ref(direct.workspace_bytes(plain, conv::Pass::Forward) +
-                                      direct.workspace_bytes(plain, conv::Pass::BackwardData) +
-                                      direct.workspace_bytes(plain, conv::Pass::BackwardFilter) + 64);
-    direct.forward(plain, x.data(), w.data(), bias.data(), y_ref.data(), aligned(ws_ref));
-    direct.backward_data(plain, dy.data(), w.data(), dx_ref.data(), aligned(ws_ref));
-    direct.backward_filter(plain, x.data(), dy.data(), dw_ref.data(), db_ref.data(), aligned(ws_ref));
-    std::vector<float> relu_ref = y_ref;
-    for (float& v : relu_ref) v = v > 0.f ? v : 0.f;
+  // The baseline kernels stay selected only inside the scope, even when an
+  // assertion leaves it early.
+  struct KernelChoice {
+    explicit KernelChoice(bool baseline) { conv::winograd_blocked::use_baseline_kernel_for_testing(baseline); }
+    ~KernelChoice() { conv::winograd_blocked::use_baseline_kernel_for_testing(false); }
+  };
+  for (const bool baseline : {false, true}) {
+    const KernelChoice kernels(baseline);
+    for (const Case& c : cases) {
+      conv::ConvParams geom;
+      geom.pad_h = geom.pad_w = c.pad;
+      conv::ConvProblem plain = conv::make_problem(c.x, c.w, geom);
+      conv::ConvProblem blocked = plain;
+      blocked.x_block = blocked.y_block = c.b;
+      const std::string what = blocked.to_string() + (baseline ? ", baseline kernel" : "");
+      ASSERT_TRUE(wino.reads_blocked(blocked, conv::Pass::Forward)) << what;
+      ASSERT_TRUE(wino.reads_blocked(blocked, conv::Pass::BackwardData)) << what;
+      ASSERT_TRUE(wino.reads_blocked(blocked, conv::Pass::BackwardFilter)) << what;
+      const Tensor<float> x = random_tensor<float>(plain.x_shape(), 5), w = random_tensor<float>(plain.w_shape(), 6);
+      const Tensor<float> bias = random_tensor<float>(Shape({plain.k}), 7);
+      const Tensor<float> dy = random_tensor<float>(plain.y_shape(), 8);
+      std::vector<float> y_ref(static_cast<std::size_t>(plain.y_shape().numel()));
+      std::vector<float> dx_ref(static_cast<std::size_t>(plain.x_shape().numel()));
+      std::vector<float> dw_ref(static_cast<std::size_t>(plain.w_shape().numel())), db_ref(plain.k);
+      std::vector<unsigned char> ws_ref(direct.workspace_bytes(plain, conv::Pass::Forward) +
+                                        direct.workspace_bytes(plain, conv::Pass::BackwardData) +
+                                        direct.workspace_bytes(plain, conv::Pass::BackwardFilter) + 64);
+      direct.forward(plain, x.data(), w.data(), bias.data(), y_ref.data(), aligned(ws_ref));
+      direct.backward_data(plain, dy.data(), w.data(), dx_ref.data(), aligned(ws_ref));
+      direct.backward_filter(plain, x.data(), dy.data(), dw_ref.data(), db_ref.data(), aligned(ws_ref));
+      std::vector<float> relu_ref = y_ref;
+      for (float& v : relu_ref) v = v > 0.f ? v : 0.f;
 
-    const Tensor<float> xb = to_blocked_ref(x, c.b), dyb = to_blocked_ref(dy, c.b);
-    auto garbage = [](const Shape& s) {  // outputs must be overwritten
-      return Tensor<float>::from_vector(s, std::vector<float>(static_cast<std::size_t>(s.numel()), 7.f), HOST);
-    };
-    Tensor<float> yb = garbage(plain.y_shape()), dxb = garbage(plain.x_shape());
-    std::vector<unsigned char> ws(std::max({wino.workspace_bytes(blocked, conv::Pass::Forward),
-                                            wino.workspace_bytes(blocked, conv::Pass::BackwardData),
-                                            wino.workspace_bytes(blocked, conv::Pass::BackwardFilter)}) +
-                                  64);
-    wino.forward(blocked, xb.data(), w.data(), bias.data(), yb.mutable_data(), aligned(ws));
-    EXPECT_TRUE(close(to_plain_ref(yb, c.b).to_vector(), y_ref, 1e-4, 1e-4)) << "forward, " << what;
-    yb = garbage(plain.y_shape());
-    ASSERT_TRUE(wino.forward_relu(blocked, xb.data(), w.data(), bias.data(), yb.mutable_data(), aligned(ws))) << what;
-    EXPECT_TRUE(close(to_plain_ref(yb, c.b).to_vector(), relu_ref, 1e-4, 1e-4)) << "forward + ReLU, " << what;
-    wino.backward_data(blocked, dyb.data(), w.data(), dxb.mutable_data(), aligned(ws));
-    EXPECT_TRUE(close(to_plain_ref(dxb, c.b).to_vector(), dx_ref, 1e-4, 1e-4)) << "data pass, " << what;
-    std::vector<float> dw(dw_ref.size(), 7.f), db(db_ref.size(), 7.f);
-    wino.backward_filter(blocked, xb.data(), dyb.data(), dw.data(), db.data(), aligned(ws));
-    // A weight gradient sums n x h x w products: its tolerance scales with them.
-    const double sums = static_cast<double>(c.x[0] * c.x[2] * c.x[3]);
-    EXPECT_TRUE(close(dw, dw_ref, 1e-4, 1e-5 * sums)) << "filter pass, " << what;
-    EXPECT_TRUE(close(db, db_ref, 1e-5, 1e-6 * sums)) << "bias gradient, " << what;
+      const Tensor<float> xb = to_blocked_ref(x, c.b), dyb = to_blocked_ref(dy, c.b);
+      auto garbage = [](const Shape& s) {  // outputs must be overwritten
+        return Tensor<float>::from_vector(s, std::vector<float>(static_cast<std::size_t>(s.numel()), 7.f), HOST);
+      };
+      Tensor<float> yb = garbage(plain.y_shape()), dxb = garbage(plain.x_shape());
+      std::vector<unsigned char> ws(std::max({wino.workspace_bytes(blocked, conv::Pass::Forward),
+                                              wino.workspace_bytes(blocked, conv::Pass::BackwardData),
+                                              wino.workspace_bytes(blocked, conv::Pass::BackwardFilter)}) +
+                                    64);
+      wino.forward(blocked, xb.data(), w.data(), bias.data(), yb.mutable_data(), aligned(ws));
+      EXPECT_TRUE(close(to_plain_ref(yb, c.b).to_vector(), y_ref, 1e-4, 1e-4)) << "forward, " << what;
+      yb = garbage(plain.y_shape());
+      ASSERT_TRUE(wino.forward_relu(blocked, xb.data(), w.data(), bias.data(), yb.mutable_data(), aligned(ws))) << what;
+      EXPECT_TRUE(close(to_plain_ref(yb, c.b).to_vector(), relu_ref, 1e-4, 1e-4)) << "forward + ReLU, " << what;
+      wino.backward_data(blocked, dyb.data(), w.data(), dxb.mutable_data(), aligned(ws));
+      EXPECT_TRUE(close(to_plain_ref(dxb, c.b).to_vector(), dx_ref, 1e-4, 1e-4)) << "data pass, " << what;
+      std::vector<float> dw(dw_ref.size(), 7.f), db(db_ref.size(), 7.f);
+      wino.backward_filter(blocked, xb.data(), dyb.data(), dw.data(), db.data(), aligned(ws));
+      // A weight gradient sums n x h x w products: its tolerance scales with them.
+      const double sums = static_cast<double>(c.x[0] * c.x[2] * c.x[3]);
+      EXPECT_TRUE(close(dw, dw_ref, 1e-4, 1e-5 * sums)) << "filter pass, " << what;
+      EXPECT_TRUE(close(db, db_ref, 1e-5, 1e-6 * sums)) << "bias gradient, " << what;
+    }
   }
-  conv::winograd_blocked::use_baseline_kernel_for_testing(false);
   conv::ConvProblem blocked = conv::make_problem(Shape({2, 16, 8, 8}), Shape({16, 16, 3, 3}), {});
   blocked.x_block = blocked.y_block = 8;
   conv::ConvAlgorithm<float>& f4 = *conv::find_algorithm<float>(conv::Algo::WinogradF4x4, DeviceKind::CPU);

@@ -174,7 +174,7 @@ TEST(ConvPerf, ChoosersPickIsWithinTenPercentOfTheFastestOnResnetLayers) {
   if (stem_blocked.y_block != 0) {
     layers.emplace_back("stem, dy blocked", stem_blocked);
     // The 3x3 blocks as the network runs them, where Winograd F(2x2) and
-    // oneDNN both read the layouts (forward and data passes).
+    // oneDNN both read the layouts.
     for (const char* name : {"block16", "block32", "block64"}) {
       auto it = std::find_if(layers.begin(), layers.end(), [&](const auto& l) { return l.first == name; });
       ConvProblem pr = it->second;
