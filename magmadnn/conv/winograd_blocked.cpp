@@ -36,10 +36,12 @@ namespace {
 struct BufferTag {};
 std::atomic<bool> force_baseline{false};
 
-bool has_avx2() noexcept {
+// Whether the x86-64-v3 kernels run: the CPU has AVX2 and FMA, and no test
+// asked for the baseline ones.
+bool use_v3() noexcept {
 #ifdef MAGMADNN_WINOGRAD_BLOCKED_V3
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
+  static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has_avx2 && !force_baseline.load(std::memory_order_relaxed);
 #else
   return false;
 #endif
@@ -90,7 +92,7 @@ void transform_filters(const float* w, std::int64_t k, std::int64_t c, bool rota
 void run(const Geometry& g, const float* U, const float* x, const float* bias, bool relu, float* y) {
   const std::int64_t tiles = tiles_of(g), tasks = tasks_of(g);
   const std::size_t buffer = static_cast<std::size_t>(16 * kTiles * (g.cin + g.cout)) * sizeof(float);
-  const bool v3 = has_avx2() && !force_baseline.load(std::memory_order_relaxed);
+  const bool v3 = use_v3();
   cpu::parallel_for(tasks, tasks > 1, [&](std::int64_t t) {
     auto* V = static_cast<float*>(cpu::thread_buffer<BufferTag>(buffer, "conv winograd_f2x2 (blocked)"));
     float* M = V + 16 * kTiles * g.cin;
@@ -126,7 +128,7 @@ void run_filter(const Geometry& g, const float* x, const float* dy, float* dw, v
   const std::int64_t per_chunk = 16 * g.cin * g.cout;
   const std::size_t buffer = static_cast<std::size_t>(16 * kTiles * (g.cin + g.cout)) * sizeof(float);
   auto* dU = static_cast<float*>(workspace);
-  const bool v3 = has_avx2() && !force_baseline.load(std::memory_order_relaxed);
+  const bool v3 = use_v3();
   cpu::parallel_for(chunks, chunks > 1, [&](std::int64_t ch) {
     auto* V = static_cast<float*>(cpu::thread_buffer<BufferTag>(buffer, "conv winograd_f2x2 (blocked)"));
     float* Z = V + 16 * kTiles * g.cin;

@@ -344,11 +344,9 @@ class WinogradConv final : public ConvAlgorithm<T> {
 
   void backward_filter(const ConvProblem& pr, const T* x, const T* dy, T* dw, T* db, void* ws) override {
     if (pr.blocked()) {
-      const auto geo = blocked_geometry(pr, Pass::BackwardFilter);
-      MAGMADNN_CHECK(geo.has_value(), NotSupportedError,
-                     "conv " << algo_name(id()) << ": the backward_filter pass does not read " << pr.to_string());
+      const winograd_blocked::Geometry geo = checked_geometry(pr, Pass::BackwardFilter);
       if constexpr (std::is_same_v<T, float>) {
-        winograd_blocked::run_filter(*geo, x, dy, dw, ws);
+        winograd_blocked::run_filter(geo, x, dy, dw, ws);
         cpu_detail::bias_grad_blocked(pr, dy, db);
       }
       return;
@@ -382,16 +380,22 @@ class WinogradConv final : public ConvAlgorithm<T> {
     if (!winograd_blocked::applies(geo)) return std::nullopt;
     return geo;
   }
-  void run_blocked(const ConvProblem& pr, Pass pass, const T* in, const T* w, const T* bias, bool relu, T* out,
-                   void* ws) {
+  // blocked_geometry(), or NotSupportedError naming the pass and problem.
+  winograd_blocked::Geometry checked_geometry(const ConvProblem& pr, Pass pass) const {
     const auto geo = blocked_geometry(pr, pass);
     MAGMADNN_CHECK(geo.has_value(), NotSupportedError,
                    "conv " << algo_name(id()) << ": the " << pass_name(pass) << " pass does not read "
                            << pr.to_string());
+    return *geo;
+  }
+  // The forward (with the ReLU or not) or data pass of a blocked problem.
+  void run_blocked(const ConvProblem& pr, Pass pass, const T* in, const T* w, const T* bias, bool relu, T* out,
+                   void* ws) {
+    const winograd_blocked::Geometry geo = checked_geometry(pr, pass);
     if constexpr (std::is_same_v<T, float>) {
       auto* U = static_cast<float*>(ws);
       winograd_blocked::transform_filters(w, pr.k, pr.c, pass == Pass::BackwardData, U);
-      winograd_blocked::run(*geo, U, in, bias, relu, out);
+      winograd_blocked::run(geo, U, in, bias, relu, out);
     }
   }
 
