@@ -98,15 +98,14 @@ namespace {
 
 // Blocked batch normalisation against the plain one on the same values.
 template <typename T>
-void check_batchnorm(int b, bool skip_on, bool relu, bool training, double rtol, double atol) {
-  SCOPED_TRACE(::testing::Message() << "block " << b << (skip_on ? " skip" : "") << (relu ? " relu" : "")
-                                    << (training ? " training" : " inference"));
-  const Shape s{5, 2 * b, 3, 4};
-  const std::int64_t c = s[1];
+void check_batchnorm(int b, const Shape& s, bool skip_on, bool relu, bool training, double rtol, double atol) {
+  SCOPED_TRACE(::testing::Message() << "shape " << s.to_string() << " block " << b << (skip_on ? " skip" : "")
+                                    << (relu ? " relu" : "") << (training ? " training" : " inference"));
+  const std::int64_t c = s[1], r = s[2] * s[3];
   // Channel means far from 0 and spreads that differ, as after a convolution.
   Tensor<T> x = random_tensor<T>(s, 11, -1.0, 1.0);
   auto xv = x.to_vector();
-  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = xv[i] * T(1 + (i / 12) % 3) + T(((i / 12) % c) * 0.5);
+  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = xv[i] * T(1 + (i / r) % 3) + T(((i / r) % c) * 0.5);
   x = Tensor<T>::from_vector(s, xv, HOST);
   const Tensor<T> skip = random_tensor<T>(s, 12), g = random_tensor<T>(s, 13);
   const Tensor<T> gamma = random_tensor<T>({c}, 14, 0.5, 1.5), beta = random_tensor<T>({c}, 15);
@@ -150,11 +149,15 @@ void check_batchnorm(int b, bool skip_on, bool relu, bool training, double rtol,
 // them, in double to the last bits of the sums' order.
 TEST(BlockedLayout, BatchNormEqualsThePlainKernelsForwardAndBackward) {
   for (int b : {8, 16}) {
-    for (bool skip : {false, true}) {
-      for (bool relu : {false, true}) {
-        for (bool training : {true, false}) {
-          check_batchnorm<double>(b, skip, relu, training, 1e-11, 1e-12);
-          check_batchnorm<float>(b, skip, relu, training, 2e-4, 2e-5);
+    // Images of 12 pixels, and of 323: past one chunk of the sums (256
+    // pixels), with an odd pixel at the end of each chunk's pairs.
+    for (const Shape& s : {Shape{5, 2 * b, 3, 4}, Shape{3, b, 17, 19}}) {
+      for (bool skip : {false, true}) {
+        for (bool relu : {false, true}) {
+          for (bool training : {true, false}) {
+            check_batchnorm<double>(b, s, skip, relu, training, 1e-11, 1e-12);
+            check_batchnorm<float>(b, s, skip, relu, training, 2e-4, 2e-5);
+          }
         }
       }
     }

@@ -6,9 +6,14 @@
 // may be the only one (16 channels at AVX-512's B = 16), so the sums are
 // split over pieces of the batch too: kPieces fixed pieces, added in piece
 // order, keep the result independent of the thread count. The sums are
-// double, shifted by each channel's first value as in the plain kernel.
+// shifted by each channel's first value as in the plain kernel, and kept in
+// double across chunks of kChunk pixels; within a chunk they run in T, one
+// vector of B lanes, so that the loop is a handful of vector instructions a
+// pixel. (Written in double throughout, GCC mixed scalar and vector code and
+// spilled, and the sums took as long as the passes that also write.)
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -29,33 +34,63 @@ struct Piece {
 };
 Piece piece(std::int64_t n, std::int64_t pieces, std::int64_t p) { return {n * p / pieces, n * (p + 1) / pieces}; }
 
+// Pixels a chunk of the T-precision sums may hold before they are added
+// into double: float's rounding over 256 terms stays near 1e-5 of the sum's
+// magnitude, where the shifted sums are small.
+constexpr std::int64_t kChunk = 256;
+
+// One pixel of a block: B lanes of T, as a vector GCC and Clang lower to
+// the target's registers (one ymm for 8 floats on AVX2).
+template <typename T, int B>
+struct LanesOf {
+  typedef T type __attribute__((vector_size(B * sizeof(T))));  // an alias template drops the attribute
+};
+template <typename T, int B>
+using Lanes = typename LanesOf<T, B>::type;
+
+template <typename V, typename T>
+[[gnu::always_inline]] inline V load(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+template <typename V, typename T>
+[[gnu::always_inline]] inline void store(T* p, V v) {
+  std::memcpy(p, &v, sizeof(V));
+}
+template <typename V>
+[[gnu::always_inline]] inline V splat(const double* a) {
+  V v;
+  for (int l = 0; l < static_cast<int>(sizeof(V) / sizeof(v[0])); ++l) v[l] = static_cast<decltype(+v[0])>(a[l]);
+  return v;
+}
+template <typename V>
+[[gnu::always_inline]] inline void add_into(double* a, V v) {
+  for (int l = 0; l < static_cast<int>(sizeof(V) / sizeof(v[0])); ++l) a[l] += static_cast<double>(v[l]);
+}
+
 // s += x - k, q += (x - k)^2 per lane, over r pixels of one block. Two
 // sets of accumulators (even and odd pixels) halve the chain of dependent
-// adds, which otherwise bounds the loop below memory speed; they are added
-// at the end in a fixed order.
+// adds; they are added at the end of each chunk in a fixed order.
 template <typename T, int B>
 MAGMADNN_SIMD_CLONES void moments(const T* __restrict x, std::int64_t r, const double* k_, double* s, double* q) {
-  double k[B], s0[B] = {}, q0[B] = {}, s1[B] = {}, q1[B] = {};
-  for (int l = 0; l < B; ++l) k[l] = k_[l];
-  std::int64_t i = 0;
-  for (; i + 2 <= r; i += 2) {
-    for (int l = 0; l < B; ++l) {
-      const double d0 = static_cast<double>(x[i * B + l]) - k[l];
-      const double d1 = static_cast<double>(x[(i + 1) * B + l]) - k[l];
-      s0[l] += d0;
-      q0[l] += d0 * d0;
-      s1[l] += d1;
-      q1[l] += d1 * d1;
+  using V = Lanes<T, B>;
+  const V k = splat<V>(k_);
+  for (std::int64_t c0 = 0; c0 < r; c0 += kChunk) {
+    const std::int64_t c1 = std::min(r, c0 + kChunk);
+    V s0{}, q0{}, s1{}, q1{};
+    std::int64_t i = c0;
+    for (; i + 2 <= c1; i += 2) {
+      const V d0 = load<V>(x + i * B) - k, d1 = load<V>(x + (i + 1) * B) - k;
+      s0 += d0, q0 += d0 * d0, s1 += d1, q1 += d1 * d1;
     }
-  }
-  for (; i < r; ++i) {
-    for (int l = 0; l < B; ++l) {
-      const double d = static_cast<double>(x[i * B + l]) - k[l];
-      s0[l] += d;
-      q0[l] += d * d;
+    if (i < c1) {
+      const V d = load<V>(x + i * B) - k;
+      s0 += d, q0 += d * d;
     }
+    add_into(s, s0 + s1);
+    add_into(q, q0 + q1);
   }
-  for (int l = 0; l < B; ++l) s[l] += s0[l] + s1[l], q[l] += q0[l] + q1[l];
 }
 
 // y = f((x - mean) * scale + shift + skip) per lane; as the plain kernel,
@@ -90,61 +125,54 @@ MAGMADNN_SIMD_CLONES void apply(const T* x, const T* skip, T* y, std::int64_t r,
   }
 }
 
-// gm = g where y > 0, else 0 (the ReLU's gradient, as the unary op's). In
-// this float-only loop GCC turns the select into a vector compare and blend.
-template <typename T>
-MAGMADNN_SIMD_CLONES void relu_mask(const T* __restrict y, const T* __restrict g, T* __restrict gm, std::int64_t len) {
-  for (std::int64_t j = 0; j < len; ++j) {
-    const T v = g[j];  // read unconditionally, so the select needs no masked load
-    gm[j] = y[j] > T(0) ? v : T(0);
+// g where y > 0, else 0 (the ReLU's gradient, as the unary op's), for one
+// pixel; without the ReLU (y null at the call sites) g itself.
+template <typename V, bool RELU, typename T>
+[[gnu::always_inline]] inline V masked(const T* y, const T* g) {
+  const V gv = load<V>(g);
+  if constexpr (RELU) {
+    const auto pos = load<V>(y) > V{};
+    return reinterpret_cast<V>(pos & reinterpret_cast<decltype(pos)>(gv));
+  } else {
+    return gv;
   }
 }
 
-// s += g, q += g * (x - mean) per lane (g already masked), with two sets of
-// accumulators as in moments().
-template <typename T, int B>
-MAGMADNN_SIMD_CLONES void grad_sums(const T* __restrict x, const T* __restrict g, std::int64_t r, const double* mean_,
-                                    double* s, double* q) {
-  double mean[B], s0[B] = {}, q0[B] = {}, s1[B] = {}, q1[B] = {};
-  for (int l = 0; l < B; ++l) mean[l] = mean_[l];
-  std::int64_t i = 0;
-  for (; i + 2 <= r; i += 2) {
-    for (int l = 0; l < B; ++l) {
-      const double g0 = static_cast<double>(g[i * B + l]), g1 = static_cast<double>(g[(i + 1) * B + l]);
-      s0[l] += g0;
-      q0[l] += g0 * (static_cast<double>(x[i * B + l]) - mean[l]);
-      s1[l] += g1;
-      q1[l] += g1 * (static_cast<double>(x[(i + 1) * B + l]) - mean[l]);
-    }
+// s += g', q += g' (x - mean) per lane, g' the masked gradient, which is
+// also written to `kept` when that is not null (the residual's gradient).
+// Chunks and two sets of accumulators as in moments().
+template <typename T, int B, bool RELU>
+MAGMADNN_SIMD_CLONES void grad_sums(const T* __restrict x, const T* __restrict y, const T* __restrict g,
+                                    T* __restrict kept, std::int64_t r, const double* mean_, double* s, double* q) {
+  using V = Lanes<T, B>;
+  const V mean = splat<V>(mean_);
+  for (std::int64_t c0 = 0; c0 < r; c0 += kChunk) {
+    const std::int64_t c1 = std::min(r, c0 + kChunk);
+    V s0{}, q0{}, s1{}, q1{};
+    auto pixel = [&](std::int64_t i, V& sa, V& qa) {
+      const V gv = masked<V, RELU>(y + i * B, g + i * B);
+      if (kept) store(kept + i * B, gv);
+      sa += gv, qa += gv * (load<V>(x + i * B) - mean);
+    };
+    std::int64_t i = c0;
+    for (; i + 2 <= c1; i += 2) pixel(i, s0, q0), pixel(i + 1, s1, q1);
+    if (i < c1) pixel(i, s0, q0);
+    add_into(s, s0 + s1);
+    add_into(q, q0 + q1);
   }
-  for (; i < r; ++i) {
-    for (int l = 0; l < B; ++l) {
-      const double gl = static_cast<double>(g[i * B + l]);
-      s0[l] += gl;
-      q0[l] += gl * (static_cast<double>(x[i * B + l]) - mean[l]);
-    }
-  }
-  for (int l = 0; l < B; ++l) s[l] += s0[l] + s1[l], q[l] += q0[l] + q1[l];
 }
 
-// dx = scale * g' + k2 * (x - mean) + k3 per lane. In place (dx is g')
-// has a loop of its own: through two pointers that may alias, GCC would
-// send an exact alias to its scalar loop.
-template <typename T, int B>
-MAGMADNN_SIMD_CLONES void grad_apply(const T* __restrict x, const T* gm, T* dx, std::int64_t r, const T* mean_,
+// dx = scale * g' + k2 * (x - mean) + k3 per lane, g' the masked gradient.
+// Each pixel is read before it is written, so dx may be g.
+template <typename T, int B, bool RELU>
+MAGMADNN_SIMD_CLONES void grad_apply(const T* x, const T* y, const T* g, T* dx, std::int64_t r, const T* mean_,
                                      const T* scale_, const T* k2_, const T* k3_) {
-  T mean[B], scale[B], k2[B], k3[B];
+  using V = Lanes<T, B>;
+  V mean, scale, k2, k3;
   for (int l = 0; l < B; ++l) mean[l] = mean_[l], scale[l] = scale_[l], k2[l] = k2_[l], k3[l] = k3_[l];
-  if (gm == dx) {
-    for (std::int64_t i = 0; i < r; ++i) {
-      for (int l = 0; l < B; ++l) dx[i * B + l] = scale[l] * dx[i * B + l] + k2[l] * (x[i * B + l] - mean[l]) + k3[l];
-    }
-    return;
-  }
-  const T* __restrict g = gm;
-  T* __restrict d = dx;
   for (std::int64_t i = 0; i < r; ++i) {
-    for (int l = 0; l < B; ++l) d[i * B + l] = scale[l] * g[i * B + l] + k2[l] * (x[i * B + l] - mean[l]) + k3[l];
+    const V gv = masked<V, RELU>(y + i * B, g + i * B);
+    store(dx + i * B, scale * gv + k2 * (load<V>(x + i * B) - mean) + k3);
   }
 }
 
@@ -214,27 +242,23 @@ void backward(const typename Kernels<T>::BatchNormBackward& a) {
   const std::int64_t blocks = a.c / B, plane = a.r * B, size = a.n * a.c * a.r;
   const bool par = size > kParallelThreshold;
   const std::int64_t pieces = std::clamp<std::int64_t>(a.n, 1, kPieces);
-  // With the ReLU, the masked gradient g' is written once, before the
-  // sums, where the second visit reads it: dskip (which is g'), else dx,
-  // else a row of the task's own.
-  T* kept = a.y ? (a.dskip ? a.dskip : a.dx) : nullptr;
+  const bool relu = a.y != nullptr;
   std::vector<double> mean(static_cast<std::size_t>(a.c));
   for (std::int64_t ch = 0; ch < a.c; ++ch) mean[ch] = static_cast<double>(a.mean[ch]);
   Partials part(blocks, pieces, B);
+  // The sums visit write dskip (the masked gradient) on the way; dx is
+  // written by the second visit, which reads g' from dskip where there is
+  // one and masks g again where there is not: either is one stream fewer
+  // than writing g' to a buffer of its own and reading it back.
   parallel_for(blocks * pieces, par, [&](std::int64_t t) {
-    const std::int64_t blk = t / pieces;
-    const Piece pc = piece(a.n, pieces, t % pieces);
-    std::vector<T> row(a.y && !kept ? static_cast<std::size_t>(plane) : 0);
+    const std::int64_t blk = t / pieces, p = t % pieces;
+    const Piece pc = piece(a.n, pieces, p);
     for (std::int64_t i = pc.begin; i < pc.end; ++i) {
       const std::int64_t off = (i * blocks + blk) * plane;
-      const T* g = a.g + off;
-      if (a.y) {
-        T* m = kept ? kept + off : row.data();
-        relu_mask(a.y + off, g, m, plane);
-        g = m;
-      }
-      grad_sums<T, B>(a.x + off, g, a.r, mean.data() + blk * B, part.s_at(blk, t % pieces),
-                      part.q_at(blk, t % pieces));
+      T* kept = a.dskip ? a.dskip + off : nullptr;
+      const T* y = relu ? a.y + off : nullptr;
+      auto sums = relu ? grad_sums<T, B, true> : grad_sums<T, B, false>;
+      sums(a.x + off, y, a.g + off, kept, a.r, mean.data() + blk * B, part.s_at(blk, p), part.q_at(blk, p));
     }
   });
   const double count = static_cast<double>(a.n * a.r);
@@ -250,15 +274,15 @@ void backward(const typename Kernels<T>::BatchNormBackward& a) {
     k2[ch] = static_cast<T>(a.training && count > 0 ? -sc * inv * inv * sgx / count : 0.0);
     k3[ch] = static_cast<T>(a.training && count > 0 ? -sc * sg / count : 0.0);
   }
-  const bool copy_skip = a.dskip && !a.y;  // without the ReLU, dskip is g itself
-  if (!a.dx && !copy_skip) return;
+  if (!a.dx) return;
+  // With dskip, g' is there already; otherwise it is g, masked again if there is a ReLU.
+  const bool remask = relu && !a.dskip;
+  const T* gsrc = a.dskip ? a.dskip : a.g;
+  auto apply_grad = remask ? grad_apply<T, B, true> : grad_apply<T, B, false>;
   parallel_for(a.n * blocks, par, [&](std::int64_t t) {
     const std::int64_t blk = t % blocks, off = t * plane;
-    if (copy_skip) std::copy_n(a.g + off, plane, a.dskip + off);
-    if (a.dx) {
-      grad_apply<T, B>(a.x + off, (a.y ? kept : a.g) + off, a.dx + off, a.r, a.mean + blk * B,
-                       scale.data() + blk * B, k2.data() + blk * B, k3.data() + blk * B);
-    }
+    apply_grad(a.x + off, remask ? a.y + off : nullptr, gsrc + off, a.dx + off, a.r, a.mean + blk * B,
+               scale.data() + blk * B, k2.data() + blk * B, k3.data() + blk * B);
   });
 }
 
