@@ -104,9 +104,12 @@ Choice measure(const ConvProblem& pr, Pass pass, DeviceKind device, device_t dev
   // The measuring is paid inside the first training step of every new shape
   // (a LeNet-5 epoch has a dozen), so it is kept short: after each round a
   // candidate at least twice as slow as the leader stops being timed (noise
-  // does not turn 2x around), and rounds stop after 5, once 0.25 s went by
-  // (at least 2 rounds), or when a single candidate is left.
-  const TimingRounds rounds{.max_rounds = 5, .min_rounds = 2, .budget_seconds = 0.25, .drop_ratio = 2.0};
+  // does not turn 2x around), after the second one at least 1.25x as slow,
+  // and rounds stop after 5, once 0.25 s went by (at least 2 rounds), or
+  // when a single candidate is left. Only candidates within 25% of each
+  // other, where one more round can change the pick, get the later rounds.
+  const TimingRounds rounds{
+      .max_rounds = 5, .min_rounds = 2, .budget_seconds = 0.25, .drop_ratio = 2.0, .settle_ratio = 1.25};
   const std::vector<std::optional<double>> best = time_algorithms<T>(cands, pr, pass, device, dev, rounds);
   Choice c;
   c.source = Choice::Source::Measured;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <type_traits>
 
@@ -13,17 +15,28 @@
 namespace magmadnn::conv {
 namespace {
 
-// n uniform numbers in [-1, 1) in the device's memory. Half and bfloat16
-// have no kernels of their own: they are drawn in float and converted.
+// n uniform numbers in [-1, 1) in the device's memory: a tile of kTile
+// drawn from Philox, repeated by doubling copies. The values only need to be
+// ordinary numbers (no zeros or denormals for a kernel to skip); drawing all
+// of them cost a tenth of the chooser's time on the CPU (Philox per element,
+// three buffers of up to a few million elements per problem).
 template <typename T>
-void fill_random(Backend& be, device_t dev, T* p, std::int64_t n, std::uint64_t stream) {
+void fill_random(Backend& be, DeviceKind device, device_t dev, T* p, std::int64_t n, std::uint64_t stream) {
   constexpr std::uint64_t kSeed = 7;
+  constexpr std::int64_t kTile = 4096;
+  const std::int64_t drawn = std::min(n, kTile);
   if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    DeviceBuffer f(be, sizeof(float) * n, dev);
-    kernels<float>(be).fill_uniform(f.as<float>(), n, -1.f, 1.f, kSeed, stream);
-    be.convert(dtype::f32, f.data(), dtype_v<T>, p, n);
+    DeviceBuffer f(be, sizeof(float) * drawn, dev);
+    kernels<float>(be).fill_uniform(f.as<float>(), drawn, -1.f, 1.f, kSeed, stream);
+    be.convert(dtype::f32, f.data(), dtype_v<T>, p, drawn);
   } else {
-    kernels<T>(be).fill_uniform(p, n, T(-1), T(1), kSeed, stream);
+    kernels<T>(be).fill_uniform(p, drawn, T(-1), T(1), kSeed, stream);
+  }
+  const CopyKind kind = device == DeviceKind::CPU ? CopyKind::HostToHost : CopyKind::DeviceToDevice;
+  for (std::int64_t done = drawn; done < n;) {
+    const std::int64_t k = std::min(done, n - done);
+    be.copy(p + done, p, sizeof(T) * static_cast<std::size_t>(k), kind, dev);
+    done += k;
   }
 }
 
@@ -31,13 +44,13 @@ void fill_random(Backend& be, device_t dev, T* p, std::int64_t n, std::uint64_t 
 template <typename T>
 class Inputs {
  public:
-  Inputs(const ConvProblem& pr, Backend& be, device_t dev)
+  Inputs(const ConvProblem& pr, Backend& be, DeviceKind device, device_t dev)
       : x_(be, sizeof(T) * pr.x_shape().numel(), dev),
         w_(be, sizeof(T) * pr.w_shape().numel(), dev),
         y_(be, sizeof(T) * pr.y_shape().numel(), dev) {
-    fill_random(be, dev, x(), pr.x_shape().numel(), 1);
-    fill_random(be, dev, w(), pr.w_shape().numel(), 2);
-    fill_random(be, dev, y(), pr.y_shape().numel(), 3);
+    fill_random(be, device, dev, x(), pr.x_shape().numel(), 1);
+    fill_random(be, device, dev, w(), pr.w_shape().numel(), 2);
+    fill_random(be, device, dev, y(), pr.y_shape().numel(), 3);
   }
   T* x() const noexcept { return x_.as<T>(); }
   T* w() const noexcept { return w_.as<T>(); }
@@ -76,7 +89,7 @@ std::vector<std::optional<double>> time_algorithms(const std::vector<ConvAlgorit
                                                    device_t dev, const TimingRounds& rounds) {
   Backend& be = backend_for(device);
   be.set_device(dev);
-  Inputs<T> in(pr, be, dev);
+  Inputs<T> in(pr, be, device, dev);
   std::vector<std::unique_ptr<Candidate<T>>> runs;  // null: could not run
   for (ConvAlgorithm<T>* a : candidates) {
     try {
@@ -101,9 +114,11 @@ std::vector<std::optional<double>> time_algorithms(const std::vector<ConvAlgorit
       best[i] = std::min(best[i], dt);
       total += dt;
     }
-    if (rounds.drop_ratio > 0) {
+    double ratio = rounds.drop_ratio > 0 ? rounds.drop_ratio : std::numeric_limits<double>::infinity();
+    if (round + 1 >= rounds.min_rounds && rounds.settle_ratio > 0) ratio = std::min(ratio, rounds.settle_ratio);
+    if (std::isfinite(ratio)) {
       const double leader = *std::min_element(best.begin(), best.end());
-      for (std::size_t i = 0; i < n; ++i) active[i] = active[i] && best[i] < rounds.drop_ratio * leader;
+      for (std::size_t i = 0; i < n; ++i) active[i] = active[i] && best[i] < ratio * leader;
       if (std::count(active.begin(), active.end(), true) <= 1) break;  // nothing left to compare
     }
   }

@@ -33,6 +33,10 @@ struct TimingRounds {
   /// drop_ratio times the leader's is no longer timed, and the rounds end
   /// when a single candidate is left (for choosing, not for reporting).
   double drop_ratio = 0;
+  /// When > 0: the same, with this (smaller) ratio, once min_rounds are
+  /// done: a clear winner ends the timing early, while candidates within
+  /// the ratio of each other go on to max_rounds.
+  double settle_ratio = 0;
 };
 
 /// Times `candidates` (all for `device`, all supporting `pass` of `prob`; an

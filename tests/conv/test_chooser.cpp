@@ -1,8 +1,10 @@
-// The chooser: measured choice and cache, forcing by argument, API and
+// The chooser: the timing rounds, measured choice and cache, forcing by argument, API and
 // environment, errors for bad and unsupported forced algorithms, the cache
 // file round trip, and the workspace limit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "magmadnn/conv/chooser.h"
+#include "magmadnn/conv/timing.h"
 #include "magmadnn/core/determinism.h"
 #include "magmadnn/core/errors.h"
 
@@ -234,4 +237,74 @@ TEST_F(Chooser, SmallerBatchOfAMeasuredLayerReusesItsChoice) {
   auto l = cached_choice<double>(larger, Pass::Forward, DeviceKind::CPU);
   ASSERT_TRUE(l.has_value());
   EXPECT_FALSE(l->times.empty());
+}
+
+namespace {
+
+// A stand-in algorithm that takes a set time per call, counts its calls and
+// looks at the inputs it is timed on.
+class Paced : public ConvAlgorithm<float> {
+ public:
+  Paced(Algo id, double ms) : id_(id), ms_(ms) {}
+  Algo id() const noexcept override { return id_; }
+  DeviceKind device() const noexcept override { return DeviceKind::CPU; }
+  bool supports(const ConvProblem&, Pass) const override { return true; }
+  std::size_t workspace_bytes(const ConvProblem&, Pass) const override { return 0; }
+  void forward(const ConvProblem& pr, const float* x, const float*, const float*, float*, void*) override {
+    ++calls;
+    const std::int64_t n = pr.x_shape().numel();
+    lo = *std::min_element(x, x + n), hi = *std::max_element(x, x + n);
+    zeros = std::count(x, x + n, 0.0f);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms_);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+  }
+  void backward_data(const ConvProblem&, const float*, const float*, float*, void*) override {}
+  void backward_filter(const ConvProblem&, const float*, const float*, float*, float*, void*) override {}
+  int calls = 0;
+  float lo = 0, hi = 0;
+  std::int64_t zeros = -1;
+
+ private:
+  Algo id_;
+  double ms_;
+};
+
+}  // namespace
+
+// After min_rounds, a candidate 1.25x the leader or slower stops being
+// timed (settle_ratio), while one within 25% goes on to max_rounds; the
+// 2x drop applies from the first round. Each candidate has one warm-up.
+// The paces only lengthen under load, and a preemption of a millisecond in
+// the wrong call moves a candidate across a ratio, so one attempt in three
+// must give the exact counts.
+TEST(TimingRounds, AClearWinnerEndsTheRoundsEarlyAndCloseOnesGoOn) {
+  // A problem with an x of 8 * 3 * 33 * 33 = 26,136 values: several tiles of the filled pattern.
+  const ConvProblem pr = make_problem(Shape{8, 3, 33, 33}, Shape{4, 3, 3, 3}, ConvParams{});
+  const TimingRounds rounds{.max_rounds = 5, .min_rounds = 2, .drop_ratio = 2.0, .settle_ratio = 1.25};
+  std::string seen;
+  bool exact = false;
+  for (int attempt = 0; attempt < 3 && !exact; ++attempt) {
+    Paced lead(Algo::Direct, 2.0), close(Algo::Im2colGemm, 2.1), behind(Algo::FFT, 3.1), far(Algo::OneDNN, 6.0);
+    const auto t = time_algorithms<float>({&lead, &close, &behind, &far}, pr, Pass::Forward, DeviceKind::CPU, 0,
+                                          rounds);
+    for (std::size_t i = 0; i < t.size(); ++i) ASSERT_TRUE(t[i].has_value()) << i;
+    // warm-up + 5 rounds; within 25%: every round; warm-up + the 2 rounds
+    // before settling; warm-up + 1 round (2x behind after the first).
+    exact = lead.calls == 6 && close.calls == 6 && behind.calls == 3 && far.calls == 2;
+    seen += " [" + std::to_string(lead.calls) + " " + std::to_string(close.calls) + " " +
+            std::to_string(behind.calls) + " " + std::to_string(far.calls) + "]";
+    // The inputs are numbers in [-1, 1), none of them zero, and not one value repeated.
+    EXPECT_GE(lead.lo, -1.0f);
+    EXPECT_LT(lead.hi, 1.0f);
+    EXPECT_LT(lead.lo, -0.9f);
+    EXPECT_GT(lead.hi, 0.9f);
+    EXPECT_EQ(lead.zeros, 0);
+  }
+  EXPECT_TRUE(exact) << "calls (lead close behind far) per attempt:" << seen << "; expected [6 6 3 2]";
+  // Without settle_ratio, a 1.55x candidate is timed in every round.
+  Paced lead(Algo::Direct, 2.0), behind(Algo::FFT, 3.1);
+  (void)time_algorithms<float>({&lead, &behind}, pr, Pass::Forward, DeviceKind::CPU, 0,
+                               TimingRounds{.max_rounds = 4, .min_rounds = 2, .drop_ratio = 2.0});
+  EXPECT_EQ(behind.calls, 5);
 }
