@@ -9,7 +9,8 @@
 ///    an input only where its own computation needs another;
 ///  - produces the blocked layout only when op::keep_blocked_layouts
 ///    (passes.h) allowed it, which it does only when every consumer of the
-///    node inside the graph is such a node and the node is not the root;
+///    node inside the graph is such a node (or a global average pooling,
+///    which reads it too) and the node is not the root;
 ///    and then only for float host tensors whose channels fill whole blocks,
 ///    with convolution algorithms left to the chooser (or oneDNN) and no
 ///    autocast of convolutions;

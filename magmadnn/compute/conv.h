@@ -72,6 +72,7 @@ class PoolingNode : public Operation<T> {
  private:
   conv::PoolParams params_;
   Tensor<std::int32_t> argmax_;
+  int x_block_ = 0;  // the layout x came in at the last forward pass (blocked: a global average)
 };
 
 /// y = conv2d(x, w) without bias.

@@ -6,6 +6,7 @@
 #include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/conv_mixed.h"
+#include "magmadnn/conv/pool_blocked.h"
 #include "magmadnn/tensor/math.h"
 
 namespace magmadnn::op {
@@ -165,12 +166,31 @@ Shape PoolingNode<T>::infer_shape(const std::vector<Shape>& in) const {
 
 template <typename T>
 void PoolingNode<T>::forward() {
+  // A blocked x comes only from a producer that keep_blocked_layouts let
+  // keep the layout, which it does for a global average alone; its output
+  // is NCHW in any layout (conv/pool_blocked.h).
+  x_block_ = output_block_of(*this->inputs_[0]);
+  if constexpr (std::is_same_v<T, float>) {
+    if (x_block_ != 0) {
+      MAGMADNN_CHECK(conv::is_global_average(this->in(0).shape(), params_), Error,
+                     "pooling: a blocked input " << this->in(0).shape()
+                                                 << " reached a pooling that is not a global average");
+      this->output_ = conv::global_average_pool_blocked(this->in(0), x_block_);
+      return;
+    }
+  }
   this->output_ = conv::pool2d_forward(this->in(0), params_, &argmax_);
 }
 
 template <typename T>
 void PoolingNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
   if (!needed[0]) return;
+  if constexpr (std::is_same_v<T, float>) {
+    if (x_block_ != 0) {  // d(input) in the input's layout
+      gin[0] = conv::global_average_pool_blocked_backward(g, this->in(0).shape(), x_block_);
+      return;
+    }
+  }
   gin[0] = conv::pool2d_backward(this->in(0), g, params_, params_.mode == conv::PoolMode::Max ? &argmax_ : nullptr);
 }
 

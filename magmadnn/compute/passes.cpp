@@ -4,6 +4,7 @@
 #include "magmadnn/compute/passes.h"
 
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "magmadnn/compute/linalg.h"
 #include "magmadnn/compute/nodes.h"
 #include "magmadnn/compute/regularization.h"
+#include "magmadnn/conv/pool_blocked.h"
 #include "magmadnn/core/errors.h"
 
 namespace magmadnn::op {
@@ -255,11 +257,15 @@ Expr<T> fuse_elementwise_chains(const Expr<T>& root) {
 
 namespace {
 // Whether input `slot` of `n` is an activation that n reads in any layout:
-// a convolution's x, a batch normalisation's x and residual input.
+// a convolution's x, a batch normalisation's x and residual input, a
+// global average pooling's x (float: the only type ever blocked).
 template <typename T>
 bool reads_any_layout(const Operation<T>& n, std::size_t slot) {
   if (dynamic_cast<const Conv2dNode<T>*>(&n) != nullptr) return slot == 0;
   if (dynamic_cast<const BatchNormNode<T>*>(&n) != nullptr) return slot == 0 || slot == 3;
+  if (const auto* p = dynamic_cast<const PoolingNode<T>*>(&n); p != nullptr && std::is_same_v<T, float>) {
+    return slot == 0 && conv::is_global_average(p->get_inputs()[0]->get_output_shape(), p->params());
+  }
   return false;
 }
 }  // namespace

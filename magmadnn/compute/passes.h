@@ -91,8 +91,10 @@ Expr<T> fuse_batchnorm_activation(const Expr<T>& root);
 /// Lets convolutions and batch normalisations keep oneDNN's channel-blocked
 /// layout between them (blocked_output.h, conv/layout.h): a node may
 /// produce it exactly when it is not the root and every one of its
-/// consumers in the graph is a convolution reading it as x or a batch
-/// normalisation reading it as x or residual input. Nodes that read it
+/// consumers in the graph is a convolution reading it as x, a batch
+/// normalisation reading it as x or residual input, or a global average
+/// pooling (float; conv/pool_blocked.h), whose output is NCHW in any
+/// layout. Nodes that read it
 /// convert where their computation needs NCHW, so the values and gradients
 /// are those of the NCHW graph up to the rounding of oneDNN's kernels and of
 /// the blocked batch normalisation's sums. Rewires nothing; returns root.

@@ -13,7 +13,9 @@
 #include "magmadnn/compute/compute.h"
 #include "magmadnn/conv/algorithm.h"
 #include "magmadnn/conv/chooser.h"
+#include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/layout.h"
+#include "magmadnn/conv/pool_blocked.h"
 #include "magmadnn/conv/winograd_blocked.h"
 #include "magmadnn/tensor/math.h"
 #include "magmadnn/tensor/math_blocked.h"
@@ -173,6 +175,40 @@ TEST(BlockedLayout, BatchNormRejectsWhatTheLayoutCannotHold) {
                ValueError);
 }
 
+// Global average pooling read from the blocked layout gives the plain
+// pooling's values (both sum each channel in pixel order, in float) and
+// its gradient, in the blocked layout; shapes that do not fit are named.
+TEST(BlockedLayout, GlobalAveragePoolingReadsTheBlockedLayout) {
+  for (int b : {8, 16}) {
+    for (const Shape& s : {Shape{3, 2 * b, 5, 7}, Shape{2, b, 1, 1}}) {
+      SCOPED_TRACE(::testing::Message() << "block " << b << " x " << s);
+      conv::PoolParams p;
+      p.mode = conv::PoolMode::Average;
+      p.kernel_h = p.stride_h = s[2], p.kernel_w = p.stride_w = s[3];
+      ASSERT_TRUE(conv::is_global_average(s, p));
+      const Tensor<float> x = random_tensor<float>(s, 21), dy = random_tensor<float>({s[0], s[1], 1, 1}, 22);
+      const Tensor<float> y = conv::pool2d_forward(x, p), dx = conv::pool2d_backward(x, dy, p);
+      const Tensor<float> yb = conv::global_average_pool_blocked(to_blocked_ref(x, b), b);
+      EXPECT_EQ(yb.shape(), y.shape());
+      EXPECT_TRUE(close(yb.to_vector(), y.to_vector(), 1e-6, 1e-7)) << "y";
+      const Tensor<float> dxb = conv::global_average_pool_blocked_backward(dy, s, b);
+      EXPECT_TRUE(close(to_plain_ref(dxb, b).to_vector(), dx.to_vector(), 1e-6, 1e-7)) << "dx";
+    }
+  }
+  conv::PoolParams p;
+  p.mode = conv::PoolMode::Average;
+  p.kernel_h = p.kernel_w = 4;
+  EXPECT_TRUE(conv::is_global_average({2, 8, 4, 4}, p));
+  EXPECT_FALSE(conv::is_global_average({2, 8, 5, 4}, p));  // a window smaller than the image
+  p.pad_h = 1;
+  EXPECT_FALSE(conv::is_global_average({2, 8, 4, 4}, p));
+  p.pad_h = 0, p.mode = conv::PoolMode::Max;
+  EXPECT_FALSE(conv::is_global_average({2, 8, 4, 4}, p));
+  EXPECT_THROW(conv::global_average_pool_blocked(random_tensor<float>({2, 12, 3, 3}, 1), 8), ValueError);
+  EXPECT_THROW(conv::global_average_pool_blocked_backward(random_tensor<float>({2, 8, 1, 2}, 1), {2, 8, 3, 3}, 8),
+               ValueError);
+}
+
 // -- the pass ----------------------------------------------------------------------------------------
 namespace {
 
@@ -191,10 +227,12 @@ op::Var<T> param(const std::string& name, const Shape& s, std::uint64_t seed, do
 struct Net {
   op::Var<float> x = op::var<float>("x", {4, 1, 8, 8}, {NONE}, HOST);
   std::vector<op::Var<float>> params;
-  op::Expr<float> out, stem, block_in;
+  op::Expr<float> out, stem, block_in, last_bn;
 
-  // `second`: the algorithm of the block's second convolution.
-  explicit Net(conv::Algo second = conv::Algo::Auto) {
+  // `second`: the algorithm of the block's second convolution. `global`:
+  // the pooling is a global average (4x4 window on the 4x4 image) rather
+  // than 2x2 windows.
+  explicit Net(conv::Algo second = conv::Algo::Auto, bool global = false) {
     x->set_value(random_tensor<float>(x->output().shape(), 1));
     conv::ConvParams same;
     same.pad_h = same.pad_w = 1;
@@ -214,10 +252,11 @@ struct Net {
     h = op::relu(op::add(bn(op::conv2d(h, w("w2", {16, 16, 3, 3}), same, second), "bn2"), block_in));
     conv::ConvParams down;
     down.stride_h = down.stride_w = 2;
-    h = bn(op::conv2d(h, w("w3", {16, 16, 1, 1}), down), "bn3");
+    last_bn = bn(op::conv2d(h, w("w3", {16, 16, 1, 1}), down), "bn3");
     conv::PoolParams avg;
     avg.mode = conv::PoolMode::Average;
-    out = op::pooling(h, avg);
+    if (global) avg.kernel_h = avg.kernel_w = avg.stride_h = avg.stride_w = 4;
+    out = op::pooling(last_bn, avg);
   }
 };
 
@@ -245,19 +284,24 @@ Result run(Net& net, bool blocked) {
 
 TEST(BlockedLayout, AResidualGraphGivesTheValuesAndGradientsOfItsNchwTwin) {
   if (blk() == 0) GTEST_SKIP() << "blocked layouts are off here (no AVX2, or MAGMADNN_BLOCKED_LAYOUT=0)";
-  Net plain_net, blocked_net;
-  const Result plain = run(plain_net, false), blocked = run(blocked_net, true);
-  EXPECT_TRUE(close(blocked.value, plain.value, 1e-4, 1e-5)) << "value";
-  ASSERT_EQ(blocked.grads.size(), plain.grads.size());
-  for (std::size_t i = 0; i < plain.grads.size(); ++i) {
-    EXPECT_TRUE(close(blocked.grads[i], plain.grads[i], 2e-3, 2e-4)) << "gradient " << i;
+  for (bool global : {false, true}) {
+    SCOPED_TRACE(global ? "global average pooling" : "2x2 average pooling");
+    Net plain_net(conv::Algo::Auto, global), blocked_net(conv::Algo::Auto, global);
+    const Result plain = run(plain_net, false), blocked = run(blocked_net, true);
+    EXPECT_TRUE(close(blocked.value, plain.value, 1e-4, 1e-5)) << "value";
+    ASSERT_EQ(blocked.grads.size(), plain.grads.size());
+    for (std::size_t i = 0; i < plain.grads.size(); ++i) {
+      EXPECT_TRUE(close(blocked.grads[i], plain.grads[i], 2e-3, 2e-4)) << "gradient " << i;
+    }
+    // The layout was kept: the stem convolution and the block's input are
+    // blocked; the NCHW twin blocked nothing. The last normalisation keeps
+    // it only for a global average pooling, which reads it.
+    EXPECT_EQ(op::output_block_of(*blocked_net.stem.get()), blk());
+    EXPECT_EQ(op::output_block_of(*plain_net.stem.get()), 0);
+    EXPECT_EQ(op::output_block_of(*blocked_net.last_bn.get()), global ? blk() : 0);
+    // Read from outside the graph, a blocked node gives NCHW.
+    EXPECT_TRUE(close(blocked_net.stem->eval()->to_vector(), plain_net.stem->eval()->to_vector(), 1e-4, 1e-5));
   }
-  // The layout was kept: the stem convolution and the block's input are
-  // blocked; the NCHW twin blocked nothing.
-  EXPECT_EQ(op::output_block_of(*blocked_net.stem.get()), blk());
-  EXPECT_EQ(op::output_block_of(*plain_net.stem.get()), 0);
-  // Read from outside the graph, a blocked node gives NCHW.
-  EXPECT_TRUE(close(blocked_net.stem->eval()->to_vector(), plain_net.stem->eval()->to_vector(), 1e-4, 1e-5));
 }
 
 TEST(BlockedLayout, ThePassAllowsTheLayoutOnlyWhereEveryConsumerReadsIt) {
@@ -275,6 +319,10 @@ TEST(BlockedLayout, ThePassAllowsTheLayoutOnlyWhereEveryConsumerReadsIt) {
   EXPECT_EQ(allowed.size(), 7u) << ::testing::PrintToString(allowed);
   ASSERT_EQ(refused.size(), 1u) << ::testing::PrintToString(refused);
   EXPECT_EQ(refused[0], "batchnorm:conv2d");
+  // A global average pooling reads it: nothing is refused.
+  Net global_net(conv::Algo::Auto, true);
+  auto global_out = op::optimize(global_net.out);
+  EXPECT_TRUE(dynamic_cast<op::BlockedOutput<float>*>(global_net.last_bn.get())->blocked_output_allowed());
 
   // The root, and a node also read by an op that needs NCHW, stay NCHW.
   auto w = param<float>("w", {16, 16, 1, 1}, 5);
