@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "magmadnn/conv/timing.h"
@@ -48,6 +49,20 @@ std::string file_in_effect(const State& s) {
   return env ? std::string(env) : std::string();
 }
 
+// The batch of a problem as ConvProblem::to_string() writes it ("n128 c16
+// ...") and the same text with batch 0 (the layer's key, as make_key of a
+// problem with n = 0 gives it); nothing for text of another form.
+std::optional<std::pair<std::int64_t, std::string>> layer_of(const std::string& problem) {
+  const std::size_t space = problem.find(' ');
+  if (problem.size() < 2 || problem[0] != 'n' || space == std::string::npos || space < 2) return std::nullopt;
+  std::int64_t n = 0;
+  for (std::size_t i = 1; i < space; ++i) {
+    if (problem[i] < '0' || problem[i] > '9') return std::nullopt;
+    n = n * 10 + (problem[i] - '0');
+  }
+  return std::make_pair(n, "n0" + problem.substr(space));
+}
+
 // Reads the cache file once per path into s.choices (entries already measured in this process win).
 void load_file(State& s, const std::string& path) {
   if (path.empty() || s.loaded_file == path) return;
@@ -72,6 +87,11 @@ void load_file(State& s, const std::string& path) {
       MAGMADNN_THROW(IOError, "conv chooser cache " << path << ":" << lineno << ": " << e.what());
     }
     s.choices.emplace(f[0] + "\t" + f[1] + "\t" + f[2] + "\t" + f[3], c);
+    // As for a measured choice, a smaller batch of the layer takes it.
+    if (auto l = layer_of(f[3]); l) {
+      auto& slot = s.by_layer[f[0] + "\t" + f[1] + "\t" + f[2] + "\t" + l->second];
+      if (slot.first < l->first) slot = {l->first, c};
+    }
   }
 }
 

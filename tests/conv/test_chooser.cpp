@@ -179,6 +179,14 @@ TEST_F(Chooser, CacheFileRoundTrip) {
   }
   set_cache_file(forced_path);
   EXPECT_EQ(choose<double>(pr, Pass::Forward, DeviceKind::CPU).id(), Algo::WinogradF2x2);
+  // A smaller batch of that layer (an epoch's last) takes the file's choice too, unmeasured.
+  ConvProblem last = pr;
+  last.n = 1;
+  EXPECT_EQ(choose<double>(last, Pass::Forward, DeviceKind::CPU).id(), Algo::WinogradF2x2);
+  auto lc = cached_choice<double>(last, Pass::Forward, DeviceKind::CPU);
+  ASSERT_TRUE(lc.has_value());
+  EXPECT_EQ(lc->source, Choice::Source::CacheFile);
+  EXPECT_TRUE(lc->times.empty());
 
   std::filesystem::remove(path);
   std::filesystem::remove(forced_path);
