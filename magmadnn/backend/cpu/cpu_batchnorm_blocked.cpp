@@ -246,10 +246,10 @@ void backward(const typename Kernels<T>::BatchNormBackward& a) {
   std::vector<double> mean(static_cast<std::size_t>(a.c));
   for (std::int64_t ch = 0; ch < a.c; ++ch) mean[ch] = static_cast<double>(a.mean[ch]);
   Partials part(blocks, pieces, B);
-  // The sums visit write dskip (the masked gradient) on the way; dx is
-  // written by the second visit, which reads g' from dskip where there is
-  // one and masks g again where there is not: either is one stream fewer
-  // than writing g' to a buffer of its own and reading it back.
+  // The first visit (the sums) writes dskip, the masked gradient, on the
+  // way; the second writes dx, reading g' from dskip where there is one and
+  // masking g again where there is not: either is one stream fewer than
+  // writing g' to a buffer of its own and reading it back.
   parallel_for(blocks * pieces, par, [&](std::int64_t t) {
     const std::int64_t blk = t / pieces, p = t % pieces;
     const Piece pc = piece(a.n, pieces, p);
