@@ -310,9 +310,16 @@ TEST(TimingRounds, AClearWinnerEndsTheRoundsEarlyAndCloseOnesGoOn) {
     EXPECT_EQ(lead.zeros, 0);
   }
   EXPECT_TRUE(exact) << "calls (lead close behind far) per attempt:" << seen << "; expected [6 6 3 2]";
-  // Without settle_ratio, a 1.55x candidate is timed in every round.
-  Paced lead(Algo::Direct, 2.0), behind(Algo::FFT, 3.1);
-  (void)time_algorithms<float>({&lead, &behind}, pr, Pass::Forward, DeviceKind::CPU, 0,
-                               TimingRounds{.max_rounds = 4, .min_rounds = 2, .drop_ratio = 2.0});
-  EXPECT_EQ(behind.calls, 5);
+  // Without settle_ratio, a 1.55x candidate is timed in every round (the
+  // same three attempts: one slow call of the leader's can push it past 2x).
+  std::string seen_plain;
+  bool every_round = false;
+  for (int attempt = 0; attempt < 3 && !every_round; ++attempt) {
+    Paced lead(Algo::Direct, 2.0), behind(Algo::FFT, 3.1);
+    (void)time_algorithms<float>({&lead, &behind}, pr, Pass::Forward, DeviceKind::CPU, 0,
+                                 TimingRounds{.max_rounds = 4, .min_rounds = 2, .drop_ratio = 2.0});
+    every_round = behind.calls == 5;
+    seen_plain += " " + std::to_string(behind.calls);
+  }
+  EXPECT_TRUE(every_round) << "calls of the 1.55x candidate per attempt:" << seen_plain << "; expected 5";
 }
