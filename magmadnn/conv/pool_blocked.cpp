@@ -9,7 +9,7 @@ namespace magmadnn::conv {
 namespace {
 
 void check_blocked(const Shape& x, int block, const char* what) {
-  MAGMADNN_CHECK(x.ndim() == 4 && (block == 8 || block == 16) && blockable(x, block), ValueError,
+  MAGMADNN_CHECK((block == 8 || block == 16) && blockable(x, block), ValueError,
                  what << ": x " << x << " cannot be held with a channel block of " << block);
 }
 

@@ -168,8 +168,7 @@ template <typename T, int B, bool RELU>
 MAGMADNN_SIMD_CLONES void grad_apply(const T* x, const T* y, const T* g, T* dx, std::int64_t r, const T* mean_,
                                      const T* scale_, const T* k2_, const T* k3_) {
   using V = Lanes<T, B>;
-  V mean, scale, k2, k3;
-  for (int l = 0; l < B; ++l) mean[l] = mean_[l], scale[l] = scale_[l], k2[l] = k2_[l], k3[l] = k3_[l];
+  const V mean = load<V>(mean_), scale = load<V>(scale_), k2 = load<V>(k2_), k3 = load<V>(k3_);
   for (std::int64_t i = 0; i < r; ++i) {
     const V gv = masked<V, RELU>(y + i * B, g + i * B);
     store(dx + i * B, scale * gv + k2 * (load<V>(x + i * B) - mean) + k3);
@@ -246,6 +245,7 @@ void backward(const typename Kernels<T>::BatchNormBackward& a) {
   std::vector<double> mean(static_cast<std::size_t>(a.c));
   for (std::int64_t ch = 0; ch < a.c; ++ch) mean[ch] = static_cast<double>(a.mean[ch]);
   Partials part(blocks, pieces, B);
+  auto sums = relu ? grad_sums<T, B, true> : grad_sums<T, B, false>;
   // The first visit (the sums) writes dskip, the masked gradient, on the
   // way; the second writes dx, reading g' from dskip where there is one and
   // masking g again where there is not: either is one stream fewer than
@@ -257,7 +257,6 @@ void backward(const typename Kernels<T>::BatchNormBackward& a) {
       const std::int64_t off = (i * blocks + blk) * plane;
       T* kept = a.dskip ? a.dskip + off : nullptr;
       const T* y = relu ? a.y + off : nullptr;
-      auto sums = relu ? grad_sums<T, B, true> : grad_sums<T, B, false>;
       sums(a.x + off, y, a.g + off, kept, a.r, mean.data() + blk * B, part.s_at(blk, p), part.q_at(blk, p));
     }
   });
