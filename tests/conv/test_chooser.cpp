@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <unistd.h>
 
 #include "magmadnn/conv/chooser.h"
@@ -250,7 +251,10 @@ TEST_F(Chooser, SmallerBatchOfAMeasuredLayerReusesItsChoice) {
 namespace {
 
 // A stand-in algorithm that takes a set time per call, counts its calls and
-// looks at the inputs it is timed on.
+// looks at the inputs it is timed on. It sleeps rather than spins: a spin
+// sharing a CPU with another test's process was stretched past a ratio by
+// the scheduler's time slices, in the same call of every attempt (CI's
+// bare-Debian run), while a sleeper is woken on time.
 class Paced : public ConvAlgorithm<float> {
  public:
   Paced(Algo id, double ms) : id_(id), ms_(ms) {}
@@ -263,9 +267,7 @@ class Paced : public ConvAlgorithm<float> {
     const std::int64_t n = pr.x_shape().numel();
     lo = *std::min_element(x, x + n), hi = *std::max_element(x, x + n);
     zeros = std::count(x, x + n, 0.0f);
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms_);
-    while (std::chrono::steady_clock::now() < end) {
-    }
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms_));
   }
   void backward_data(const ConvProblem&, const float*, const float*, float*, void*) override {}
   void backward_filter(const ConvProblem&, const float*, const float*, float*, float*, void*) override {}
