@@ -12,13 +12,20 @@
 //     gradient's product (W = beta W - lr dH^T X, beta = 1 - lr decay, as a
 //     pass W *= beta and a `sum` post-op: the fast way on AVX2), the small
 //     weights and the biases by plain loops.
-// It times rounds of 3,000 such steps (5 epochs) against rounds of the same
-// five products alone, back to back on the same buffers (the floor's loop),
-// alternating the two so that both see the same machine, and prints each
-// round's ratio. magmadnn's ratio to the floor (docs/benchmarks.md) is to be
-// read against this one.
+// It times rounds of 3,000 such steps (5 epochs) against the same number of
+// the five products alone, back to back on the same buffers (the floor's
+// loop), and prints each round's ratio. The two alternate every --block
+// steps (default 10, about 13 ms), so that both see the same machine: this
+// VM's speed drifts by 10-20% over seconds, and alternating whole rounds
+// left single rounds anywhere from 1.0 to 1.4. magmadnn's ratio to the floor
+// (docs/benchmarks.md) is to be read against this one.
 //
-// Usage: bench_mlp_minimal_step [--rounds R] [--steps S]  (threads: OMP_NUM_THREADS)
+// --fixed-batch skips the gather and trains on the first batch over and
+// over: it says how much of the gap is the fresh batch (its copy, and the
+// products' reading of operands no longer in cache).
+//
+// Usage: bench_mlp_minimal_step [--rounds R] [--steps S] [--block B] [--fixed-batch]
+//        (threads: OMP_NUM_THREADS)
 #include <omp.h>
 
 #include <algorithm>
@@ -114,11 +121,13 @@ struct Net {
     std::shuffle(order.begin(), order.end(), g);
   }
 
-  void step(std::int64_t s) {
-    const std::int64_t first = (s * kBatch) % kRows;
+  void step(std::int64_t s, bool fixed_batch) {
+    const std::int64_t first = fixed_batch ? 0 : (s * kBatch) % kRows;
+    if (!fixed_batch || s == 0) {
 #pragma omp parallel for schedule(static)
-    for (std::int64_t r = 0; r < kBatch; ++r) {
-      std::memcpy(&x[r * kIn], &data[static_cast<std::size_t>(order[first + r]) * kIn], kIn * sizeof(float));
+      for (std::int64_t r = 0; r < kBatch; ++r) {
+        std::memcpy(&x[r * kIn], &data[static_cast<std::size_t>(order[first + r]) * kIn], kIn * sizeof(float));
+      }
     }
     fwd0(stream, x.data(), w0.data(), h.data(), b0.data());
     fwd1(stream, h.data(), w1.data(), z.data(), b1.data());
@@ -179,28 +188,39 @@ struct Net {
 
 int main(int argc, char** argv) {
   int rounds = 5;
-  std::int64_t steps = 3000;
+  std::int64_t steps = 3000, block = 10;
+  bool fixed_batch = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--fixed-batch") {
+      fixed_batch = true;
+      continue;
+    }
     if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
     if (a == "--rounds") rounds = std::atoi(argv[++i]);
     else if (a == "--steps") steps = std::atoll(argv[++i]);
-    else throw std::invalid_argument("unknown argument '" + a + "' (known: --rounds --steps)");
+    else if (a == "--block") block = std::atoll(argv[++i]);
+    else throw std::invalid_argument("unknown argument '" + a + "' (known: --rounds --steps --block --fixed-batch)");
   }
-  if (rounds < 1 || steps < 1) throw std::invalid_argument("--rounds and --steps must be positive");
+  if (rounds < 1 || steps < 1 || block < 1) throw std::invalid_argument("--rounds, --steps and --block must be positive");
   Net net;
-  for (int w = 0; w < 20; ++w) net.step(w), net.products();  // primitives created, pages touched
-  std::printf("MLP N = 1 (batch 100), %lld steps a round, %d threads; seconds\n\n", static_cast<long long>(steps),
+  for (int w = 0; w < 20; ++w) net.step(w, fixed_batch), net.products();  // primitives created, pages touched
+  std::printf("MLP N = 1 (batch 100)%s, %lld steps a round, alternating every %lld, %d threads; seconds\n\n",
+              fixed_batch ? ", one fixed batch" : "", static_cast<long long>(steps), static_cast<long long>(block),
               omp_get_max_threads());
   std::printf("| round | minimal step | products alone | ratio |\n|---|---|---|---|\n");
   std::vector<double> ratios;
   for (int r = 0; r < rounds; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (std::int64_t s = 0; s < steps; ++s) net.step(s);
-    const double full = seconds_since(t0);
-    t0 = std::chrono::steady_clock::now();
-    for (std::int64_t s = 0; s < steps; ++s) net.products();
-    const double prod = seconds_since(t0);
+    double full = 0, prod = 0;
+    for (std::int64_t s0 = 0; s0 < steps; s0 += block) {
+      const std::int64_t s1 = std::min(steps, s0 + block);
+      auto t0 = std::chrono::steady_clock::now();
+      for (std::int64_t s = s0; s < s1; ++s) net.step(s, fixed_batch);
+      full += seconds_since(t0);
+      t0 = std::chrono::steady_clock::now();
+      for (std::int64_t s = s0; s < s1; ++s) net.products();
+      prod += seconds_since(t0);
+    }
     ratios.push_back(full / prod);
     std::printf("| %d | %.3f | %.3f | %.3f |\n", r + 1, full, prod, full / prod);
   }
