@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "magmadnn/distributed/communicator_factory.h"
+
 namespace magmadnn::tune {
 namespace {
 
@@ -37,10 +39,17 @@ std::string stop_message() { return R"({"type":"stop"})"; }
 std::string answer_trial(const Json& message, const TrialFunction& fn,
                          const std::shared_ptr<distributed::Communicator>& group) {
   const Trial trial = Trial::from_json(message.at("trial"));
+  // A trial that fails on a rank of a group (a NaN loss, a throwing
+  // callback) leaves its communicator unusable on every rank of the group
+  // (Communicator::report_failure), and the group's own must stay healthy
+  // to receive the next trial: each trial runs on a communicator split from
+  // the group's (a failure does not flow up to it, split's guarantee).
+  std::shared_ptr<distributed::Communicator> comm = group;
+  if (group && group->size() > 1) comm = distributed::split_communicator(*group, 0, group->rank());
   TrialOutcome outcome;
   const auto t0 = Clock::now();
   try {
-    outcome = fn(trial, group);
+    outcome = fn(trial, comm);
   } catch (const std::exception& e) {
     outcome = {};
     outcome.ok = false;

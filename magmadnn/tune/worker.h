@@ -9,8 +9,10 @@
 ///
 /// Under mpirun with --ranks-per-trial K > 1, the group's rank 0 (its
 /// leader) talks to the master and broadcasts each message to the group;
-/// every rank of the group then calls the trial function with the group's
-/// communicator, and the leader alone answers.
+/// every rank of the group then calls the trial function with a
+/// communicator of the group's ranks split afresh for that trial (so that a
+/// trial that fails, leaving its communicator unusable, costs the group
+/// nothing), and the leader alone answers.
 #pragma once
 
 #include <functional>
@@ -27,6 +29,7 @@ std::string trial_message(const Trial& trial);
 std::string stop_message();
 
 /// Runs the trial of a "trial" message and returns the "result" message.
+/// With a `group` of more than one rank, collective over it (the split).
 std::string answer_trial(const Json& message, const TrialFunction& fn,
                          const std::shared_ptr<distributed::Communicator>& group);
 

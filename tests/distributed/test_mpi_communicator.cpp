@@ -4,7 +4,9 @@
 // that end it are in mpi_fault_program.cpp).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "mpi_world.h"
@@ -82,6 +84,61 @@ TEST(MpiCommunicator, SplitByParityReversed) {
   EXPECT_EQ(rest == nullptr, c.rank() == 0);
   if (rest) EXPECT_EQ(rest->size(), p - 1);
   c.set_step(-1);
+}
+
+// Failures flow down a split, not up (MpiCommunicator::split): a rank that
+// reports a failure on the parent stops the ranks waiting for it in the
+// child at once, with its reason; a failure of the child leaves the parent
+// usable, and so is a communicator split from the parent afterwards.
+TEST(MpiCommunicator, FailuresFlowDownASplitNotUp) {
+  MpiCommunicator& w = world();
+  if (w.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const int last = w.size() - 1;
+  {
+    MpiCommunicator parent(w.comm());
+    parent.set_timeout(std::chrono::seconds(30));
+    std::unique_ptr<MpiCommunicator> child = parent.split(0, w.rank());
+    if (w.rank() == last) {
+      parent.report_failure("stopping on purpose");
+      EXPECT_THROW(child->barrier(), CommError) << "the child of a failed communicator went on";
+    } else {
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        child->barrier();
+        ADD_FAILURE() << "no CommError";
+      } catch (const CommError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("split from failed"), std::string::npos) << m;
+        EXPECT_NE(m.find("stopping on purpose"), std::string::npos) << m;
+      }
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "waited for the watchdog";
+    }
+    w.barrier();
+  }
+  {
+    MpiCommunicator parent(w.comm());
+    parent.set_timeout(std::chrono::seconds(30));
+    std::unique_ptr<MpiCommunicator> child = parent.split(0, w.rank());
+    if (w.rank() == last) {
+      child->report_failure("the child fails on purpose");
+    } else {
+      try {
+        child->barrier();
+        ADD_FAILURE() << "no CommError";
+      } catch (const CommError& e) {
+        EXPECT_NE(std::string(e.what()).find("the child fails on purpose"), std::string::npos) << e.what();
+      }
+    }
+    child.reset();
+    float x = 1;
+    parent.allreduce(host_buffer(&x, 1), ReduceOp::sum);
+    EXPECT_EQ(x, static_cast<float>(w.size()));
+    std::unique_ptr<MpiCommunicator> again = parent.split(0, w.rank());
+    float y = 2;
+    again->allreduce(host_buffer(&y, 1), ReduceOp::sum);
+    EXPECT_EQ(y, 2.0f * static_cast<float>(w.size()));
+  }
+  w.barrier();
 }
 
 TEST(MpiCommunicator, ArgumentErrorsNameTheProblemBeforeSending) {

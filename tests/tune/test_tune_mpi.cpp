@@ -34,8 +34,24 @@ struct MasterView {
   std::string dir;
 };
 
+// Trials 1 and 2 fail as a training run that diverges or whose callback
+// throws: trial 1 on every rank of the group at once (a NaN loss), trial 2
+// on the group's last rank alone while the others wait for it in an
+// allreduce. Each failing rank reports on the trial's communicator first,
+// as TrainingRun does.
+tune::TrialOutcome failing_trial(const tune::Trial& t,
+                                 const std::shared_ptr<magmadnn::distributed::Communicator>& comm) {
+  const bool last = comm && comm->rank() == comm->size() - 1;
+  if (t.index == 1 || (t.index == 2 && last)) {
+    const std::string why = "trial " + std::to_string(t.index) + " failed on purpose";
+    if (comm) comm->report_failure(why);
+    throw magmadnn::ValueError(why);
+  }
+  return group_trial(t, comm);
+}
+
 // Runs a grid search over the world with groups of k; the master's result on rank 0.
-std::optional<MasterView> search(int k, const std::string& name) {
+std::optional<MasterView> search(int k, const std::string& name, const tune::TrialFunction& fn = group_trial) {
   const tune::GroupLayout layout = tune::split_groups(*g_world, k);
   if (g_world->rank() == 0) {
     const std::string dir = fresh_dir(name);
@@ -46,9 +62,9 @@ std::optional<MasterView> search(int k, const std::string& name) {
   }
   if (layout.leader) {
     tune::CommWorkerChannel channel(g_world);
-    tune::serve(channel, group_trial, layout.comm);
+    tune::serve(channel, fn, layout.comm);
   } else {
-    tune::serve_group_member(layout.comm, group_trial);
+    tune::serve_group_member(layout.comm, fn);
   }
   return std::nullopt;
 }
@@ -96,6 +112,29 @@ TEST(TuneMpi, GridRunsEveryPointOnceInGroupsOfTwo) {
   if (workers < 4 || workers % 2 != 0) GTEST_SKIP() << "needs 1 + 2m ranks, m >= 2";
   const auto r = search(2, "mpi-k2");
   if (r) check_grid(r->result, 2, r->dir);
+}
+
+// A failed trial's communicator is unusable on every rank of its group;
+// the group itself must go on to the next trial (a search over learning
+// rates meets diverging ones as a rule), and nothing of the failure may
+// reach a later trial.
+TEST(TuneMpi, AFailedTrialLeavesItsGroupWorking) {
+  const int k = g_world->size() - 1;
+  if (k < 2) GTEST_SKIP() << "needs at least 3 ranks";
+  const auto r = search(k, "mpi-failing", failing_trial);
+  if (!r) return;
+  ASSERT_EQ(r->result.trials.size(), 36u);
+  for (const auto& t : r->result.trials) {
+    if (t.trial.index == 1 || t.trial.index == 2) {
+      EXPECT_EQ(t.status, "failed") << "trial " << t.trial.index;
+      EXPECT_NE(t.outcome.error.find("trial " + std::to_string(t.trial.index) + " failed on purpose"),
+                std::string::npos)
+          << t.outcome.error;
+    } else {
+      EXPECT_EQ(t.status, "ok") << "trial " << t.trial.index << ": " << t.outcome.error;
+      EXPECT_EQ(t.outcome.extra["members"], k) << "trial " << t.trial.index;
+    }
+  }
 }
 
 TEST(TuneMpi, RefusesGroupsThatDoNotDivideTheRanks) {

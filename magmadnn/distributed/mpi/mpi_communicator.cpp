@@ -344,6 +344,7 @@ std::unique_ptr<MpiCommunicator> MpiCommunicator::split(int color, int key) {
     throw;
   }
   MPI_Comm_free(&part);
+  out->state_->parent = state_;
   out->set_timeout(timeout_);
   out->set_step(step_);
   return out;

@@ -56,6 +56,12 @@ class MpiCommunicator final : public Communicator {
   /// `color` form a new communicator, ordered by `key` (then by rank here).
   /// A negative color leaves this rank out: it gets nullptr. The new one
   /// inherits timeout() and step(). Collective; checked like one.
+  /// Failures flow down, not up: when this communicator fails on a rank, or
+  /// hears of a failure (a notice, report_failure), the new one fails there
+  /// too, so a rank waiting in the new one for a rank that reported a
+  /// failure here stops with its reason; a failure of the new one leaves
+  /// this one usable, so that a part of the job (a search's trial) can fail
+  /// alone. The new one keeps this one's state alive as long as it lives.
   std::unique_ptr<MpiCommunicator> split(int color, int key);
 
   /// The MPI communicator the data moves on, to derive others from

@@ -20,6 +20,13 @@ CommState::~CommState() {
     MPI_Cancel(&notice);
     MPI_Wait(&notice, MPI_STATUS_IGNORE);
   }
+  // A failed communicator's messages may still be on their way (a notice, a
+  // descriptor of a collective that was abandoned). Freed, its context id
+  // could go to a communicator created later, which would then receive
+  // them (Open MPI keeps early messages for a context id not yet in use):
+  // so a failed one (or one whose parent failed) is left allocated, a few
+  // handles, for the rest of the job.
+  if (!failure.empty() || (parent && !parent->failure.empty())) return;
   for (MPI_Comm* c : {&data, &coll_check, &p2p_check})
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
 }
@@ -53,12 +60,20 @@ void CommState::send_notice(const std::string& message) noexcept {
 }
 
 std::string CommState::poll_notice() {
-  if (notice == MPI_REQUEST_NULL) return {};
-  int flag = 0;
-  MPI_Status status;
-  if (MPI_Test(&notice, &flag, &status) != MPI_SUCCESS || !flag) return {};
-  notice_in.back() = '\0';
-  return "rank " + std::to_string(status.MPI_SOURCE) + " reported: " + notice_in.data();
+  if (notice != MPI_REQUEST_NULL) {
+    int flag = 0;
+    MPI_Status status;
+    if (MPI_Test(&notice, &flag, &status) == MPI_SUCCESS && flag) {
+      notice_in.back() = '\0';
+      return "rank " + std::to_string(status.MPI_SOURCE) + " reported: " + notice_in.data();
+    }
+  }
+  if (!parent) return {};
+  // A notice heard here is the parent's too: receiving it consumed its one
+  // posted receive, so it is recorded there for the parent's own calls.
+  if (parent->failure.empty()) parent->failure = parent->poll_notice();
+  if (parent->failure.empty()) return {};
+  return "the communicator this one was split from failed: " + parent->failure;
 }
 
 MpiRequest::MpiRequest(std::shared_ptr<CommState> state, std::string what, std::int64_t step,

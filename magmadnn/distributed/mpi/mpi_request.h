@@ -53,8 +53,14 @@ struct CommState {
   // and report too, before the application ends the job.
   MPI_Request notice = MPI_REQUEST_NULL;  // the posted receive of the next notice
   std::array<char, 1024> notice_in{};
+  // The state of the communicator this one was split from (MpiCommunicator::
+  // split), or null. A failure there (this rank's, or one it hears of) ends
+  // this communicator too: its ranks may be waiting here for a rank that
+  // has stopped. A failure here is not passed up, so that a part (a
+  // search's trial) can fail alone and the whole go on.
+  std::shared_ptr<CommState> parent;
 
-  ~CommState();  // frees the duplicates unless MPI is finalized
+  ~CommState();  // frees the duplicates unless MPI is finalized or the communicator failed
   /// Throws CommError if an earlier operation failed, here or on a rank
   /// that sent its notice.
   void check_usable(const char* what);
@@ -62,7 +68,8 @@ struct CommState {
   void post_notice_receive();
   /// Sends `message` to every other rank, without waiting.
   void send_notice(const std::string& message) noexcept;
-  /// A notice that has arrived ("rank 2 reported: ..."), or empty.
+  /// A notice that has arrived ("rank 2 reported: ..."), or the failure of
+  /// a communicator this one was split from (directly or not), or empty.
   std::string poll_notice();
 };
 
