@@ -131,6 +131,31 @@ TEST(TuneCliMpi, GroupsOfTwoTrainDataParallel) {
   for (const Json& t : results["trials"]) EXPECT_EQ(t["extra"]["ranks"], 2) << t.dump();
 }
 
+// A learning rate that diverges fails its trial on both ranks of the group
+// (a NaN loss); the group must go on to the trials after it.
+TEST(TuneCliMpi, ADivergedTrialFailsAloneInItsGroup) {
+  const std::string root = prepare("cli-mpi-nan");
+  Json j = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
+  j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "values": [0.05, 1e30, 0.5]}])");
+  std::ofstream(root + "/tune.json") << j.dump(2);
+  const std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 " +
+                          std::string(MAGMADNN_MPIEXEC) + " -np 3 --oversubscribe " + MAGMADNN_APP +
+                          " tune " + root + "/tune.json --out " + root + "/search --ranks-per-trial 2";
+  const auto r = magmadnn::test::run_shell(cmd, root + "/log");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  const Json results = Json::parse(magmadnn::test::read_text(root + "/search/results.json"));
+  ASSERT_EQ(results["trials"].size(), 3u) << r.out << r.err;
+  for (const Json& t : results["trials"]) {
+    if (t["index"] == 1) {
+      EXPECT_EQ(t["status"], "failed") << t.dump();
+      EXPECT_NE(t.dump().find("the loss is"), std::string::npos) << t.dump();
+    } else {
+      EXPECT_EQ(t["status"], "ok") << t.dump();
+      EXPECT_EQ(t["extra"]["ranks"], 2) << t.dump();
+    }
+  }
+}
+
 #endif
 
 }  // namespace
