@@ -69,8 +69,8 @@ std::string CommState::poll_notice() {
     }
   }
   if (!parent) return {};
-  // A notice heard here is the parent's too: receiving it consumed its one
-  // posted receive, so it is recorded there for the parent's own calls.
+  // Polling the parent consumes its one posted receive: what it hears is
+  // recorded there, for the parent's own calls.
   if (parent->failure.empty()) parent->failure = parent->poll_notice();
   if (parent->failure.empty()) return {};
   return "the communicator this one was split from failed: " + parent->failure;
