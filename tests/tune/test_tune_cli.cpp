@@ -117,13 +117,18 @@ TEST(TuneCli, LocalWorkersAndResume) {
 
 #else
 
-TEST(TuneCliMpi, GroupsOfTwoTrainDataParallel) {
-  const std::string root = prepare("cli-mpi");
+// `magmadnn tune` on root's tune.json under the launcher, in groups of two ranks.
+magmadnn::test::CommandResult tune_in_groups_of_two(const std::string& root, int ranks) {
   // Open MPI refuses root (build containers) without both variables.
   const std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 " +
-                          std::string(MAGMADNN_MPIEXEC) + " -np 5 --oversubscribe " + MAGMADNN_APP +
-                          " tune " + root + "/tune.json --out " + root + "/search --ranks-per-trial 2";
-  const auto r = magmadnn::test::run_shell(cmd, root + "/log");
+                          std::string(MAGMADNN_MPIEXEC) + " -np " + std::to_string(ranks) + " --oversubscribe " +
+                          MAGMADNN_APP + " tune " + root + "/tune.json --out " + root + "/search --ranks-per-trial 2";
+  return magmadnn::test::run_shell(cmd, root + "/log");
+}
+
+TEST(TuneCliMpi, GroupsOfTwoTrainDataParallel) {
+  const std::string root = prepare("cli-mpi");
+  const auto r = tune_in_groups_of_two(root, 5);
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("on 2 workers"), std::string::npos) << r.out;
   expect_results(root + "/search", 4);
@@ -138,10 +143,7 @@ TEST(TuneCliMpi, ADivergedTrialFailsAloneInItsGroup) {
   Json j = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
   j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "values": [0.05, 1e30, 0.5]}])");
   std::ofstream(root + "/tune.json") << j.dump(2);
-  const std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 " +
-                          std::string(MAGMADNN_MPIEXEC) + " -np 3 --oversubscribe " + MAGMADNN_APP +
-                          " tune " + root + "/tune.json --out " + root + "/search --ranks-per-trial 2";
-  const auto r = magmadnn::test::run_shell(cmd, root + "/log");
+  const auto r = tune_in_groups_of_two(root, 3);
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   const Json results = Json::parse(magmadnn::test::read_text(root + "/search/results.json"));
   ASSERT_EQ(results["trials"].size(), 3u) << r.out << r.err;
