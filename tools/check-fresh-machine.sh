@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
-# Proves that the README's two commands work on a bare Debian 12 machine.
+# Proves that the README's two commands work on a bare Debian 12 or 13 machine.
 #
-#   tools/check-fresh-machine.sh            (as root; CI runs it)
+#   tools/check-fresh-machine.sh [bookworm|trixie]   (as root; CI runs both)
 #
-# It makes a bare Debian 12 root with `mmdebstrap --variant=apt` (apt and the
-# essential packages only: no compiler, no git, no python3, no CUDA), clones
-# this repository's committed HEAD into it, and runs the commands of the
-# README's first code block inside it, in order, exactly as written, as root
-# in a chroot with an empty environment. Whatever a command needs must
-# therefore be installed by the project's own scripts. The root has no
-# /usr/local/cuda, so this is also the proof that the CPU-only path works.
+# bookworm (Debian 12, the default): GCC 12, oneDNN 2.6, Open MPI 4.1.
+# trixie (Debian 13): GCC 14, oneDNN 3.7, Open MPI 5.0.
 #
-# The compiler cache is shared into the root (a bind mount of $CCACHE_DIR,
-# keyed on the compiler's content rather than its timestamp), so a second run
-# rebuilds little. Set KEEP_FRESH_ROOT=1 to keep the root for inspection.
+# It makes a bare root of that release with `mmdebstrap --variant=apt` (apt
+# and the essential packages only: no compiler, no git, no python3, no
+# CUDA), clones this repository's committed HEAD into it, and runs the
+# commands of the README's first code block inside it, in order, exactly as
+# written, as root in a chroot with an empty environment. Whatever a command
+# needs must therefore be installed by the project's own scripts. The root
+# has no /usr/local/cuda, so this is also the proof that the CPU-only path
+# works.
+#
+# Shared with the host, so that a second run (or the other release) redoes
+# little: the compiler cache (a bind mount of $CCACHE_DIR, keyed on the
+# compiler's content rather than its timestamp, so each release's GCC gets
+# its own entries and a rerun hits them), and apt's downloaded packages (a
+# bind mount of $FRESH_APT_CACHE/<release>, by default
+# /var/cache/magmadnn-fresh/<release>). Set KEEP_FRESH_ROOT=1 to keep the
+# root for inspection.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 source "$ROOT/tools/env.sh"
-say() { echo "[fresh-machine] $*"; }
-die() { echo "[fresh-machine] FAILED: $*" >&2; exit 1; }
+DIST="${1:-bookworm}"
+case "$DIST" in
+  bookworm) RELEASE="Debian 12" ;;
+  trixie) RELEASE="Debian 13" ;;
+  *) echo "usage: $0 [bookworm|trixie]" >&2; exit 2 ;;
+esac
+say() { echo "[fresh-machine $DIST] $*"; }
+die() { echo "[fresh-machine $DIST] FAILED: $*" >&2; exit 1; }
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (it uses mmdebstrap, mount and chroot)"
 if ! command -v mmdebstrap >/dev/null; then
@@ -34,8 +48,9 @@ mapfile -t COMMANDS < <(awk '/^```sh/{inside=1; next} /^```/{if (inside) exit} i
 
 WORK="$(mktemp -d "${TMPDIR:-/var/tmp}/magmadnn-fresh.XXXXXX")"
 CHROOT="$WORK/root"
-LOG="${FRESH_LOG:-$ROOT/build/fresh-machine.log}"
-mkdir -p "$(dirname "$LOG")" "$CCACHE_DIR"
+LOG="${FRESH_LOG:-$ROOT/build/fresh-machine-$DIST.log}"
+APT_CACHE="${FRESH_APT_CACHE:-/var/cache/magmadnn-fresh}/$DIST"
+mkdir -p "$(dirname "$LOG")" "$CCACHE_DIR" "$APT_CACHE/partial"
 : >"$LOG"
 cleanup() {
   # Unmount everything below the root (deepest first) before deleting it.
@@ -47,8 +62,8 @@ cleanup() {
 trap cleanup EXIT
 
 t0=$SECONDS
-say "making a bare Debian 12 root in $CHROOT"
-mmdebstrap --quiet --variant=apt bookworm "$CHROOT" >>"$LOG" 2>&1 || { tail -20 "$LOG"; die "mmdebstrap"; }
+say "making a bare $RELEASE root in $CHROOT"
+mmdebstrap --quiet --variant=apt "$DIST" "$CHROOT" >>"$LOG" 2>&1 || { tail -20 "$LOG"; die "mmdebstrap"; }
 [[ ! -e "$CHROOT/usr/local/cuda" ]] || die "the bare root has /usr/local/cuda"
 for tool in gcc g++ cmake git python3; do
   [[ ! -e "$CHROOT/usr/bin/$tool" ]] || die "the bare root already has $tool; it is not bare"
@@ -63,6 +78,7 @@ mount --rbind /dev "$CHROOT/dev"
 mount -t tmpfs -o size=2g tmpfs "$CHROOT/dev/shm"  # OpenMPI's shared-memory transport and Chromium need it
 mkdir -p "$CHROOT/root/.ccache"
 mount --bind "$CCACHE_DIR" "$CHROOT/root/.ccache"
+mount --bind "$APT_CACHE" "$CHROOT/var/cache/apt/archives"
 
 for cmd in "${COMMANDS[@]}"; do
   say "running in the root: $cmd"
@@ -73,7 +89,7 @@ for cmd in "${COMMANDS[@]}"; do
     /bin/bash -c "cd /root/magmadnn && $cmd" 2>&1 | tee -a "$LOG" | sed -u 's/^/    /'
   rc=${PIPESTATUS[0]}
   set -e
-  ((rc == 0)) || die "'$cmd' exited $rc inside the bare Debian 12 root (log: $LOG)"
+  ((rc == 0)) || die "'$cmd' exited $rc inside the bare $RELEASE root (log: $LOG)"
   say "'$cmd' passed in $((SECONDS - t)) s"
 done
 
@@ -81,4 +97,4 @@ done
 [[ ! -e "$CHROOT/usr/local/cuda" ]] || die "/usr/local/cuda appeared in the root"
 grep -q '^MAGMADNN_CUDA:BOOL=OFF' "$CHROOT/root/magmadnn/build/CMakeCache.txt" ||
   die "the build in the root was not configured CPU-only"
-say "OK: ${#COMMANDS[@]} README commands passed on a bare Debian 12 without CUDA in $((SECONDS - t0)) s"
+say "OK: ${#COMMANDS[@]} README commands passed on a bare $RELEASE without CUDA in $((SECONDS - t0)) s"

@@ -12,7 +12,10 @@ else
 fi
 # OpenMPI refuses to run as root without these; tests start ranks on this machine only.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# More ranks than cores: Open MPI 4 (ORTE) reads the first variable; Open MPI
+# 5 (PRRTE) ignores it without a word and reads the second.
 export OMPI_MCA_rmaps_base_oversubscribe=1
+export PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 # Key the cache on the compiler's content, not its timestamp, so the bare
 # Debian root of tools/check-fresh-machine.sh shares it with this machine.
 export CCACHE_COMPILERCHECK=content

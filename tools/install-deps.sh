@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages magmadnn needs, only if missing (idempotent).
+# Installs the Debian packages magmadnn needs, only if missing (idempotent).
+# The same names on Debian 12 (bookworm) and Debian 13 (trixie).
 #   tools/install-deps.sh           what building and running needs
 #   tools/install-deps.sh --tests   and what the tests need besides
 # CUDA is not installed here: it is used when /usr/local/cuda/bin/nvcc exists.
-# tools/check-fresh-machine.sh proves this list complete on a bare Debian 12.
+# tools/check-fresh-machine.sh proves this list complete on a bare Debian 12
+# and on a bare Debian 13.
 set -euo pipefail
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake calls find_package(OpenCL),
 #   but libdnnl-dev only recommends it (and we install without recommends).
