@@ -199,7 +199,7 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
     if (a.has("out") && !a.has("print-config")) recover_run_folder(a.str("out"), out);
     const TrainSpec spec = parse_config(resolve_config(a, resume));
     return Json{{"config", to_json(spec)}, {"out", a.str("out", default_out_dir(spec.name))}};
-  });
+  }, is_usage_error);
   const Json& config = shared["config"];
   const TrainSpec spec = parse_config(config);
   if (a.has("print-config")) {

@@ -1,6 +1,8 @@
 // magmadnn tune: a hyperparameter search (magmadnn/tune/) -> journal, results, best config, report.
 #include <omp.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iomanip>
@@ -31,6 +33,8 @@ const std::vector<OptionSpec> kOptions = {
     {"out", "DIR", "the search folder: journal.jsonl, results.csv, results.json, best.json (required)"},
     {"workers", "N", "run trials in N local worker processes (default: in this process)"},
     {"ranks-per-trial", "K", "under mpirun: train each trial data-parallel on a group of K ranks (default 1)"},
+    {"watchdog", "SECONDS", "under mpirun: a worker group one of whose ranks sends no heartbeat this long is lost "
+                            "and its trial runs elsewhere (default 10)"},
     {"resume", "", "continue the search in --out DIR from its journal"},
     {"seed", "S", "the search's seed (overrides the config's \"seed\")"},
     {"quiet", "", "no line per trial, only the summary"},
@@ -96,6 +100,13 @@ int master(const tune::TuneConfig& config, tune::MasterChannel& channel, const s
 int tune_ranks(const std::shared_ptr<distributed::Communicator>& world, const std::string& path, const ParsedArgs& a,
                std::ostream& out) {
   const int k = a.has("ranks-per-trial") ? static_cast<int>(a.integer("ranks-per-trial", 1, 1 << 20)) : 1;
+  // Every rank knows the count: each refuses it alike, as the user's mistake.
+  const int workers = world->size() - 1;
+  if (workers % k != 0)
+    throw UsageError("magmadnn tune: --ranks-per-trial " + std::to_string(k) + " does not divide the " +
+                     std::to_string(workers) + " worker ranks (rank 0 is the master): start 1 + a multiple of " +
+                     std::to_string(k) + " ranks (mpirun -np " + std::to_string(1 + k * std::max(1, workers / k)) +
+                     "), or choose a K that divides " + std::to_string(workers));
   // Rank 0 reads and checks the config; a mistake there reaches every rank,
   // which would otherwise wait for trials that never come. The workers need
   // nothing of it: each trial carries its train config.
@@ -103,12 +114,23 @@ int tune_ranks(const std::shared_ptr<distributed::Communicator>& world, const st
   run::share_config(*world, [&] {
     config = read_config(path, a);
     return Json(true);
-  });
+  }, is_usage_error);
   const tune::GroupLayout layout = tune::split_groups(*world, k);
+  const auto watchdog = std::chrono::milliseconds(
+      static_cast<std::int64_t>((a.has("watchdog") ? a.positive("watchdog") : 10.0) * 1000.0));
   if (world->rank() == 0) {
-    tune::CommMasterChannel channel(world, k);
-    return master(*config, channel, a.str("out"), a, out);
+    tune::CommMasterChannel channel(world, k, layout.beats, watchdog);
+    const int rc = master(*config, channel, a.str("out"), a, out);
+    if (channel.lost_any()) {
+      // The ranks of a lost group may live on, stuck with a dead partner, and
+      // MPI cannot finalize with a dead rank: the search is complete, so the
+      // job ends here, with the search's status.
+      out << "magmadnn tune: a worker group was lost (see the journal); ending the job" << std::endl;
+      distributed::abort_job(rc);
+    }
+    return rc;
   }
+  const tune::Heartbeat heartbeat(layout.beats, tune::heartbeat_interval(watchdog));
   if (layout.leader) {
     tune::CommWorkerChannel channel(world);
     tune::serve(channel, tune::train_trial, layout.comm);
@@ -145,6 +167,8 @@ int tune_command(const std::vector<std::string>& args, std::ostream& out) {
   const std::string dir = a.str("out");
 
   if (distributed::launched_by_mpi()) {
+    if (a.has("watchdog") && !(a.positive("watchdog") <= 86400.0))
+      throw UsageError("magmadnn tune: --watchdog " + a.str("watchdog") + " is more than a day (86400 s)");
     if (a.has("workers"))
       throw UsageError("magmadnn tune: --workers is for a single machine without mpirun; under mpirun the ranks "
                        "are the workers");

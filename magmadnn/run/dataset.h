@@ -24,6 +24,7 @@ struct Split {
   Tensor<float> y;                   ///< {N, classes}, one-hot
   std::vector<std::int64_t> labels;  ///< N class indices
   std::string source;                ///< the image file, for messages
+  std::string label_source;          ///< the label file, for messages
 };
 
 /// The class count of a config's data.dataset: 10 for "fashion-mnist" and

@@ -17,8 +17,16 @@
 /// of the data (on a third duplicate), so a send and its receive that
 /// disagree on count or dtype are named too.
 ///
-/// Cost: 2 (size - 1) messages of sizeof(Descriptor) bytes per collective,
-/// posted together with the collective and never waited for separately.
+/// Cost: 2 (size - 1) messages of sizeof(Descriptor) bytes per collective.
+/// With strict checks (the default; MpiCommunicator::set_strict_checks) the
+/// collective's data operation is posted only once the exchange is complete
+/// and agrees, so a collective whose count, dtype, root or reduction differs
+/// between ranks never reaches MPI (which would otherwise match the two and
+/// write past the smaller buffer): each collective then waits one exchange
+/// of descriptors before its data moves. Without (MAGMADNN_COLLECTIVE_CHECK=
+/// overlap) the exchange is posted together with the collective and never
+/// waited for separately, and a mismatch is reported after MPI has matched
+/// the calls.
 #pragma once
 
 #include <mpi.h>
@@ -86,6 +94,7 @@ class DescriptorExchange {
   std::unique_ptr<Buffers> buffers_;
   int rank_;
   bool done_ = false;
+  std::string mismatch_;  // the first mismatch, thrown again by every later test()
 };
 
 }  // namespace magmadnn::distributed::mpi_detail
