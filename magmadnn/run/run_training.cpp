@@ -312,7 +312,11 @@ std::vector<InputRecord> TrainingRun::inputs(const RunOptions& options) const {
     const std::optional<std::uint64_t> ck = file_fingerprint(options.checkpoint_path);
     r.push_back({"the checkpoint", "", options.checkpoint_path, ck.value_or(0), ck.has_value()});
   }
-  const std::string config = to_json(spec_).dump();
+  // The config without the data folder's path: ranks may hold copies of
+  // the data at other paths (node-local disks); their contents are compared above.
+  Json c = to_json(spec_);
+  if (c.contains("data")) c["data"].erase("dir");
+  const std::string config = c.dump();
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : config) h = (h ^ c) * 1099511628211ull;
   r.push_back({"the config", "", "", h});
