@@ -305,11 +305,16 @@ Json TrainingRun::loss_scaling(const optimizer::LossScaler& scaler) const {
 // checkpoint it resumes from (or its absence), and the spec.
 std::vector<InputRecord> TrainingRun::inputs(const RunOptions& options) const {
   const auto mixed = [](std::uint64_t a, std::uint64_t b) { return a ^ (b * 1099511628211ull); };
+  // A file's path (CIFAR's labels are in its image files; synthetic data has none).
+  const auto file = [](const Split& s, bool labels) {
+    if (s.source == "synthetic") return std::string();
+    return labels && !s.label_source.empty() ? s.label_source : s.source;
+  };
   std::vector<InputRecord> r;
-  r.push_back({"the training data", "images", train_.source, mixed(fingerprint(train_.x), fingerprint(val_.x))});
-  r.push_back({"the training data", "labels", train_.label_source, mixed(fingerprint(train_.y), fingerprint(val_.y))});
-  r.push_back({"the test data", "images", test_.source, fingerprint(test_.x)});
-  r.push_back({"the test data", "labels", test_.label_source, fingerprint(test_.y)});
+  r.push_back({"the training data", "images", file(train_, false), mixed(fingerprint(train_.x), fingerprint(val_.x))});
+  r.push_back({"the training data", "labels", file(train_, true), mixed(fingerprint(train_.y), fingerprint(val_.y))});
+  r.push_back({"the test data", "images", file(test_, false), fingerprint(test_.x)});
+  r.push_back({"the test data", "labels", file(test_, true), fingerprint(test_.y)});
   if (options.resume && !options.checkpoint_path.empty()) {
     const std::optional<std::uint64_t> ck = file_fingerprint(options.checkpoint_path);
     r.push_back({"the checkpoint", "", options.checkpoint_path, ck.value_or(0), ck.has_value()});
