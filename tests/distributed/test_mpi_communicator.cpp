@@ -252,14 +252,22 @@ using namespace magmadnn::distributed;
 // Issue 39 point 1: an allreduce of 3 doubles meeting one of 413,952 floats
 // (a rank that trained from scratch meeting one that resumed). With the
 // check beside the collective, MPI matched the two and wrote the floats'
-// result past the 24-byte buffer (heap corruption). Strict checks (the
-// default) refuse it on every rank before MPI sees it: the small buffer and
-// the guard after it stay as they were.
+// result past the 24-byte buffer (heap corruption: run this test with
+// MAGMADNN_COLLECTIVE_CHECK=overlap and set_strict_checks commented out).
+// Strict checks refuse it on every rank before MPI sees it: the small
+// buffer and the guard after it stay as they were.
 TEST(MpiCommunicator, StrictChecksStopAMismatchBeforeMpiSeesIt) {
   MpiCommunicator& w = world();
   if (w.size() < 2) GTEST_SKIP() << "needs 2 ranks";
   MpiCommunicator c(w.comm());
-  EXPECT_TRUE(c.strict_checks()) << "strict is the default";
+  EXPECT_FALSE(c.strict_checks()) << "off by default (MAGMADNN_COLLECTIVE_CHECK unset)";
+  c.set_strict_checks(true);
+  MpiCommunicator child_of(w.comm());
+  child_of.set_strict_checks(true);
+  {
+    const auto part = child_of.split(0, w.rank());
+    EXPECT_TRUE(part->strict_checks()) << "a split inherits the setting";
+  }
   c.set_step(5);
   constexpr std::size_t kBig = 413952;
   std::string message;
@@ -294,8 +302,8 @@ TEST(MpiCommunicator, AfterAFailureOtherPendingRequestsFailAtOnce) {
   MpiCommunicator& w = world();
   if (w.size() < 2) GTEST_SKIP() << "needs 2 ranks";
   MpiCommunicator c(w.comm());
-  // Both requests must be posted while rank 1 stays away: the check beside
-  // the collective (strict checks would wait for rank 1 at the first post).
+  // Both requests are posted while rank 1 stays away: the check beside the
+  // collective (strict checks would wait for rank 1 at the first post).
   c.set_strict_checks(false);
   c.set_timeout(std::chrono::milliseconds(300));
   if (w.rank() != 1) {  // rank 1 never comes

@@ -17,16 +17,15 @@
 /// of the data (on a third duplicate), so a send and its receive that
 /// disagree on count or dtype are named too.
 ///
-/// Cost: 2 (size - 1) messages of sizeof(Descriptor) bytes per collective.
-/// With strict checks (the default; MpiCommunicator::set_strict_checks) the
-/// collective's data operation is posted only once the exchange is complete
-/// and agrees, so a collective whose count, dtype, root or reduction differs
-/// between ranks never reaches MPI (which would otherwise match the two and
-/// write past the smaller buffer): each collective then waits one exchange
-/// of descriptors before its data moves. Without (MAGMADNN_COLLECTIVE_CHECK=
-/// overlap) the exchange is posted together with the collective and never
-/// waited for separately, and a mismatch is reported after MPI has matched
-/// the calls.
+/// Cost: 2 (size - 1) messages of sizeof(Descriptor) bytes per collective,
+/// posted together with the collective and never waited for separately (the
+/// default), so a mismatch is reported after MPI has matched the calls.
+/// With strict checks (MpiCommunicator::set_strict_checks,
+/// MAGMADNN_COLLECTIVE_CHECK=strict) the data operation is posted only once
+/// the exchange is complete and agrees, so a collective whose count, dtype,
+/// root or reduction differs between ranks never reaches MPI (which would
+/// otherwise match the two and write past the smaller buffer); each
+/// collective then waits one exchange of descriptors before its data moves.
 #pragma once
 
 #include <mpi.h>

@@ -19,14 +19,14 @@ using mpi_detail::Staged;
 
 namespace {
 
-// MAGMADNN_COLLECTIVE_CHECK: "strict" (unset: the default) or "overlap".
+// MAGMADNN_COLLECTIVE_CHECK: "overlap" (unset: the default) or "strict".
 bool strict_from_environment() {
   const char* v = std::getenv("MAGMADNN_COLLECTIVE_CHECK");
-  if (v == nullptr || *v == '\0' || std::string(v) == "strict") return true;
-  MAGMADNN_CHECK(std::string(v) == "overlap", ValueError,
-                 "MAGMADNN_COLLECTIVE_CHECK is \"" << v << "\"; expected \"strict\" (the default: a collective's data "
-                 "moves only once every rank agrees on it) or \"overlap\" (the check runs beside the collective)");
-  return false;
+  if (v == nullptr || *v == '\0' || std::string(v) == "overlap") return false;
+  MAGMADNN_CHECK(std::string(v) == "strict", ValueError,
+                 "MAGMADNN_COLLECTIVE_CHECK is \"" << v << "\"; expected \"overlap\" (the default: the check runs "
+                 "beside the collective) or \"strict\" (a collective's data moves only once every rank agrees on it)");
+  return true;
 }
 
 std::shared_ptr<CommState> attach(std::shared_ptr<MpiEnvironment> env, MPI_Comm parent) {

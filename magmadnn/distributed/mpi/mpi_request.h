@@ -47,7 +47,7 @@ struct CommState {
   std::int64_t next_seq = 0;  // number of the next collective
   // Strict checks (MpiCommunicator::set_strict_checks): a collective's data
   // operation is posted only once every rank's descriptor agrees.
-  bool strict = true;
+  bool strict = false;
   std::string failure;        // the first failure; empty while healthy
   std::shared_ptr<PinnedPool> pool = std::make_shared<PinnedPool>();  // staging of device buffers
 
