@@ -135,10 +135,17 @@ ParallelPlan plan_parallel(const TrainSpec& spec) {
 
   for (std::size_t i = 0; i < ls.size(); ++i) {
     if (ls[i].type == "dropout" && plan.layers[i].placement != Placement::data) {
+      // Where each rank holds its own rows again: after the next dense or
+      // conv2d layer placed data-parallel (not the last layer: no dropout there).
+      std::string after;
+      for (std::size_t j = i + 1; j + 1 < ls.size() && after.empty(); ++j) {
+        if ((ls[j].type == "dense" || ls[j].type == "conv2d") && plan.layers[j].placement == Placement::data)
+          after = ", or after layers[" + std::to_string(j) + "] (the first data-parallel " + ls[j].type +
+                  " layer after them, where each rank holds its own rows again)";
+      }
       throw ConfigError("layers[" + std::to_string(i) + "]",
                         "dropout on whole-batch activations (after a model-parallel layer) is not supported: every "
-                        "rank would have to draw the same mask; put it before the model-parallel layers or give the "
-                        "dense layer after it \"parallel\": \"data\"");
+                        "rank would have to draw the same mask; move it before the model-parallel layers" + after);
     }
   }
   if (spec.distributed.strategy != "allreduce") {

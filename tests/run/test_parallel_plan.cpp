@@ -85,6 +85,35 @@ TEST(ParallelConfig, DropoutOnWholeBatchActivationsIsRefused) {
   EXPECT_NE(refusal(j).find("layers[3]: dropout on whole-batch activations"), std::string::npos) << refusal(j);
 }
 
+// The refusal's advice, followed, is accepted (the old advice, "give the
+// dense layer after it parallel: data", gave the same refusal again).
+TEST(ParallelConfig, DropoutRefusalAdviceWorksWhenFollowed) {
+  auto dense = [](int units, const char* act, const char* parallel) {
+    return Json{{"type", "dense"}, {"units", units}, {"activation", act}, {"parallel", parallel}};
+  };
+  const Json dropout = {{"type", "dropout"}, {"rate", 0.5}};
+  Json j;
+  j["layers"] = Json::array({{{"type", "flatten"}}, dense(64, "relu", "model"), dropout, dense(32, "relu", "data"),
+                             dense(10, "softmax", "data")});
+  const std::string r = refusal(j);
+  EXPECT_NE(r.find("layers[2]: dropout on whole-batch activations"), std::string::npos) << r;
+  EXPECT_EQ(r.find("give the dense layer after it"), std::string::npos) << r;
+  EXPECT_NE(r.find("move it before the model-parallel layers, or after layers[3]"), std::string::npos) << r;
+  Json after = j;  // after layers[3], as the message says
+  after["layers"].erase(2);
+  after["layers"].insert(after["layers"].begin() + 3, dropout);
+  EXPECT_EQ(refusal(after), "");
+  Json before = j;  // before the model-parallel layers
+  before["layers"].erase(2);
+  before["layers"].insert(before["layers"].begin() + 1, dropout);
+  EXPECT_EQ(refusal(before), "");
+  // With no data-parallel layer to move it after (but the last), only "before" is offered.
+  Json u2;
+  u2["layers"] = Json::array({dense(64, "relu", "model"), dropout, dense(10, "softmax", "data")});
+  EXPECT_NE(refusal(u2).find("move it before the model-parallel layers"), std::string::npos) << refusal(u2);
+  EXPECT_EQ(refusal(u2).find("or after layers"), std::string::npos) << refusal(u2);
+}
+
 TEST(ParallelPlan, WideMlpUnderModelAndAuto) {
   const ParallelPlan m = plan_parallel(parse_config(wide_mlp("model")));
   EXPECT_TRUE(m.hybrid());
