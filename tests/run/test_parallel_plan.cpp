@@ -93,25 +93,28 @@ TEST(ParallelConfig, DropoutRefusalAdviceWorksWhenFollowed) {
   };
   const Json dropout = {{"type", "dropout"}, {"rate", 0.5}};
   Json j;
-  j["layers"] = Json::array({{{"type", "flatten"}}, dense(64, "relu", "model"), dropout, dense(32, "relu", "data"),
-                             dense(10, "softmax", "data")});
+  j["layers"] = Json::array({{{"type", "flatten"}}, dense(32, "relu", "data"), dense(64, "relu", "model"), dropout,
+                             dense(32, "relu", "data"), dense(10, "softmax", "data")});
   const std::string r = refusal(j);
-  EXPECT_NE(r.find("layers[2]: dropout on whole-batch activations"), std::string::npos) << r;
+  EXPECT_NE(r.find("layers[3]: dropout on whole-batch activations"), std::string::npos) << r;
   EXPECT_EQ(r.find("give the dense layer after it"), std::string::npos) << r;
-  EXPECT_NE(r.find("move it before the model-parallel layers, or after layers[3]"), std::string::npos) << r;
-  Json after = j;  // after layers[3], as the message says
-  after["layers"].erase(2);
-  after["layers"].insert(after["layers"].begin() + 3, dropout);
-  EXPECT_EQ(refusal(after), "");
-  Json before = j;  // before the model-parallel layers
-  before["layers"].erase(2);
-  before["layers"].insert(before["layers"].begin() + 1, dropout);
-  EXPECT_EQ(refusal(before), "");
-  // With no data-parallel layer to move it after (but the last), only "before" is offered.
+  EXPECT_NE(r.find("move it right after layers[1] or after layers[4]"), std::string::npos) << r;
+  for (int spot : {1, 4}) {  // the advice, followed: the dropout right after layers[spot]
+    Json moved = j;
+    moved["layers"].erase(3);
+    moved["layers"].insert(moved["layers"].begin() + (spot < 3 ? spot + 1 : spot), dropout);
+    EXPECT_EQ(refusal(moved), "") << spot << ": " << moved["layers"].dump();
+  }
+  // No data-parallel layer but the last: the message says to add one, and that works.
   Json u2;
   u2["layers"] = Json::array({dense(64, "relu", "model"), dropout, dense(10, "softmax", "data")});
-  EXPECT_NE(refusal(u2).find("move it before the model-parallel layers"), std::string::npos) << refusal(u2);
-  EXPECT_EQ(refusal(u2).find("or after layers"), std::string::npos) << refusal(u2);
+  const std::string none = refusal(u2);
+  EXPECT_NE(none.find("add a dense layer with \"parallel\": \"data\" and put the dropout right after it"),
+            std::string::npos)
+      << none;
+  Json added = u2;
+  added["layers"].insert(added["layers"].begin() + 1, dense(64, "relu", "data"));
+  EXPECT_EQ(refusal(added), "") << added["layers"].dump();
 }
 
 TEST(ParallelPlan, WideMlpUnderModelAndAuto) {
