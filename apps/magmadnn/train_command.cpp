@@ -45,7 +45,7 @@ const std::vector<OptionSpec> kOptions = {
     {"deterministic", "", "convolution and pooling algorithms picked by a fixed rule, not by timing, so a rerun "
                           "(same machine, threads and ranks) computes the same bits; may change on --resume"},
     {"out", "DIR", "run folder (default runs/<name>-<date>-<time>)"},
-    {"data", "DIR", "folder of the MNIST-format IDX files (default /usr/share/datasets/fashion-mnist)"},
+    {"data", "DIR", "data.dir: folder of the IDX (or, for cifar10/cifar100, CIFAR binary) files (default /usr/share/datasets/fashion-mnist)"},
     {"resume", "", "continue the run in --out DIR from its checkpoint"},
     {"checkpoint-every", "N", "also write checkpoint.bin inside an epoch: every N training steps (under mpirun: "
                               "after every N-th global batch of an epoch); 0 (default): at epoch ends only"},
