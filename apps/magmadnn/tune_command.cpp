@@ -13,6 +13,8 @@
 
 #include "args.h"
 #include "cli.h"
+#include "folder_lock.h"
+#include "output_guard.h"
 #include "rank_output.h"
 #include "magmadnn/distributed/communicator_factory.h"
 #include "magmadnn/run/across_ranks.h"
@@ -72,6 +74,23 @@ tune::TuneConfig read_config(const std::string& path, const ParsedArgs& a) {
   return tune::parse_tune_config(run::read_json_file(path), {}, seed);
 }
 
+// Before the master reads or writes the search folder: it is no training
+// run's, the config is none of the files the search writes, and no other
+// process writes it (a second `tune --resume` of one folder is refused).
+FolderLock claim_search_folder(const std::string& dir, const std::string& config_path) {
+  check_output_folder("magmadnn tune", dir, FolderKind::search);
+  for (const auto& f : search_files()) {
+    if (same_file((std::filesystem::path(dir) / f).string(), config_path)) {
+      throw UsageError("magmadnn tune: the CONFIG " + config_path + " is the " + f + " of the search folder --out " +
+                       dir + ", which the search writes; copy it out of the folder first");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  MAGMADNN_CHECK(!ec, IOError, "cannot create the search folder " << dir << ": " << ec.message());
+  return FolderLock(dir, "magmadnn tune");
+}
+
 // The master's part, whatever the channel: search, results, report, summary.
 int master(const tune::TuneConfig& config, tune::MasterChannel& channel, const std::string& dir, const ParsedArgs& a,
            std::ostream& out) {
@@ -111,8 +130,10 @@ int tune_ranks(const std::shared_ptr<distributed::Communicator>& world, const st
   // which would otherwise wait for trials that never come. The workers need
   // nothing of it: each trial carries its train config.
   std::optional<tune::TuneConfig> config;
+  std::optional<FolderLock> lock;
   run::share_config(*world, [&] {
     config = read_config(path, a);
+    lock.emplace(claim_search_folder(a.str("out"), path));
     return Json(true);
   }, is_usage_error);
   const tune::GroupLayout layout = tune::split_groups(*world, k);
@@ -180,6 +201,7 @@ int tune_command(const std::vector<std::string>& args, std::ostream& out) {
   if (a.has("ranks-per-trial") && a.integer("ranks-per-trial", 1, 1 << 20) != 1)
     throw UsageError("magmadnn tune: --ranks-per-trial needs mpirun (rank 0 is the master, the others train)");
   const tune::TuneConfig config = read_config(configs[0], a);
+  const FolderLock lock = claim_search_folder(dir, configs[0]);
   if (a.has("workers")) {
     const int n = static_cast<int>(a.integer("workers", 1, 4096));
     // N workers share the machine: unless told otherwise, each gets its share of the cores.
