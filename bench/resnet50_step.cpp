@@ -7,9 +7,14 @@
 // first (it includes the convolution chooser's timing of each new shape)
 // apart from the rest, then the process's peak resident memory.
 //
+// Each step's process CPU seconds (user + system, all threads) are printed
+// beside its wall time: on a shared machine the wall time also counts the
+// time other processes held the cores.
+//
 // Usage: bench_resnet50_step [--batch B] [--steps S]   (threads: OMP_NUM_THREADS)
 // The data is synthetic: a measure of speed and memory, not of learning.
 #include <omp.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +30,15 @@
 
 using namespace magmadnn;
 
+namespace {
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   std::int64_t batch = 32, steps = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -37,21 +51,30 @@ int main(int argc, char** argv) {
   j["data"]["test_samples"] = 1;
   run::TrainingRun tr(run::parse_config(j));
   using Clock = std::chrono::steady_clock;
-  std::vector<double> seconds;
+  std::vector<double> seconds, cpu;
   auto t = Clock::now();
+  double c = cpu_seconds();
   auto cb = std::make_shared<model::LambdaCallback<float>>();
   cb->batch_end = [&](model::NeuralNetwork<float>&, const model::BatchLogs&) {
     const auto now = Clock::now();
     seconds.push_back(std::chrono::duration<double>(now - t).count());
+    const double c_now = cpu_seconds();
+    cpu.push_back(c_now - c);
     t = now;
+    c = c_now;
   };
-  cb->epoch_begin = [&](model::NeuralNetwork<float>&, unsigned) { t = Clock::now(); };
+  cb->epoch_begin = [&](model::NeuralNetwork<float>&, unsigned) {
+    t = Clock::now();
+    c = cpu_seconds();
+  };
   run::RunOptions o;
   o.callbacks.push_back(cb);
   const run::RunResult r = tr.run(o);
   std::printf("resnet50 (synthetic 3x224x224, 1000 classes), batch %lld, %d threads, %lld parameters\n",
               static_cast<long long>(batch), omp_get_max_threads(), static_cast<long long>(tr.network().num_params()));
-  std::printf("first step: %.2f s (includes choosing the convolution algorithms)\n", seconds.at(0));
+  std::printf("first step: %.2f s, %.2f CPU s (includes choosing the convolution algorithms)\n", seconds.at(0),
+              cpu.at(0));
+  for (std::size_t i = 1; i < seconds.size(); ++i) std::printf("step %zu: %.2f s, %.2f CPU s\n", i + 1, seconds[i], cpu[i]);
   std::vector<double> rest(seconds.begin() + 1, seconds.end());
   if (!rest.empty()) {
     std::sort(rest.begin(), rest.end());

@@ -25,9 +25,15 @@ class Master {
 
   SearchResult run() {
     fs::create_directories(options_.out_dir);
-    const bool exists = fs::exists(journal_path_) && fs::file_size(journal_path_) > 0;
+    const bool present = fs::exists(journal_path_);
+    const bool exists = present && fs::file_size(journal_path_) > 0;
     if (options_.resume) {
-      MAGMADNN_CHECK(exists, ValueError, "--resume: " << journal_path_ << " does not exist: there is no search to continue");
+      MAGMADNN_CHECK(present, ValueError, "--resume: " << journal_path_ << " does not exist: there is no search to continue");
+      MAGMADNN_CHECK(exists, ValueError,
+                     "--resume: " << journal_path_
+                                  << " is empty (0 bytes): the search stopped before it wrote its first line, so "
+                                     "there is nothing to continue; start it again without --resume after "
+                                     "removing the empty journal");
       replay(read_journal(journal_path_));
     } else {
       MAGMADNN_CHECK(!exists, ValueError,
@@ -56,9 +62,18 @@ class Master {
   void replay(const std::vector<Json>& events) {
     MAGMADNN_CHECK(!events.empty() && events[0].value("event", "") == "begin", ValueError,
                    journal_path_ << " does not begin with a \"begin\" line: not a search journal");
-    MAGMADNN_CHECK(events[0]["tune"] == config_.source && events[0]["seed"] == config_.context.seed, ValueError,
-                   "--resume: the config (or --seed) differs from the one the search in " << options_.out_dir
-                                                                                           << " began with");
+    // The same document with its keys in another order is the same config.
+    if (const auto d = first_difference(events[0].value("tune", Json()), config_.source)) {
+      MAGMADNN_THROW(ValueError, "--resume: the config differs from the one the search in "
+                                     << options_.out_dir << " began with (the first line of " << journal_path_
+                                     << "): at " << (d->path.empty() ? std::string("(the document)") : d->path)
+                                     << " the search began with " << d->was << ", the config given now has "
+                                     << d->now);
+    }
+    MAGMADNN_CHECK(events[0]["seed"] == config_.context.seed, ValueError,
+                   "--resume: the seed differs from the one the search in "
+                       << options_.out_dir << " began with: " << events[0]["seed"].dump() << " then, "
+                       << config_.context.seed << " now (--seed, or the config's \"seed\")");
     for (const Json& e : events) {
       const std::string kind = e.value("event", "");
       offset_ = std::max(offset_, e.value("t", 0.0));
