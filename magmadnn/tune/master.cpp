@@ -28,7 +28,7 @@ class Master {
     const bool exists = fs::exists(journal_path_) && fs::file_size(journal_path_) > 0;
     if (options_.resume) {
       MAGMADNN_CHECK(exists, ValueError, "--resume: " << journal_path_ << " does not exist: there is no search to continue");
-      replay(read_journal(journal_path_));
+      replay_journal();
     } else {
       MAGMADNN_CHECK(!exists, ValueError,
                      options_.out_dir << " already holds a search (journal.jsonl): pass --resume to continue it, "
@@ -53,6 +53,19 @@ class Master {
   double now() const { return offset_ + std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   // -- resume ---------------------------------------------------------------
+  // replay() with the JSON library's own errors (a line of another shape: no
+  // "trial", a string where a number belongs) turned into the ValueError
+  // every other damaged journal gets, naming the file.
+  void replay_journal() {
+    const std::vector<Json> events = read_journal(journal_path_);
+    try {
+      replay(events);
+    } catch (const Json::exception& x) {
+      MAGMADNN_THROW(ValueError, journal_path_ << " has a line that is not an event of a search journal ("
+                                               << x.what() << "): the journal is damaged");
+    }
+  }
+
   void replay(const std::vector<Json>& events) {
     MAGMADNN_CHECK(!events.empty() && events[0].value("event", "") == "begin", ValueError,
                    journal_path_ << " does not begin with a \"begin\" line: not a search journal");
