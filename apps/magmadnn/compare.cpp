@@ -30,8 +30,8 @@ using page::seconds;
 using page::text;
 
 // The summary's fields that label a run: "ranks" a whole number of ranks
-// (a float cast to an integer out of range is undefined, found by
-// tests/fuzz's compare target with "ranks": 1e300), "strategy" a string.
+// (ranks_of casts it to an integer, undefined for 1e300: seen while writing
+// tests/fuzz's compare target), "strategy" a string.
 // Both may be absent (one process, no strategy).
 void check_summary_fields(const Json& s, const std::string& file) {
   MAGMADNN_CHECK(s.is_object(), IOError, file << ": expected a JSON object, got " << s.type_name());

@@ -4,6 +4,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "magmadnn/tune/journal.h"
 #include "magmadnn/tune/worker.h"
@@ -16,6 +17,19 @@ using Clock = std::chrono::steady_clock;
 
 constexpr double kShortTrial = 0.01;  // seconds
 constexpr std::size_t kPrefetch = 8;
+
+// An integer of a journal line or a worker's message (`def` when absent). A
+// float is refused: converting one outside the integer's range (1e300) is
+// undefined.
+template <typename T>
+T integer_at(const Json& e, const char* key, std::optional<T> def = std::nullopt) {
+  if (def && !e.contains(key)) return *def;
+  const Json& v = e.at(key);
+  // The JSON library's own error type, so that a journal's replay names the file (replay_journal).
+  if (!v.is_number_integer())
+    throw Json::type_error::create(302, "\"" + std::string(key) + "\": expected an integer, got " + v.dump(), &v);
+  return v.get<T>();
+}
 
 class Master {
  public:
@@ -69,7 +83,12 @@ class Master {
   void replay(const std::vector<Json>& events) {
     MAGMADNN_CHECK(!events.empty() && events[0].value("event", "") == "begin", ValueError,
                    journal_path_ << " does not begin with a \"begin\" line: not a search journal");
-    MAGMADNN_CHECK(events[0]["tune"] == config_.source && events[0]["seed"] == config_.context.seed, ValueError,
+    // value(), never the const operator[]: a key the line lacks would be
+    // undefined behaviour there (tests/fuzz's journal target found a begin
+    // line without "tune").
+    MAGMADNN_CHECK(events[0].value("tune", Json()) == config_.source &&
+                       events[0].value("seed", Json()) == config_.context.seed,
+                   ValueError,
                    "--resume: the config (or --seed) differs from the one the search in " << options_.out_dir
                                                                                            << " began with");
     for (const Json& e : events) {
@@ -77,19 +96,19 @@ class Master {
       offset_ = std::max(offset_, e.value("t", 0.0));
       if (kind == "resume") ++sessions_;
       if (kind != "started" && kind != "finished" && kind != "failed" && kind != "lost") continue;
-      const std::int64_t i = e.at("trial").get<std::int64_t>();
+      const std::int64_t i = integer_at<std::int64_t>(e, "trial");
       if (kind == "started") {
         if (records_.count(i) == 0) {
           Proposal p = searcher_->next(e.value("t", 0.0));
-          MAGMADNN_CHECK(p.kind == Proposal::Kind::trial && p.trial.index == i && p.trial.params == e["params"],
-                         ValueError,
+          const Json params = e.value("params", Json());
+          MAGMADNN_CHECK(p.kind == Proposal::Kind::trial && p.trial.index == i && p.trial.params == params, ValueError,
                          "--resume: " << journal_path_ << " does not match this search: its trial " << i << " ("
-                                      << e["params"].dump() << ") is not what the searcher proposes now");
+                                      << params.dump() << ") is not what the searcher proposes now");
           records_[i].trial = std::move(p.trial);
         }
         TrialRecord& r = records_.at(i);
-        r.attempts = e.value("attempt", r.attempts + 1);
-        r.worker = e.value("worker", -1);
+        r.attempts = integer_at<int>(e, "attempt", r.attempts + 1);
+        r.worker = integer_at<int>(e, "worker", -1);
         continue;
       }
       MAGMADNN_CHECK(records_.count(i) != 0, ValueError,
@@ -187,7 +206,7 @@ class Master {
     }
     const Json m = Json::parse(ev.payload);
     if (m.value("type", "") != "result") return;  // a goodbye, or an answer to nothing asked
-    MAGMADNN_CHECK(!queue.empty() && queue.front().index == m.at("trial").get<std::int64_t>(), CommError,
+    MAGMADNN_CHECK(!queue.empty() && queue.front().index == integer_at<std::int64_t>(m, "trial"), CommError,
                    "tune: " << channel_.describe(ev.worker) << " answered trial " << m.at("trial")
                             << ", which it was not running");
     queue.pop_front();

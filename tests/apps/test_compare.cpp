@@ -203,10 +203,10 @@ TEST(CliCompare, RunsOfDifferentDataSetsOrNoneAreRefused) {
   EXPECT_THROW(check_comparable({}), ValueError);
 }
 
-// summary.json's "ranks" labels the run; a value no run writes (found by
-// tests/fuzz's compare target: 1e300, whose cast to an integer is undefined)
-// is refused naming the file and the field, as is a strategy that is not a
-// string. Absent, the run is one process without a strategy.
+// summary.json's "ranks" labels the run; a value no run writes (1e300, whose
+// cast to an integer is undefined: seen while writing tests/fuzz's compare
+// target) is refused naming the file and the field, as is a strategy that
+// is not a string. Absent, the run is one process without a strategy.
 TEST(CliCompare, SummaryRanksAndStrategyOfAnotherTypeAreRefused) {
   const std::string dir = (fs::temp_directory_path() / ("magmadnn-compare-summary-" + std::to_string(::getpid()))).string();
   fs::create_directories(dir);

@@ -57,8 +57,8 @@ TEST(CliRunFolder, MalformedMetricsNameFileAndLine) {
 }
 
 // An epoch that is no positive whole number is refused before it is cast to
-// unsigned (undefined for NaN, negatives and huge values; tests/fuzz's
-// compare target found the empty field, which reads as NaN).
+// unsigned (undefined for NaN, negatives and huge values; seen while writing
+// tests/fuzz's compare target: an empty field reads as NaN).
 TEST(CliRunFolder, MetricsEpochMustBeAPositiveInteger) {
   const std::string ok = metrics_csv({});
   for (const char* epoch : {"", "-1", "0", "1e300", "2.5", "nan", "inf"}) {

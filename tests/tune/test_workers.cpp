@@ -341,9 +341,11 @@ TEST(TuneWorkers, ResumingAFinishedSearchRunsNothing) {
                magmadnn::ValueError);
 }
 
-// A journal whose lines are JSON but not events of this shape (found by
-// tests/fuzz's journal target): each is refused as a damaged journal, a
-// ValueError naming the file, not the JSON library's own exception.
+// A journal whose lines are JSON but not events of this shape: each is
+// refused as a damaged journal, a ValueError naming the file, not the JSON
+// library's own exception nor undefined behaviour. The begin line without
+// "tune" was found by tests/fuzz's journal target (the const operator[] of
+// a missing key); "attempt": 1e300 is a float converted to int.
 TEST(TuneJournal, ALineOfAnotherShapeIsADamagedJournal) {
   const Json cfg = tune_json({{"type", "grid"}});
   const std::string begin = Json{{"event", "begin"}, {"tune", cfg}, {"seed", 7}, {"workers", 1}, {"t", 0.0}}.dump();
@@ -353,7 +355,10 @@ TEST(TuneJournal, ALineOfAnotherShapeIsADamagedJournal) {
        {std::string(R"({"event":"finished","attempt":1})"),          // no "trial"
         std::string(R"({"event":"started","trial":"zero"})"),        // a string where the index belongs
         std::string(R"({"event":"resume","t":"late"})"),             // a string where the time belongs
-        started + "\n" + R"({"event":"finished","trial":0,"outcome":{"curve":[{"epoch":1}]}})"}) {
+        started + "\n" + R"({"event":"finished","trial":0,"outcome":{"curve":[{"epoch":1}]}})",
+        std::string(R"({"event":"started","trial":0,"attempt":1e300,"worker":0,"config":0,"rung":0,)") +
+            R"("params":{"optimizer.learning_rate":0.1,"batch_size":16},"t":0.1})",  // a float where an int belongs
+        started + "\n" + R"({"event":"finished","trial":0,"outcome":{"curve":[{"epoch":1e300,"loss":1,"accuracy":1,"seconds":1}]}})"}) {
     const std::string dir = fresh_dir("journal-shape");
     std::ofstream(dir + "/journal.jsonl") << begin << "\n" << bad << "\n";
     try {
@@ -366,6 +371,27 @@ TEST(TuneJournal, ALineOfAnotherShapeIsADamagedJournal) {
     } catch (const magmadnn::ValueError& e) {
       EXPECT_NE(std::string(e.what()).find("journal.jsonl has a line that is not an event"), std::string::npos)
           << e.what();
+    }
+  }
+}
+
+// A begin line without "tune" or "seed" is another search's, refused as
+// such (it was the const operator[] of a missing key: undefined behaviour,
+// an assertion in the fuzz build; tests/fuzz/corpus/journal/crash-begin_without_tune).
+TEST(TuneJournal, ABeginLineWithoutItsConfigIsAnotherSearch) {
+  const Json cfg = tune_json({{"type", "grid"}});
+  for (const Json& begin : {Json{{"event", "begin"}, {"seed", 7}}, Json{{"event", "begin"}, {"tune", cfg}}}) {
+    const std::string dir = fresh_dir("journal-begin");
+    std::ofstream(dir + "/journal.jsonl") << begin.dump() << "\n";
+    tune::InlineChannel channel(synthetic_trial);
+    tune::MasterOptions o;
+    o.out_dir = dir;
+    o.resume = true;
+    try {
+      tune::run_search(tune::parse_tune_config(cfg), channel, o);
+      ADD_FAILURE() << "resumed " << begin.dump();
+    } catch (const magmadnn::ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("differs"), std::string::npos) << e.what();
     }
   }
 }
