@@ -396,6 +396,21 @@ TEST(TuneJournal, ABeginLineWithoutItsConfigIsAnotherSearch) {
   }
 }
 
+// A number too large for a double (1e999) makes the JSON parser throw
+// out_of_range, not parse_error: it escaped read_journal as the library's
+// own exception (tests/fuzz's journal target, after 189,000 executions;
+// reproducer corpus/journal/crash-number_out_of_range).
+TEST(TuneJournal, ANumberOutOfRangeIsNotAJournalLine) {
+  const std::string dir = fresh_dir("journal-range");
+  std::ofstream(dir + "/journal.jsonl") << R"({"event":"begin"})" << "\n" << R"({"t":1e999})" << "\n";
+  try {
+    (void)tune::read_journal(dir + "/journal.jsonl");
+    ADD_FAILURE() << "read a journal holding 1e999";
+  } catch (const magmadnn::ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("journal.jsonl:2: not a journal line"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TuneJournal, DropsATornLastLine) {
   const std::string dir = fresh_dir("torn");
   {
