@@ -11,8 +11,8 @@
 ///   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DMAGMADNN_CUDA=OFF \
 ///     -DMAGMADNN_MPI=OFF -DMAGMADNN_FUZZ=ON
 ///   cmake --build build-fuzz --target fuzz_idx
-/// or with only the readers instrumented, on top of an ordinary build (minutes;
-/// see the script for what that leaves out):
+/// or with only the readers instrumented, on top of an ordinary build (28
+/// Clang compiles; see the script for what that leaves out):
 ///   tests/fuzz/build_reader_fuzzers.sh build build-fuzz-readers
 /// and run as
 ///   build-fuzz/tests/fuzz/fuzz_idx -max_len=4096 -malloc_limit_mb=64 -rss_limit_mb=2048 \

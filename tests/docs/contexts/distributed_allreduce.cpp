@@ -6,12 +6,11 @@
 
 #include <magmadnn.h>
 #include "magmadnn/distributed/communicator_factory.h"
-using namespace magmadnn;
 using namespace magmadnn::distributed;
 // @head@
 
 int main() {
-  auto comm = distributed::make_communicator("auto");
+  auto comm = make_communicator("auto");
   std::vector<float> g(1024, 2.0f);
   Buffer grads = host_buffer(g.data(), g.size());
 // @snippet@

@@ -8,7 +8,7 @@ using namespace magmadnn;
 // @head@
 
 int main() {
-  auto group = distributed::make_communicator("auto");
+  std::shared_ptr<distributed::Communicator> group = distributed::make_communicator("auto");
   auto x = op::var<float>("x", {2, 1, 28, 28}, {UNIFORM, {-1.0f, 1.0f}}, HOST);
 // @snippet@
   const Tensor<float>* y = a1->out()->eval();
