@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "magmadnn/backend/cpu/onednn_compat.h"
 #include "mlp_step_products.h"
 
 namespace {
@@ -133,13 +134,12 @@ Library onednn_library(const std::vector<Gemm>& gemms, bool bf16) {
     memory::desc a_md(dims{g.m, g.k}, in_type, g.ta ? dims{1, g.m} : dims{g.k, 1});
     memory::desc b_md(dims{g.k, g.n}, in_type, g.tb ? dims{1, g.k} : dims{g.n, 1});
     memory::desc c_md(dims{g.m, g.n}, memory::data_type::f32, dims{g.n, 1});
-    matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), *eng);
+    const matmul::primitive_desc pd = magmadnn::onednn_compat::matmul_pd(*eng, a_md, b_md, nullptr, c_md);
     void* a = bf16 ? rounded(g.A, g.m * g.k) : const_cast<float*>(g.A);
     void* b = bf16 ? rounded(g.B, g.k * g.n) : const_cast<float*>(g.B);
     bound->push_back({matmul(pd), memory(a_md, *eng, a), memory(b_md, *eng, b), memory(c_md, *eng, g.C)});
   }
-  return {"oneDNN " + std::to_string(dnnl_version()->major) + "." + std::to_string(dnnl_version()->minor) + "." +
-              std::to_string(dnnl_version()->patch) + (bf16 ? " bf16" : ""),
+  return {"oneDNN " + magmadnn::onednn_compat::runtime_version() + (bf16 ? " bf16" : ""),
           [eng, strm, bound, copies](std::size_t i) {
             auto& b = (*bound)[i];
             b.prim.execute(*strm, {{DNNL_ARG_SRC, b.a}, {DNNL_ARG_WEIGHTS, b.b}, {DNNL_ARG_DST, b.c}});
@@ -148,7 +148,8 @@ Library onednn_library(const std::vector<Gemm>& gemms, bool bf16) {
 }
 
 // Whether oneDNN can make a bf16 matmul here: it has none without AVX-512
-// (oneDNN 2.6), and primitive creation then throws. The library's own probe
+// (oneDNN 2.6; 3.x also makes them on AVX2 cores with AVX-NE-CONVERT), and
+// primitive creation then throws. The library's own probe
 // (cpu::bf16_matmul_native) is not used: this program links the GEMM
 // libraries alone, not magmadnn.
 bool bf16_matmul_native() {
@@ -157,7 +158,7 @@ bool bf16_matmul_native() {
     const engine eng(engine::kind::cpu, 0);
     const memory::desc a({2, 2}, memory::data_type::bf16, memory::format_tag::ab);
     const memory::desc c({2, 2}, memory::data_type::f32, memory::format_tag::ab);
-    matmul::primitive_desc pd(matmul::desc(a, a, c), eng);
+    magmadnn::onednn_compat::matmul_pd(eng, a, a, nullptr, c);
     return true;
   } catch (const dnnl::error&) {
     return false;
@@ -364,8 +365,8 @@ int main(int argc, char** argv) try {
   if (bf16_matmul_native()) {
     libraries.push_back([](const std::vector<Gemm>& g) { return onednn_library(g, true); });
   } else {
-    std::printf("(no oneDNN bf16 rows: oneDNN %d.%d has no bf16 matmul on this CPU, which lacks AVX-512)\n\n",
-                dnnl_version()->major, dnnl_version()->minor);
+    std::printf("(no oneDNN bf16 rows: oneDNN %s has no bf16 matmul on this CPU)\n\n",
+                magmadnn::onednn_compat::runtime_version().c_str());
   }
   libraries.push_back(openblas_library);
   for (const auto& make : libraries) {

@@ -40,7 +40,10 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include "magmadnn/backend/cpu/onednn_compat.h"
 
 namespace {
 
@@ -55,33 +58,37 @@ dnnl::engine& engine() {
 }
 
 // One oneDNN matmul C = scale op(A) op(B) (+ bias) (+ C) (then eltwise) on
-// row-major host arrays; transposes are strides, as in the CPU backend.
+// row-major host arrays; transposes are strides, as in the CPU backend. A
+// scale other than 1 is a run-time scale, as in the CPU backend.
 struct Matmul {
   dnnl::matmul prim;
   memory::desc a, b, c, bias;
+  float scale;
   Matmul(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, bool with_bias, bool sum,
-         bool sigmoid, float scale = 1.f) {
+         bool sigmoid, float scale_ = 1.f)
+      : scale(scale_) {
+    namespace compat = magmadnn::onednn_compat;
     a = memory::desc({m, k}, f32, ta ? Dims{1, m} : Dims{k, 1});
     b = memory::desc({k, n}, f32, tb ? Dims{1, k} : Dims{n, 1});
     c = memory::desc({m, n}, f32, Dims{n, 1});
     if (with_bias) bias = memory::desc({1, n}, f32, Dims{n, 1});
     dnnl::post_ops po;
-    if (sum) po.append_sum(1.f);
-    if (sigmoid) po.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
+    if (sum) compat::append_sum(po, 1.f);
+    if (sigmoid) compat::append_eltwise(po, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
-    if (scale != 1.f) attr.set_output_scales(0, {scale});
-    const auto d = with_bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c);
-    prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, engine()));
+    if (scale != 1.f) compat::set_runtime_scale(attr);
+    prim = dnnl::matmul(compat::matmul_pd(engine(), a, b, with_bias ? &bias : nullptr, c, attr));
   }
   void operator()(dnnl::stream& s, const float* A, const float* B, float* C, const float* bias_p = nullptr) const {
     memory ma(a, engine(), const_cast<float*>(A)), mb(b, engine(), const_cast<float*>(B)), mc(c, engine(), C);
-    if (bias_p) {
-      prim.execute(s, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
-                       {DNNL_ARG_BIAS, memory(bias, engine(), const_cast<float*>(bias_p))}});
-    } else {
-      prim.execute(s, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+    if (bias_p) args.emplace(DNNL_ARG_BIAS, memory(bias, engine(), const_cast<float*>(bias_p)));
+    if (scale != 1.f) {
+      args.emplace(magmadnn::onednn_compat::scale_arg(),
+                   memory(magmadnn::onednn_compat::scale_desc(), engine(), const_cast<float*>(&scale)));
     }
+    prim.execute(s, args);
     s.wait();
   }
 };

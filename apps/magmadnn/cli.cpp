@@ -13,7 +13,7 @@ const char* kTopHelp =
     "usage: magmadnn <command> [options]\n"
     "\n"
     "commands:\n"
-    "  train      train a network from a JSON config or a preset (mlp, lenet5, resnet)\n"
+    "  train      train a network from a JSON config or a preset (mlp, lenet5, resnet, resnet50, ...)\n"
     "             and write a run folder (metrics.csv, summary.json, checkpoint, report.html)\n"
     "  evaluate   test accuracy and loss of a checkpoint\n"
     "  predict    class predictions of a checkpoint for IDX or CSV inputs\n"

@@ -2,7 +2,7 @@
 /// The `magmadnn` command as a function: main() forwards argv here, and the
 /// tests call it in process with their own streams.
 ///
-///   magmadnn train     [--config FILE] [--preset mlp|lenet5] [overrides] [--out DIR] [--resume]
+///   magmadnn train     [--config FILE] [--preset NAME] [overrides] [--out DIR] [--resume]
 ///   magmadnn evaluate  --checkpoint FILE [--data DIR]
 ///   magmadnn predict   --checkpoint FILE --input IDX-or-CSV [--output CSV]
 ///   magmadnn bench conv [--json FILE]

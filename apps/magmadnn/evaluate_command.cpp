@@ -37,8 +37,11 @@ int evaluate_command(const std::vector<std::string>& args, std::ostream& out) {
   const std::string ckpt = a.str("checkpoint");
   const StoredNetwork stored = network_for_checkpoint(ckpt, a.str("config"));
   const TrainSpec spec = parse_config(stored.config);
-  const std::string dir = a.str("data", spec.data.dir);
-  const Split test = load_split(dir, "test", limit, stored.classes);
+  DataSpec data = spec.data;
+  data.dir = a.str("data", spec.data.dir);
+  data.limit_test = limit;
+  const std::string& dir = data.dir;
+  const Split test = load_data(data, "test", stored.classes, spec.seed);
   check_sample_shape(test, stored.sample_shape, "the network's input is");
 
   NetworkBuild b = build_network(spec, stored.sample_shape, 1, stored.classes);

@@ -168,7 +168,11 @@ std::string headline(const ReportInput& in) {
 std::string subtitle(const ReportInput& in) {
   std::vector<std::string> parts;
   const std::string dataset = text(member(in.config, "data"), "dataset");
-  if (!dataset.empty()) parts.push_back(dataset);
+  if (dataset == "synthetic") {
+    parts.push_back("synthetic data (seeded random images and labels: speed only, the accuracy means nothing)");
+  } else if (!dataset.empty()) {
+    parts.push_back(dataset);
+  }
   if (std::isfinite(number(in.summary, "parameters"))) {
     parts.push_back(grouped(number(in.summary, "parameters")) + " parameters");
   }

@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 
 const std::vector<OptionSpec> kOptions = {
     {"config", "FILE", "JSON config (merged over --preset when both are given)"},
-    {"preset", "NAME", "start from a preset: mlp (default without --config), lenet5, resnet"},
+    {"preset", "NAME", "start from a preset: mlp (default without --config), lenet5, resnet, resnet50, alexnet, alexnet-cifar, googlenet"},
     {"layers", "N", "mlp preset: number of hidden layers of 528 sigmoid units (default 1)"},
     {"epochs", "N", "epochs to train (with --resume: the run's new total)"},
     {"batch-size", "N", "samples per training step"},
@@ -176,7 +176,7 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
 int train_command(const std::vector<std::string>& args, std::ostream& out) {
   const ParsedArgs a = parse_args("magmadnn train", args, kOptions);
   if (a.has("help")) {
-    out << usage_text("magmadnn train [--config FILE] [--preset mlp|lenet5|resnet] [options]", kAbout, kOptions);
+    out << usage_text("magmadnn train [--config FILE] [--preset NAME] [options]", kAbout, kOptions);
     return 0;
   }
   // A single process (no launcher) gets the local communicator: no MPI at all.
@@ -245,7 +245,8 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
   if (!quiet) {
     out << "magmadnn train: " << spec.name << " (" << net.num_params() << " parameters) on "
         << run.train().x.shape()[0] << " training and " << run.test().x.shape()[0] << " test samples ("
-        << run.validation().x.shape()[0] << " training samples held out for validation) from " << spec.data.dir
+        << run.validation().x.shape()[0] << " training samples held out for validation) from "
+        << (spec.data.dataset == "synthetic" ? std::string("synthetic data (seeded random images)") : spec.data.dir)
         << " (" << std::fixed << std::setprecision(1) << static_cast<double>(run.dataset_bytes()) / 1e6
         << std::defaultfloat << " MB in memory, images as " << run.train().x.storage_type() << ")"
         << "; run folder " << rf.dir() << (resume ? " (resuming)" : "");
@@ -325,8 +326,8 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
   rf.write_report(report);
 
   char line[160];
-  std::snprintf(line, sizeof line, "test accuracy: %.4f (loss %.4g) in %.1f s\n", ev.accuracy, ev.loss,
-                result.fit_seconds);
+  std::snprintf(line, sizeof line, "test accuracy: %.4f (loss %.4g) in %.1f s%s\n", ev.accuracy, ev.loss,
+                result.fit_seconds, spec.data.dataset == "synthetic" ? " (synthetic data)" : "");
   out << line;
   if (result.summary.contains("staleness") && !quiet) {
     const Json& st = result.summary["staleness"];

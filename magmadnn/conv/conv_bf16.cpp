@@ -61,7 +61,6 @@ class Bf16Convs {
     const memory::dims w_dims = onednn::weight_dims(pr);
     const tag wtag = onednn::weight_tag(pr);
     const onednn::Geometry geo = onednn::geometry(pr);
-    const memory::dims &strides = geo.strides, &dil = geo.dilation, &pad_l = geo.pad_l, &pad_r = geo.pad_r;
     dnnl::engine& engine_ = onednn::engine();
     auto out = std::make_unique<Prims>();
     // Operands read in bf16, results written in float.
@@ -74,38 +73,24 @@ class Bf16Convs {
       // The backward passes need a forward primitive descriptor as a hint.
       const memory::desc hint_x(x_dims, dt::bf16, tag::nchw), hint_w(w_dims, dt::bf16, wtag);
       const memory::desc hint_y(y_dims, dt::f32, tag::nchw);
-      const dnnl::convolution_forward::desc hint_d(dnnl::prop_kind::forward_training,
-                                                   dnnl::algorithm::convolution_direct, hint_x, hint_w, hint_y,
-                                                   strides, dil, pad_l, pad_r);
-      const dnnl::convolution_forward::primitive_desc hint(hint_d, engine_);
+      const auto direct = dnnl::algorithm::convolution_direct;
+      const dnnl::convolution_forward::primitive_desc hint = onednn_compat::conv_forward_pd(
+          engine_, dnnl::prop_kind::forward_training, direct, hint_x, hint_w, nullptr, hint_y, geo);
       switch (pass) {
-        case Pass3::Forward: {
-          const auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                                dnnl::algorithm::convolution_direct, out->x_md,
-                                                                out->w_md, out->bias_md, out->y_md, strides, dil,
-                                                                pad_l, pad_r)
-                              : hint_d;
-          out->prim = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(d, engine_));
+        case Pass3::Forward:
+          out->prim = dnnl::convolution_forward(
+              bias ? onednn_compat::conv_forward_pd(engine_, dnnl::prop_kind::forward_training, direct, out->x_md,
+                                                    out->w_md, &out->bias_md, out->y_md, geo)
+                   : hint);
           break;
-        }
-        case Pass3::BackwardData: {
-          const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, out->x_md, out->w_md,
-                                                        out->y_md, strides, dil, pad_l, pad_r);
+        case Pass3::BackwardData:
           out->prim = dnnl::convolution_backward_data(
-              dnnl::convolution_backward_data::primitive_desc(d, engine_, hint));
+              onednn_compat::conv_backward_data_pd(engine_, direct, out->x_md, out->w_md, out->y_md, geo, hint));
           break;
-        }
-        case Pass3::BackwardFilter: {
-          const auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct,
-                                                                         out->x_md, out->w_md, out->bias_md,
-                                                                         out->y_md, strides, dil, pad_l, pad_r)
-                              : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct,
-                                                                         out->x_md, out->w_md, out->y_md, strides,
-                                                                         dil, pad_l, pad_r);
-          out->prim = dnnl::convolution_backward_weights(
-              dnnl::convolution_backward_weights::primitive_desc(d, engine_, hint));
+        case Pass3::BackwardFilter:
+          out->prim = dnnl::convolution_backward_weights(onednn_compat::conv_backward_weights_pd(
+              engine_, direct, out->x_md, out->w_md, bias ? &out->bias_md : nullptr, out->y_md, geo, hint));
           break;
-        }
       }
     } catch (const dnnl::error& e) {
       MAGMADNN_THROW(DeviceError, "conv2d bf16: oneDNN could not create a convolution for " << pr.to_string() << ": "
@@ -244,9 +229,9 @@ bool bf16_conv_native() {
     const memory::desc x({1, 1, 2, 2}, dt::bf16, tag::nchw), w({1, 1, 1, 1}, dt::bf16, tag::oihw);
     const memory::desc y({1, 1, 2, 2}, dt::f32, tag::nchw);
     try {
-      const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                              x, w, y, {1, 1}, {0, 0}, {0, 0});
-      const dnnl::convolution_forward::primitive_desc pd(d, onednn::engine());
+      onednn_compat::conv_forward_pd(onednn::engine(), dnnl::prop_kind::forward_training,
+                                     dnnl::algorithm::convolution_direct, x, w, nullptr, y,
+                                     {{1, 1}, {0, 0}, {0, 0}, {0, 0}});
       return true;
     } catch (const dnnl::error&) {
       return false;

@@ -29,18 +29,10 @@ int detect_block() {
   }
   // oneDNN's f32 convolutions block channels by the vector width of the ISA
   // they run on; asking with format_tag::any would say the same per problem.
-  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-  switch (isa) {
-    case dnnl::cpu_isa::avx512_core:
-    case dnnl::cpu_isa::avx512_core_vnni:
-    case dnnl::cpu_isa::avx512_core_bf16:
-    case dnnl::cpu_isa::avx512_core_amx:
-      return 16;
-    case dnnl::cpu_isa::avx2:
-    case dnnl::cpu_isa::avx2_vnni:
-      return 8;
-    default:
-      return 0;
+  switch (onednn_compat::effective_isa_vector_bits()) {
+    case 512: return 16;
+    case 256: return 8;
+    default: return 0;
   }
 }
 

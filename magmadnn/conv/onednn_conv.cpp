@@ -101,17 +101,14 @@ std::unique_ptr<Plan> make_plan(const ConvProblem& pr, Pass pass, bool relu, boo
   std::size_t bytes = 0;
   const auto alg = dnnl::algorithm::convolution_direct;  // oneDNN picks its kernel (jit, gemm, ...) within it
   // The backward passes need the forward primitive they belong to as a hint.
-  const auto fwd_desc = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x_any, w_any,
-                                                              b_md, y_any, g.strides, g.dilation, g.pad_l, g.pad_r)
-                             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x_any, w_any,
-                                                              y_any, g.strides, g.dilation, g.pad_l, g.pad_r);
   dnnl::primitive_attr fwd_attr = attr;
   if (relu) {
     dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    onednn_compat::append_eltwise(ops, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     fwd_attr.set_post_ops(ops);
   }
-  const dnnl::convolution_forward::primitive_desc fwd(fwd_desc, fwd_attr, e);
+  const dnnl::convolution_forward::primitive_desc fwd = onednn_compat::conv_forward_pd(
+      e, dnnl::prop_kind::forward_training, alg, x_any, w_any, bias ? &b_md : nullptr, y_any, g, fwd_attr);
   switch (pass) {
     case Pass::Forward:
       plan->prim = dnnl::convolution_forward(fwd);
@@ -121,9 +118,8 @@ std::unique_ptr<Plan> make_plan(const ConvProblem& pr, Pass pass, bool relu, boo
       plan->scratch = fwd.scratchpad_desc();
       break;
     case Pass::BackwardData: {
-      const dnnl::convolution_backward_data::desc d(alg, x_any, w_any, y_any, g.strides, g.dilation, g.pad_l,
-                                                    g.pad_r);
-      const dnnl::convolution_backward_data::primitive_desc pd(d, attr, e, fwd);
+      const dnnl::convolution_backward_data::primitive_desc pd =
+          onednn_compat::conv_backward_data_pd(e, alg, x_any, w_any, y_any, g, fwd, attr);
       plan->prim = dnnl::convolution_backward_data(pd);
       plan->in0 = make_operand(DNNL_ARG_DIFF_DST, y_plain, pd.diff_dst_desc(), true, bytes);
       plan->in1 = make_operand(DNNL_ARG_WEIGHTS, w_plain, pd.weights_desc(), true, bytes);
@@ -132,11 +128,8 @@ std::unique_ptr<Plan> make_plan(const ConvProblem& pr, Pass pass, bool relu, boo
       break;
     }
     case Pass::BackwardFilter: {
-      const auto d = bias ? dnnl::convolution_backward_weights::desc(alg, x_any, w_any, b_md, y_any, g.strides,
-                                                                     g.dilation, g.pad_l, g.pad_r)
-                          : dnnl::convolution_backward_weights::desc(alg, x_any, w_any, y_any, g.strides,
-                                                                     g.dilation, g.pad_l, g.pad_r);
-      const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, e, fwd);
+      const dnnl::convolution_backward_weights::primitive_desc pd = onednn_compat::conv_backward_weights_pd(
+          e, alg, x_any, w_any, bias ? &b_md : nullptr, y_any, g, fwd, attr);
       plan->prim = dnnl::convolution_backward_weights(pd);
       plan->in0 = make_operand(DNNL_ARG_SRC, x_plain, pd.src_desc(), true, bytes);
       plan->in1 = make_operand(DNNL_ARG_DIFF_DST, y_plain, pd.diff_dst_desc(), true, bytes);

@@ -57,22 +57,21 @@ std::unique_ptr<PoolPlan> make_plan(const Shape& xs, const PoolParams& p) {
   plan->y = memory::desc(y_dims, dt::f32, tag::nchw);
   dnnl::engine& e = onednn::engine();
   try {
-    const dnnl::pooling_forward::desc train_d(dnnl::prop_kind::forward_training, alg, plan->x, plan->y, strides,
-                                              kernel, pad_l, pad_r);
-    const dnnl::pooling_forward::primitive_desc train(train_d, e);
-    const dnnl::pooling_forward::desc infer_d(dnnl::prop_kind::forward_inference, alg, plan->x, plan->y, strides,
-                                              kernel, pad_l, pad_r);
-    const dnnl::pooling_backward::desc back_d(alg, plan->x, plan->y, strides, kernel, pad_l, pad_r);
-    const dnnl::pooling_backward::primitive_desc back(back_d, e, train);
+    const onednn_compat::PoolShape shape{strides, kernel, pad_l, pad_r};
+    const auto train = onednn_compat::pooling_forward_pd(e, dnnl::prop_kind::forward_training, alg, plan->x,
+                                                         plan->y, shape);
+    const auto infer = onednn_compat::pooling_forward_pd(e, dnnl::prop_kind::forward_inference, alg, plan->x,
+                                                         plan->y, shape);
+    const auto back = onednn_compat::pooling_backward_pd(e, alg, plan->x, plan->y, shape, train);
     plan->train = dnnl::pooling_forward(train);
-    plan->infer = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(infer_d, e));
+    plan->infer = dnnl::pooling_forward(infer);
     plan->backward = dnnl::pooling_backward(back);
     plan->ws = train.workspace_desc();
   } catch (const dnnl::error&) {
     return nullptr;
   }
   if (p.mode == PoolMode::Max) {
-    const dt wt = plan->ws.data_type();
+    const dt wt = onednn_compat::data_type(plan->ws);
     if ((wt != dt::u8 && wt != dt::s32) || plan->ws != memory::desc(y_dims, wt, tag::nchw)) return nullptr;
   }
   return plan;
@@ -114,7 +113,7 @@ class OnednnPool final : public PoolImpl<float> {
     run(keep ? pl.train : pl.infer, args);
     if (!keep) return;
     const IndexMap m(xs, p, pool_output_shape(xs, p));
-    if (pl.ws.data_type() == dt::u8) {
+    if (onednn_compat::data_type(pl.ws) == dt::u8) {
       const auto* bytes = reinterpret_cast<const std::uint8_t*>(argmax);
       for (std::int64_t o = m.outputs() - 1; o >= 0; --o) argmax[o] = m.to_plane(o, bytes[o]);
     } else {
@@ -132,7 +131,7 @@ class OnednnPool final : public PoolImpl<float> {
       const IndexMap m(xs, p, pool_output_shape(xs, p));
       ws.resize(static_cast<std::size_t>(m.outputs()));
       if (argmax) {
-        if (pl.ws.data_type() == dt::u8) {
+        if (onednn_compat::data_type(pl.ws) == dt::u8) {
           auto* bytes = reinterpret_cast<std::uint8_t*>(ws.data());
           for (std::int64_t o = 0; o < m.outputs(); ++o) bytes[o] = static_cast<std::uint8_t>(m.to_window(o, argmax[o]));
         } else {

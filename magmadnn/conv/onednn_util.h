@@ -12,6 +12,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
+#include "magmadnn/backend/cpu/onednn_compat.h"
 #include "magmadnn/conv/conv_params.h"
 
 namespace magmadnn::conv::onednn {
@@ -29,9 +30,7 @@ dnnl::memory wrap(const dnnl::memory::desc& md, const void* p);
 /// dilation counted from 0, and the right/bottom padding that makes oneDNN's
 /// output size equal ours (it may be smaller than pad, even negative, when
 /// the stride leaves input rows unused).
-struct Geometry {
-  dnnl::memory::dims strides, dilation, pad_l, pad_r;
-};
+using Geometry = onednn_compat::ConvShape;  // strides, dilation, pad_l, pad_r
 Geometry geometry(const ConvProblem& pr);
 
 /// Weight dimensions: {K, C, R, S}, or {G, K/G, C/G, R, S} with groups.

@@ -93,6 +93,17 @@ Samples<T> Samples<T>::from_bytes(const Shape& shape, std::shared_ptr<const std:
 }
 
 template <typename T>
+Samples<T> Samples<T>::generated(const Shape& shape, std::shared_ptr<const RowFill> fill) {
+  MAGMADNN_CHECK(fill != nullptr && *fill, ValueError, "Samples::generated: no fill function");
+  MAGMADNN_CHECK(shape.ndim() >= 1, ShapeError, "Samples::generated: a scalar shape has no sample axis");
+  Samples s;
+  s.shape_ = shape;
+  s.tensor_.reset();
+  s.fill_ = std::move(fill);
+  return s;
+}
+
+template <typename T>
 std::int64_t Samples<T>::row_size() const {
   const std::int64_t n = rows();
   return n > 0 ? size() / n : 0;
@@ -100,7 +111,9 @@ std::int64_t Samples<T>::row_size() const {
 
 template <typename T>
 const Tensor<T>& Samples<T>::tensor() const {
-  MAGMADNN_CHECK(!is_bytes(), ValueError, "Samples: samples " << shape_ << " are held as uint8, not as a tensor");
+  MAGMADNN_CHECK(tensor_ != nullptr, ValueError,
+                 "Samples: samples " << shape_ << " are " << (is_bytes() ? "held as uint8" : "computed")
+                                     << ", not held as a tensor");
   return *tensor_;
 }
 
@@ -112,17 +125,18 @@ const std::uint8_t* Samples<T>::byte_data() const {
 
 template <typename T>
 const char* Samples<T>::storage_type() const noexcept {
-  return is_bytes() ? "uint8" : dtype_name(Tensor<T>::get_dtype());
+  return is_bytes() ? "uint8" : is_generated() ? "generated" : dtype_name(Tensor<T>::get_dtype());
 }
 
 template <typename T>
 std::uint64_t Samples<T>::storage_bytes() const noexcept {
+  if (is_generated()) return ids_ ? sizeof(std::int64_t) * static_cast<std::uint64_t>(rows()) : 0;
   return static_cast<std::uint64_t>(size()) * (is_bytes() ? 1u : sizeof(T));
 }
 
 template <typename T>
 memory_t Samples<T>::get_memory_type() const noexcept {
-  return is_bytes() ? HOST : tensor_->get_memory_type();
+  return tensor_ == nullptr ? HOST : tensor_->get_memory_type();
 }
 
 template <typename T>
@@ -137,6 +151,15 @@ void Samples<T>::gather(const std::int64_t* rows, std::int64_t begin, std::int64
                      "Samples::gather: row " << rows[begin + i] << " outside [0, " << n << ") of " << shape_);
   }
   auto row_of = [&](std::int64_t i) { return rows ? rows[begin + i] : begin + i; };
+  if (is_generated()) {
+    const RowFill& fill = *fill_;
+    const std::int64_t* ids = ids_ ? ids_->data() + offset_ : nullptr;
+    for_rows(count, row * static_cast<std::int64_t>(sizeof(T)), [&](std::int64_t i) {
+      const std::int64_t r = row_of(i);
+      fill(ids ? ids[r] : offset_ + r, dst + i * row);
+    });
+    return;
+  }
   if (!is_bytes()) {
     MAGMADNN_CHECK(host_readable(tensor_->get_memory_type()), NotSupportedError,
                    "Samples::gather: samples " << shape_ << " in DEVICE memory; gather reads host memory");
@@ -183,12 +206,12 @@ template <typename T>
 Samples<T> Samples<T>::slice(std::int64_t begin, std::int64_t end) const {
   MAGMADNN_CHECK(begin >= 0 && begin <= end && end <= rows(), IndexError,
                  "Samples::slice: rows [" << begin << ", " << end << ") of " << shape_);
-  if (!is_bytes()) return Samples(tensor_->slice(begin, end));
+  if (tensor_ != nullptr) return Samples(tensor_->slice(begin, end));
   Samples s = *this;
   std::vector<std::int64_t> dims = shape_.dims();
   dims[0] = end - begin;
   s.shape_ = Shape(dims);
-  s.offset_ = offset_ + begin * row_size();
+  s.offset_ = offset_ + begin * (is_generated() ? 1 : row_size());
   return s;
 }
 
@@ -197,6 +220,20 @@ Samples<T> Samples<T>::take(const std::vector<std::int64_t>& rows) const {
   std::vector<std::int64_t> dims = shape_.dims();
   dims[0] = static_cast<std::int64_t>(rows.size());
   const auto count = static_cast<std::int64_t>(rows.size());
+  if (is_generated()) {
+    auto ids = std::make_shared<std::vector<std::int64_t>>(rows.size());
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::int64_t r = rows[static_cast<std::size_t>(i)];
+      MAGMADNN_CHECK(r >= 0 && r < this->rows(), IndexError,
+                     "Samples::take: row " << r << " outside [0, " << this->rows() << ") of " << shape_);
+      (*ids)[static_cast<std::size_t>(i)] = ids_ ? (*ids_)[static_cast<std::size_t>(offset_ + r)] : offset_ + r;
+    }
+    Samples out = *this;
+    out.shape_ = Shape(dims);
+    out.ids_ = std::move(ids);
+    out.offset_ = 0;
+    return out;
+  }
   if (!is_bytes()) {
     // Through a host copy when the tensor lives on the device.
     const Samples host = host_readable(tensor_->get_memory_type()) ? *this : Samples(tensor_->to(HOST));
@@ -221,7 +258,7 @@ Samples<T> Samples<T>::take(const std::vector<std::int64_t>& rows) const {
 
 template <typename T>
 Tensor<T> Samples<T>::to_tensor(memory_t mem) const {
-  if (!is_bytes()) return tensor_->to(mem);
+  if (tensor_ != nullptr) return tensor_->to(mem);
   Tensor<T> host(shape_, HOST);
   if (size() > 0) gather(nullptr, 0, rows(), host.mutable_host_data());
   return mem == HOST ? host : host.to(mem);

@@ -2,12 +2,15 @@
 /// Samples<T>: the inputs of a data set as the model reads them, in T, while
 /// memory holds them in the type they came in (dMath's lazy promotion).
 ///
-/// Two kinds of storage:
+/// Three kinds of storage:
 ///  - a Tensor<T> (what users build in code; any memory type): read as is;
 ///  - bytes, one uint8 per value, with the affine map of the file's pixel
 ///    scale (value = byte x scale + shift, computed in double and rounded to
 ///    T once): 1 byte a pixel instead of 4 (float) or 8 (double). MNIST's
-///    and CIFAR's loaders keep their images so (load_mnist_source).
+///    and CIFAR's loaders keep their images so (load_mnist_source);
+///  - none: values computed row by row when a batch is assembled, by a
+///    function of the sample's index (synthetic data, run/dataset.h), so a
+///    data set of any size costs no memory.
 /// Whoever assembles a batch (the DataLoader, NeuralNetwork's feed) calls
 /// gather(), which promotes the batch's rows only. A byte b always becomes
 /// the same T: the 256 values are computed once with the loaders' own
@@ -27,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -52,6 +56,12 @@ class Samples {
   /// at least shape.numel() values (ShapeError otherwise).
   static Samples from_bytes(const Shape& shape, std::shared_ptr<const std::vector<std::uint8_t>> bytes,
                             ByteScale scale);
+  /// Writes the row_size() values of sample `id` (0 .. shape[0]-1) to `dst`.
+  /// Called from several threads at once: it must be a pure function of id.
+  using RowFill = std::function<void(std::int64_t id, T* dst)>;
+  /// Samples {N, ...} = `shape` that are computed, never stored: gather()
+  /// calls `fill` for each row it writes.
+  static Samples generated(const Shape& shape, std::shared_ptr<const RowFill> fill);
 
   const Shape& shape() const noexcept { return shape_; }
   std::int64_t ndim() const noexcept { return shape_.ndim(); }
@@ -64,16 +74,18 @@ class Samples {
 
   /// True for byte storage.
   bool is_bytes() const noexcept { return bytes_ != nullptr; }
-  /// The tensor of tensor storage (ValueError for bytes).
+  /// True for computed samples (generated()).
+  bool is_generated() const noexcept { return fill_ != nullptr; }
+  /// The tensor of tensor storage (ValueError for bytes and computed samples).
   const Tensor<T>& tensor() const;
   /// The bytes of the rows this handle spans, {rows(), ...} (ValueError for a tensor).
   const std::uint8_t* byte_data() const;
   ByteScale byte_scale() const noexcept { return scale_; }
-  /// "uint8", or the tensor's element type ("float32", "float64").
+  /// "uint8", "generated", or the tensor's element type ("float32", "float64").
   const char* storage_type() const noexcept;
   /// Bytes of memory the values of these rows occupy.
   std::uint64_t storage_bytes() const noexcept;
-  /// Memory of the storage: HOST for bytes, the tensor's otherwise.
+  /// Memory of the storage: HOST for bytes and computed samples, the tensor's otherwise.
   memory_t get_memory_type() const noexcept;
 
   /// Writes rows rows[begin .. begin+count) (rows == nullptr: begin ..
@@ -98,6 +110,10 @@ class Samples {
   std::int64_t offset_ = 0;  // first byte of row 0 in *bytes_
   ByteScale scale_;
   std::shared_ptr<const std::array<T, 256>> table_;  // byte -> T
+  // Computed samples: row r of this handle is sample ids_[offset_ + r], or
+  // offset_ + r without ids_ (take() makes ids_, slice() moves offset_).
+  std::shared_ptr<const RowFill> fill_;
+  std::shared_ptr<const std::vector<std::int64_t>> ids_;
   // How gather promotes: by the table, or by arithmetic in T that gives the
   // table's 256 values exactly (checked in from_bytes), which vectorises.
   enum class Promotion { Table, Multiply, Divide } promotion_ = Promotion::Table;

@@ -1,7 +1,7 @@
 /// @file layers.h
 /// Every built-in layer and its MagmaDNN v1 factory (namespace
 /// magmadnn::layer): input, fullyconnected, activation, conv2d, pooling,
-/// dropout, flatten, batchnorm, residual, output, and the model-parallel
+/// dropout, flatten, batchnorm, residual, add, concat, output, and the model-parallel
 /// column_parallel_fc / row_parallel_fc / channel_parallel_conv2d. Factories return layer::Ref<L>
 /// (see layer.h), which v1 code may store as `layer::Layer<T>*`.
 #pragma once
@@ -14,6 +14,7 @@
 #include "magmadnn/layer/fully_connected.h"
 #include "magmadnn/layer/input_layer.h"
 #include "magmadnn/layer/layer.h"
+#include "magmadnn/layer/merge_layers.h"
 #include "magmadnn/layer/output_layer.h"
 #include "magmadnn/layer/parallel_conv2d.h"
 #include "magmadnn/layer/parallel_fully_connected.h"

@@ -9,28 +9,18 @@
 #include "magmadnn/layer/layers.h"
 #include "magmadnn/layer/parallel_fully_connected.h"
 #include "magmadnn/optimizer/optimizer.h"
+#include "magmadnn/run/layer_kinds.h"
 
 namespace magmadnn::run {
 namespace {
 
 using LayerPtr = std::shared_ptr<layer::Layer<float>>;
 
-// Appends `ref`'s layer to the chain and returns its output.
-template <class L>
-op::Expr<float> push(std::vector<LayerPtr>& chain, const layer::Ref<L>& ref) {
-  chain.push_back(ref.ptr());
-  return ref->out();
-}
-
-// The activation a dense or conv2d layer is initialised for: "none" as
-// sigmoid (Glorot).
-layer::activation_t init_activation(const std::string& name) {
-  return name == "none" ? layer::SIGMOID : layer::activation_from_name(name);
-}
-
 op::Expr<float> push_activation(std::vector<LayerPtr>& chain, op::Expr<float> x, const std::string& name) {
   if (name == "none") return x;
-  return push(chain, layer::activation(x, layer::activation_from_name(name)));
+  auto a = layer::activation(x, layer::activation_from_name(name));
+  chain.push_back(a.ptr());
+  return a->out();
 }
 
 std::shared_ptr<const optimizer::LRSchedule> make_schedule(const TrainSpec& spec, std::int64_t spe,
@@ -116,7 +106,7 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
     ph->set_value(Tensor<float>(Shape(first), {ZERO}, ph->output().get_memory_type()));
   }
   const op::Expr<float> whole = input->out();
-  op::Expr<float> x = push(chain, input);
+  chain.push_back(input.ptr());
   placed.push_back(Placement::replicated);
   // The hybrid plan's transitions; none in a network that is not split.
   const auto transition = [&](Transition t, const op::Expr<float>& in) -> op::Expr<float> {
@@ -124,80 +114,51 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
     return t == Transition::gather_batch ? distributed::mp::gather_batch(in, whole, group)
                                          : distributed::mp::scatter_batch(in, group);
   };
-  x = transition(b.plan.before_input, x);
+  const op::Expr<float> network_input = transition(b.plan.before_input, whole);
   // An activation that ends a network on batch shards runs after the gather
   // before the loss (it acts row by row, so the result is the same), for the
   // network to see it last: a softmax or sigmoid there decides the loss
   // (fused softmax cross-entropy, or cross-entropy of probabilities).
   bool gathered = false;
+  std::vector<op::Expr<float>> outs(spec.layers.size());  // each layer's output, as later layers read it
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec& l = spec.layers[i];
-    const LayerPlan& lp = b.plan.layers[i];
     const std::string where = "layers[" + std::to_string(i) + "]";
-    x = transition(lp.before, x);
-    const auto activate = [&](op::Expr<float> in, const std::string& name) {
+    LayerBuild lb{chain, l, b.plan.layers[i], where, split, group, {}, {}, {}};
+    for (std::int64_t j : layer_inputs(spec.layers, i)) {
+      lb.inputs.push_back(j < 0 ? network_input : outs[static_cast<std::size_t>(j)]);
+      const LayerSpec* from = j < 0 ? nullptr : &spec.layers[static_cast<std::size_t>(j)];
+      lb.input_names.push_back(!from                ? std::string(kNetworkInputName)
+                               : from->name.empty() ? "layers[" + std::to_string(j) + "]"
+                                                    : from->name);
+    }
+    lb.inputs[0] = transition(lb.plan.before, lb.inputs[0]);  // a chain's only: graphs are not split (parallel_plan.h)
+    lb.activate = [&](op::Expr<float> in, const std::string& name) {
       if (i + 1 == spec.layers.size() && name != "none" && b.plan.before_loss == Transition::gather_batch) {
         in = transition(Transition::gather_batch, in);
         gathered = true;
       }
       return push_activation(chain, in, name);
     };
+    const std::size_t first = chain.size();
     try {
-      if (l.type == "dense" && split && lp.placement != Placement::data && lp.placement != Placement::replicated) {
-        const auto init = layer::init_for<float>(init_activation(l.activation));
-        if (lp.placement == Placement::row) {
-          x = push(chain, layer::row_parallel_fc<float>(x, l.units, group, /*input_is_split=*/true, l.bias, init));
-        } else {
-          x = push(chain, layer::column_parallel_fc<float>(x, l.units, group,
-                                                           lp.placement == Placement::column_gathered, l.bias, init));
-        }
-        x = activate(x, l.activation);  // elementwise: on this rank's columns when split
-      } else if (l.type == "dense") {
-        x = push(chain, layer::fullyconnected<float>(x, l.units, l.bias, init_activation(l.activation)));
-        x = activate(x, l.activation);
-      } else if (l.type == "conv2d" && split && lp.placement == Placement::channels) {
-        // On the whole batch (the plan gathered it); the output channels are
-        // gathered too, so what follows sees the plain layer's output.
-        const auto init = layer::init_for<float>(init_activation(l.activation));
-        x = push(chain, layer::channel_parallel_conv2d<float>(
-                            x, {l.kernel[0], l.kernel[1]}, l.filters, group, {l.padding[0], l.padding[1]},
-                            {l.stride[0], l.stride[1]}, {l.dilation[0], l.dilation[1]},
-                            /*gather_output=*/true, l.bias, init));
-        x = activate(x, l.activation);
-      } else if (l.type == "conv2d") {
-        const auto init = layer::init_for<float>(init_activation(l.activation));
-        x = push(chain, layer::conv2d<float>(x, {l.kernel[0], l.kernel[1]}, l.filters, {l.padding[0], l.padding[1]},
-                                             {l.stride[0], l.stride[1]}, {l.dilation[0], l.dilation[1]},
-                                             /*use_cross_correlation=*/true, l.bias, init));
-        x = activate(x, l.activation);
-      } else if (l.type == "pool") {
-        x = push(chain, layer::pooling<float>(x, {l.kernel[0], l.kernel[1]}, {l.padding[0], l.padding[1]},
-                                              {l.stride[0], l.stride[1]}, l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
-      } else if (l.type == "global_pool") {
-        const Shape s = x->get_output_shape();
-        MAGMADNN_CHECK(s.ndim() == 4, ShapeError, "global_pool needs {N, C, H, W} input, got " << s);
-        x = push(chain, layer::pooling<float>(x, {s[2], s[3]}, {0, 0}, {s[2], s[3]},
-                                              l.mode == "max" ? MAX_POOL : AVERAGE_POOL));
-      } else if (l.type == "residual") {
-        x = push(chain, layer::residual<float>(x, l.filters, {l.stride[0], l.stride[1]}));
-      } else if (l.type == "flatten") {
-        x = push(chain, layer::flatten<float>(x));
-      } else if (l.type == "dropout") {
-        x = push(chain, layer::dropout<float>(x, static_cast<float>(l.rate)));
-      } else if (l.type == "batchnorm") {
-        x = push(chain, layer::batchnorm<float>(x));
-      } else {
-        x = activate(x, l.activation);
-      }
+      outs[i] = find_layer_kind(l.type)->build(lb);
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& e) {
-      throw ConfigError(where, std::string("cannot build this ") + l.type + " layer: " + e.what());
+      throw ConfigError(where, "cannot build this " + l.type + " layer" +
+                                   (l.name.empty() ? std::string() : " " + Json(l.name).dump()) + ": " + e.what());
     }
-    placed.resize(chain.size(), lp.placement);
+    // The config's name on what the layer built (summaries show it).
+    for (std::size_t k = first; !l.name.empty() && k < chain.size(); ++k) {
+      chain[k]->set_name(k == first ? l.name : l.name + "_" + std::to_string(k - first));
+    }
+    placed.resize(chain.size(), lb.plan.placement);
   }
+  op::Expr<float> x = outs.back();
   if (!gathered) x = transition(b.plan.before_loss, x);
-  x = push(chain, layer::output<float>(x));
+  auto out_layer = layer::output<float>(x);
+  chain.push_back(out_layer.ptr());
   placed.resize(chain.size(), Placement::replicated);
 
   b.sample_shape = sample_shape;

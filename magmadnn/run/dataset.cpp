@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/data/cifar.h"
 #include "magmadnn/data/holdout.h"
 #include "magmadnn/data/mnist.h"
 #include "magmadnn/io/byte_reader.h"
@@ -58,7 +59,87 @@ std::int64_t csv_line_of_row(const std::string& path, bool header, std::int64_t 
 }  // namespace
 
 std::int64_t dataset_classes(const std::string& dataset) {
-  return dataset == "fashion-mnist" || dataset == "mnist" ? 10 : 0;
+  if (dataset == "cifar100") return 100;
+  return dataset == "fashion-mnist" || dataset == "mnist" || dataset == "cifar10" ? 10 : 0;
+}
+
+std::int64_t dataset_classes(const DataSpec& d) {
+  return d.dataset == "synthetic" ? d.classes : dataset_classes(d.dataset);
+}
+
+namespace {
+
+std::uint64_t mix64(std::uint64_t z) {  // splitmix64's finaliser
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+Split synthetic_split(const DataSpec& d, bool train, std::int64_t classes, std::uint64_t seed) {
+  const std::int64_t total = train ? d.train_samples : d.test_samples;
+  const std::int64_t limit = train ? d.limit_train : d.limit_test;
+  const std::int64_t n = limit > 0 ? std::min(limit, total) : total;
+  if (classes <= 0) classes = d.classes;
+  // Train and test draw from different streams of the same seed.
+  const std::uint64_t stream = mix64(seed ^ (train ? 0x7261696eull : 0x74657374ull));
+  std::vector<std::int64_t> shape{n};
+  shape.insert(shape.end(), d.shape.begin(), d.shape.end());
+  auto fill = std::make_shared<const data::Samples<float>::RowFill>([stream, row = Shape(shape).numel() / std::max<std::int64_t>(n, 1)](
+                                                                        std::int64_t id, float* dst) {
+    std::uint64_t state = mix64(stream + 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(id + 1));
+    for (std::int64_t k = 0; k < row; ++k) {
+      state += 0x9e3779b97f4a7c15ull;
+      dst[k] = static_cast<float>(mix64(state) >> 40) * 0x1.0p-24f;  // 24 random bits: uniform in [0, 1)
+    }
+  });
+  Split s;
+  s.source = "synthetic";
+  s.x = data::Samples<float>::generated(Shape(shape), std::move(fill));
+  s.y = Tensor<float>(Shape({n, classes}), {ZERO}, HOST);
+  float* y = n > 0 ? s.y.mutable_host_data() : nullptr;
+  s.labels.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto c = static_cast<std::int64_t>(mix64(stream ^ mix64(static_cast<std::uint64_t>(i))) %
+                                             static_cast<std::uint64_t>(classes));
+    s.labels[static_cast<std::size_t>(i)] = c;
+    y[i * classes + c] = 1.0f;
+  }
+  return s;
+}
+
+Split cifar_split(const DataSpec& d, bool train, std::int64_t classes) {
+  data::ImageOptions o;
+  o.num_classes = classes;
+  const data::dataset_type which = train ? data::Train : data::Test;
+  data::SourceImageSet<float> set = d.dataset == "cifar10" ? data::load_cifar10_source<float>(d.dir, which, o)
+                                                           : data::load_cifar100_source<float>(d.dir, which, false, o);
+  const std::int64_t total = set.images.rows();
+  const std::int64_t limit = train ? d.limit_train : d.limit_test;
+  const std::int64_t n = limit > 0 ? std::min(limit, total) : total;
+  Split s;
+  s.source = d.dir + "/" +
+             (d.dataset == "cifar10" ? (train ? "data_batch_*.bin" : "test_batch.bin") : (train ? "train.bin" : "test.bin"));
+  s.labels.assign(set.classes.begin(), set.classes.begin() + n);
+  if (n == total) {
+    s.x = std::move(set.images);
+    s.y = std::move(set.labels);
+  } else {
+    std::vector<std::int64_t> first(static_cast<std::size_t>(n));
+    std::iota(first.begin(), first.end(), std::int64_t{0});
+    s.x = set.images.take(first);
+    s.y = set.labels.slice(0, n).to(HOST);
+  }
+  return s;
+}
+
+}  // namespace
+
+Split load_data(const DataSpec& d, const std::string& split, std::int64_t classes, std::uint64_t seed) {
+  MAGMADNN_CHECK(split == "train" || split == "test", ValueError, "unknown split \"" << split << "\"");
+  const bool train = split == "train";
+  if (d.dataset == "synthetic") return synthetic_split(d, train, classes, seed);
+  if (d.dataset == "cifar10" || d.dataset == "cifar100") return cifar_split(d, train, classes);
+  return load_split(d.dir, split, train ? d.limit_train : d.limit_test, classes);
 }
 
 void check_sample_shape(const Split& s, const std::vector<std::int64_t>& want, const std::string& want_what) {
@@ -185,6 +266,9 @@ Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_
 std::vector<std::string> class_names(const std::string& dataset, std::int64_t classes) {
   if (dataset == "fashion-mnist" && classes == 10) {
     return {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
+  }
+  if (dataset == "cifar10" && classes == 10) {
+    return {"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"};
   }
   // MNIST's names are its digits, which are also the indices.
   std::vector<std::string> names;

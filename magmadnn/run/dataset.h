@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "magmadnn/data/samples.h"
+#include "magmadnn/run/spec.h"
 #include "magmadnn/tensor/tensor.h"
 
 namespace magmadnn::run {
@@ -26,9 +27,28 @@ struct Split {
   std::string source;                ///< the image file, for messages
 };
 
+/// The "train" or "test" split of a config's data, by data.dataset:
+///  - fashion-mnist, mnist, idx: load_split(d.dir, ...);
+///  - cifar10, cifar100: the binary files in d.dir (data/cifar.h: CIFAR-10's
+///    data_batch_1..5.bin and test_batch.bin, CIFAR-100's train.bin and
+///    test.bin with its 100 fine labels), images {N, 3, 32, 32} kept as uint8
+///    and read as floats in [0, 1];
+///  - synthetic: d.train_samples or d.test_samples images of d.shape whose
+///    values, uniform in [0, 1), are computed from (seed, split, sample) each
+///    time a batch is assembled (data::Samples::generated: no memory for the
+///    images), and labels drawn uniformly from d.classes the same way (held
+///    as one-hot rows: 4 x classes bytes a sample). Its source is "synthetic".
+/// The first d.limit_train / d.limit_test samples (0: all). `classes` as in
+/// load_split (0: from the data). IOError for a missing or malformed file.
+Split load_data(const DataSpec& d, const std::string& split, std::int64_t classes, std::uint64_t seed);
+
+/// The class count of a config's data: dataset_classes(d.dataset), or
+/// d.classes for synthetic data.
+std::int64_t dataset_classes(const DataSpec& d);
+
 /// The class count of a config's data.dataset: 10 for "fashion-mnist" and
 /// "mnist" (so a label outside [0, 10) is an error naming its file and
-/// position), 0 for "idx" (any MNIST-format folder: one more than the
+/// position), 10 for "cifar10", 100 for "cifar100", 0 for "idx" (any MNIST-format folder: one more than the
 /// largest training label).
 std::int64_t dataset_classes(const std::string& dataset);
 
@@ -57,8 +77,8 @@ Split subset(const Split& s, const std::vector<std::int64_t>& rows);
 Tensor<float> load_inputs(const std::string& path, const std::vector<std::int64_t>& sample_shape);
 
 /// The names of the classes of `dataset` (the config's data.dataset), in
-/// label order, for people to read: Fashion-MNIST's ten garment names, the
-/// digits "0".."9" for MNIST. Any other data set, or a class count that does
+/// label order, for people to read: Fashion-MNIST's ten garment names,
+/// CIFAR-10's ten object names, the digits "0".."9" for MNIST. Any other data set, or a class count that does
 /// not match the data set's, gives the indices "0".."classes-1".
 /// Guarantees: exactly `classes` names (none for classes <= 0).
 std::vector<std::string> class_names(const std::string& dataset, std::int64_t classes);

@@ -1,5 +1,7 @@
 #include "magmadnn/run/parallel_plan.h"
 
+#include "magmadnn/run/layer_kinds.h"
+
 namespace magmadnn::run {
 namespace {
 
@@ -131,6 +133,18 @@ ParallelPlan plan_parallel(const TrainSpec& spec) {
     }
   }
   if (!plan.hybrid()) return ParallelPlan{std::vector<LayerPlan>(ls.size()), Transition::none, Transition::none};
+  if (is_graph_network(ls)) {
+    // The plan walks the list as one chain of activations; a graph's
+    // branches would need their own transitions.
+    for (std::size_t i = 0; i < ls.size(); ++i) {
+      if (!is_model_parallel(plan.layers[i].placement)) continue;
+      const std::string at = "layers[" + std::to_string(i) + "]";
+      throw ConfigError(ls[i].parallel.empty() ? std::string("distributed.parallel") : at + ".parallel",
+                        at + " (" + ls[i].type + ") would be model-parallel, but hybrid plans serve chains of "
+                        "layers only, and this network has branches (\"inputs\", add, concat): its layers train "
+                        "data-parallel (\"parallel\": \"data\")");
+    }
+  }
   if (at == Activations::shards) plan.before_loss = Transition::gather_batch;
 
   for (std::size_t i = 0; i < ls.size(); ++i) {

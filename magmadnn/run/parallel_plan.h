@@ -34,7 +34,9 @@
 /// (`layers[4].parallel: ...`) for a plan it cannot serve: dropout on
 /// whole-batch activations (every rank would have to draw the same mask),
 /// and, for a hybrid plan, a strategy other than allreduce
-/// (`distributed.strategy: ...`).
+/// (`distributed.strategy: ...`) and a network with branches (layers that
+/// name their inputs, add, concat: run/layer_kinds.h), whose layers train
+/// data-parallel only for now.
 #pragma once
 
 #include <cstdint>

@@ -17,7 +17,8 @@
 /// stopping when the spec asks for it), then scores the test split once.
 ///
 /// Requires: a spec from parse_config (its values are in range) and the
-/// data set's IDX files in spec.data.dir (IOError naming what is missing).
+/// data set's files in spec.data.dir (IDX or CIFAR binary; none for
+/// synthetic data: dataset.h, load_data), IOError naming what is missing.
 /// With spec.test_every_epoch the test split is also scored after every
 /// epoch (after validation, outside the epoch's timed training loop) into
 /// RunResult::test_curve; those scores reach no callback decision, so

@@ -8,210 +8,105 @@
 #include <iterator>
 #include <sstream>
 
-#include "magmadnn/layer/activation_layer.h"
 #include "magmadnn/optimizer/factory.h"
 #include "magmadnn/optimizer/large_batch_lr.h"
+#include "magmadnn/run/config_object.h"
+#include "magmadnn/run/layer_kinds.h"
 #include "magmadnn/run/parallel_plan.h"
 
 namespace magmadnn::run {
 namespace {
 
-// "none" and every layer activation, by the names the op table gives them.
-const std::vector<std::string>& activation_choices() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v{"none"};
-    for (layer::activation_t a : layer::all_activations()) v.emplace_back(layer::activation_name(a));
-    return v;
-  }();
-  return names;
-}
-const std::vector<std::string> kLayerTypes = {"dense",     "conv2d",      "pool",     "global_pool", "flatten",
-                                               "dropout",   "batchnorm",   "residual", "activation"};
+using Obj = ConfigObject;
 
-std::string quoted_list(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + Json(n).dump();
-  return s;
+// A layer name: what other layers' "inputs" call it (and what summaries show).
+bool plain_layer_name(const std::string& n) {
+  return !n.empty() && n.size() <= 100 && std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
 }
 
-// An integer of JSON (signed or unsigned) inside [r.min, r.max].
-bool in_range(const Json& v, IntRange r) {
-  if (v.is_number_unsigned()) {
-    const std::uint64_t x = v.get<std::uint64_t>();
-    return x <= static_cast<std::uint64_t>(r.max) && (r.min <= 0 || x >= static_cast<std::uint64_t>(r.min));
+void parse_graph_keys(const Obj& o, LayerSpec& l) {
+  l.name = o.string("name", "");
+  if (o.has("name") && !plain_layer_name(l.name)) {
+    throw ConfigError(o.at("name"), "expected 1 to 100 letters, digits, '-', '_' or '.', got " + o.get("name").dump());
   }
-  if (!v.is_number_integer()) return false;
-  const std::int64_t x = v.get<std::int64_t>();
-  return x >= r.min && x <= r.max;
+  if (!o.has("inputs")) return;
+  const Json& v = o.get("inputs");
+  bool ok = v.is_array() && !v.empty();
+  for (std::size_t k = 0; ok && k < v.size(); ++k) ok = v[k].is_string();
+  if (!ok) throw ConfigError(o.at("inputs"), "expected a non-empty array of layer names, got " + v.dump());
+  for (const Json& n : v) l.inputs.push_back(n.get<std::string>());
 }
-
-std::string range_text(IntRange r) {
-  return "an integer in [" + std::to_string(r.min) + ", " + std::to_string(r.max) + "]";
-}
-
-// A view of one JSON object under a path. Construction rejects keys outside
-// `allowed`, so every reader below only sees keys it knows.
-class Obj {
- public:
-  Obj(const Json& j, std::string path, const std::vector<std::string>& allowed, const std::string& what)
-      : j_(j), path_(std::move(path)) {
-    if (!j.is_object()) throw ConfigError(path_, "expected an object, got " + j.dump());
-    for (const auto& [key, value] : j.items()) {
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        throw ConfigError(at(key), "unknown key in " + what + " (allowed: " + quoted_list(allowed) + ")");
-      }
-    }
-  }
-
-  std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-  bool has(const std::string& key) const { return j_.contains(key); }
-  const Json& get(const std::string& key) const { return j_.at(key); }
-
-  std::int64_t integer(const std::string& key, std::int64_t def, IntRange r) const {
-    if (!has(key)) return def;
-    const Json& v = get(key);
-    if (!in_range(v, r)) throw ConfigError(at(key), "expected " + range_text(r) + ", got " + v.dump());
-    return v.get<std::int64_t>();
-  }
-
-  std::uint64_t seed(const std::string& key, std::uint64_t def) const {
-    if (!has(key)) return def;
-    const Json& v = get(key);
-    if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-    if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return static_cast<std::uint64_t>(v.get<std::int64_t>());
-    throw ConfigError(at(key), "expected a non-negative integer, got " + v.dump());
-  }
-
-  // A finite number in [lo, hi] (hi_open: [lo, hi)).
-  double number(const std::string& key, double def, double lo, double hi, bool hi_open = false) const {
-    if (!has(key)) return def;
-    const Json& v = get(key);
-    if (!v.is_number()) throw ConfigError(at(key), "expected a number, got " + v.dump());
-    const double x = v.get<double>();
-    const bool ok = std::isfinite(x) && x >= lo && (hi_open ? x < hi : x <= hi);
-    if (!ok) {
-      std::ostringstream os;
-      os << "expected a number in [" << lo << ", ";
-      if (std::isinf(hi)) os << "inf)"; else os << hi << (hi_open ? ")" : "]");
-      os << ", got " << v.dump();
-      throw ConfigError(at(key), os.str());
-    }
-    return x;
-  }
-
-  double positive(const std::string& key, double def) const {
-    if (!has(key)) return def;
-    const Json& v = get(key);
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
-      throw ConfigError(at(key), "expected a positive number, got " + v.dump());
-    }
-    return v.get<double>();
-  }
-
-  bool boolean(const std::string& key, bool def) const {
-    if (!has(key)) return def;
-    const Json& v = get(key);
-    if (!v.is_boolean()) throw ConfigError(at(key), "expected true or false, got " + v.dump());
-    return v.get<bool>();
-  }
-
-  std::string string(const std::string& key, const std::string& def) const {
-    if (!has(key)) return def;
-    const Json& v = get(key);
-    if (!v.is_string()) throw ConfigError(at(key), "expected a string, got " + v.dump());
-    return v.get<std::string>();
-  }
-
-  std::string choice(const std::string& key, const std::string& def, const std::vector<std::string>& options) const {
-    if (!has(key)) return def;
-    const Json& v = get(key);
-    if (!v.is_string() || std::find(options.begin(), options.end(), v.get<std::string>()) == options.end()) {
-      throw ConfigError(at(key), "expected one of " + quoted_list(options) + ", got " + v.dump());
-    }
-    return v.get<std::string>();
-  }
-
-  // A 2-D window given as one integer (square) or [h, w].
-  std::vector<std::int64_t> pair(const std::string& key, std::vector<std::int64_t> def, IntRange r) const {
-    if (!has(key)) return def;
-    const Json& v = get(key);
-    if (in_range(v, r)) return {v.get<std::int64_t>(), v.get<std::int64_t>()};
-    if (v.is_array() && v.size() == 2 && in_range(v[0], r) && in_range(v[1], r)) {
-      return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
-    }
-    throw ConfigError(at(key), "expected " + range_text(r) + " or [h, w] of such integers, got " + v.dump());
-  }
-
- private:
-  const Json& j_;
-  std::string path_;
-};
 
 LayerSpec parse_layer(const Json& j, const std::string& path) {
+  const std::vector<std::string> types = layer_kind_names();
   if (!j.is_object()) throw ConfigError(path, "expected a layer object, got " + j.dump());
-  if (!j.contains("type")) throw ConfigError(path + ".type", "missing (one of " + quoted_list(kLayerTypes) + ")");
+  if (!j.contains("type")) throw ConfigError(path + ".type", "missing (one of " + quoted_list(types) + ")");
   const Json& t = j.at("type");
-  if (!t.is_string() || std::find(kLayerTypes.begin(), kLayerTypes.end(), t.get<std::string>()) == kLayerTypes.end()) {
-    throw ConfigError(path + ".type", "expected one of " + quoted_list(kLayerTypes) + ", got " + t.dump());
-  }
+  const LayerKind* kind = t.is_string() ? find_layer_kind(t.get<std::string>()) : nullptr;
+  if (kind == nullptr) throw ConfigError(path + ".type", "expected one of " + quoted_list(types) + ", got " + t.dump());
   LayerSpec l;
-  l.type = t.get<std::string>();
-  const std::string what = "a " + l.type + " layer";
-  const bool has_layout = l.type == "dense" || l.type == "conv2d";
-  if (!has_layout && j.contains("parallel")) {
+  l.type = kind->name;
+  const std::string what = "a" + std::string(l.type == "add" || l.type == "input" || l.type == "activation" ? "n " : " ") +
+                           l.type + " layer";
+  if (!kind->has_layout && j.contains("parallel")) {
     throw ConfigError(path + ".parallel", "only dense and conv2d layers choose a layout; " + what +
                                               " has no weights to split and runs on its input's layout");
   }
-  if (l.type == "dense") {
-    Obj o(j, path, {"type", "parallel", "units", "activation", "bias"}, what);
-    if (!o.has("units")) throw ConfigError(o.at("units"), "missing (a dense layer needs its number of units)");
-    l.units = o.integer("units", 0, limits::units);
-    l.activation = o.choice("activation", "none", activation_choices());
-    l.bias = o.boolean("bias", true);
-    l.parallel = o.choice("parallel", "", parallel_choices());
-  } else if (l.type == "conv2d") {
-    Obj o(j, path, {"type", "parallel", "filters", "kernel", "padding", "stride", "dilation", "activation", "bias"},
-          what);
-    if (!o.has("filters")) throw ConfigError(o.at("filters"), "missing (a conv2d layer needs its output channels)");
-    if (!o.has("kernel")) throw ConfigError(o.at("kernel"), "missing (a conv2d layer needs its kernel size)");
-    l.filters = o.integer("filters", 0, limits::filters);
-    l.kernel = o.pair("kernel", {}, limits::window);
-    l.padding = o.pair("padding", {0, 0}, limits::padding);
-    l.stride = o.pair("stride", {1, 1}, limits::window);
-    l.dilation = o.pair("dilation", {1, 1}, limits::window);
-    l.activation = o.choice("activation", "none", activation_choices());
-    l.bias = o.boolean("bias", true);
-    l.parallel = o.choice("parallel", "", parallel_choices());
-  } else if (l.type == "pool") {
-    Obj o(j, path, {"type", "mode", "kernel", "padding", "stride"}, what);
-    l.mode = o.choice("mode", "max", {"max", "average"});
-    l.kernel = o.pair("kernel", {2, 2}, limits::window);
-    l.padding = o.pair("padding", {0, 0}, limits::padding);
-    l.stride = o.pair("stride", l.kernel, limits::window);
-  } else if (l.type == "global_pool") {
-    Obj o(j, path, {"type", "mode"}, what);
-    l.mode = o.choice("mode", "average", {"max", "average"});
-  } else if (l.type == "residual") {
-    Obj o(j, path, {"type", "filters", "stride"}, what);
-    if (!o.has("filters")) throw ConfigError(o.at("filters"), "missing (a residual block needs its output channels)");
-    l.filters = o.integer("filters", 0, limits::filters);
-    l.stride = o.pair("stride", {1, 1}, limits::window);
-  } else if (l.type == "dropout") {
-    Obj o(j, path, {"type", "rate"}, what);
-    l.rate = o.number("rate", 0.5, 0.0, 1.0, /*hi_open=*/true);
-  } else if (l.type == "activation") {
-    Obj o(j, path, {"type", "function"}, what);
-    if (!o.has("function")) {
-      throw ConfigError(o.at("function"), "missing (one of " + quoted_list(activation_choices()) + ")");
-    }
-    l.activation = o.choice("function", "none", activation_choices());
-  } else {  // flatten, batchnorm: no settings
-    Obj o(j, path, {"type"}, what);
-  }
+  std::vector<std::string> allowed{"type", "name", "inputs"};
+  if (kind->has_layout) allowed.push_back("parallel");
+  allowed.insert(allowed.end(), kind->keys.begin(), kind->keys.end());
+  const Obj o(j, path, allowed, what);
+  parse_graph_keys(o, l);
+  kind->parse(o, l);
   return l;
 }
 
+void parse_data(const Obj& o, DataSpec& p) {
+  p.dataset = o.choice("dataset", p.dataset, dataset_names());
+  const bool synthetic = p.dataset == "synthetic";
+  if (p.dataset.rfind("cifar", 0) == 0 && !o.has("dir")) {
+    throw ConfigError(o.at("dir"), "missing (the folder of the " + p.dataset + " binary files: " +
+                                       (p.dataset == "cifar10" ? "data_batch_1.bin .. data_batch_5.bin, test_batch.bin"
+                                                               : "train.bin, test.bin") + ")");
+  }
+  p.dir = o.string("dir", p.dir);
+  if (p.dir.empty()) throw ConfigError("data.dir", "expected a directory, got \"\"");
+  p.limit_train = o.integer("limit_train", p.limit_train, limits::samples);
+  p.limit_test = o.integer("limit_test", p.limit_test, limits::samples);
+  p.val_split = o.number("val_split", p.val_split, 0.0, 1.0, /*hi_open=*/true);
+  for (const char* key : {"shape", "classes", "train_samples", "test_samples"}) {
+    if (!synthetic && o.has(key)) {
+      throw ConfigError(o.at(key), "only \"dataset\": \"synthetic\" takes it (the " + p.dataset +
+                                       " files say their own shape and classes)");
+    }
+  }
+  if (o.has("shape")) {
+    const Json& v = o.get("shape");
+    bool ok = v.is_array() && !v.empty() && v.size() <= 3;
+    std::int64_t numel = 1;
+    for (std::size_t k = 0; ok && k < v.size(); ++k) {
+      ok = in_range(v[k], limits::window);
+      if (ok) numel *= v[k].get<std::int64_t>();
+    }
+    if (!ok || numel > (std::int64_t{1} << 28)) {
+      throw ConfigError(o.at("shape"), "expected one sample's shape, 1 to 3 integers in [1, 65536] of at most 2^28 "
+                                       "values ([3, 224, 224]), got " + v.dump());
+    }
+    p.shape = v.get<std::vector<std::int64_t>>();
+  }
+  p.classes = o.integer("classes", p.classes, limits::classes);
+  p.train_samples = o.integer("train_samples", p.train_samples, limits::synthetic_samples);
+  p.test_samples = o.integer("test_samples", p.test_samples, limits::synthetic_samples);
+}
+
 }  // namespace
+
+const std::vector<std::string>& dataset_names() {
+  static const std::vector<std::string> names = {"fashion-mnist", "mnist", "idx", "cifar10", "cifar100", "synthetic"};
+  return names;
+}
 
 const std::vector<std::string>& parallel_choices() {
   static const std::vector<std::string> names = {"data", "model", "auto"};
@@ -253,6 +148,7 @@ TrainSpec parse_config(const Json& j) {
   for (std::size_t i = 0; i < layers.size(); ++i) {
     s.layers.push_back(parse_layer(layers[i], "layers[" + std::to_string(i) + "]"));
   }
+  check_layer_graph(s.layers);
   s.loss = root.choice("loss", s.loss, {"cross_entropy", "mse"});
   s.epochs = root.integer("epochs", s.epochs, limits::epochs);
   s.batch_size = root.integer("batch_size", s.batch_size, limits::batch_size);
@@ -323,14 +219,11 @@ TrainSpec parse_config(const Json& j) {
       throw ConfigError("data.validation", "replaced by data.val_split (the fraction of the training set held out for "
                                            "validation; the test split is no longer used for it)");
     }
-    const Obj o(data, "data", {"dataset", "dir", "limit_train", "limit_test", "val_split"}, "the data");
-    auto& p = s.data;
-    p.dataset = o.choice("dataset", p.dataset, {"fashion-mnist", "mnist", "idx"});
-    p.dir = o.string("dir", p.dir);
-    if (p.dir.empty()) throw ConfigError("data.dir", "expected a directory, got \"\"");
-    p.limit_train = o.integer("limit_train", p.limit_train, limits::samples);
-    p.limit_test = o.integer("limit_test", p.limit_test, limits::samples);
-    p.val_split = o.number("val_split", p.val_split, 0.0, 1.0, /*hi_open=*/true);
+    const Obj o(data, "data",
+                {"dataset", "dir", "limit_train", "limit_test", "val_split", "shape", "classes", "train_samples",
+                 "test_samples"},
+                "the data");
+    parse_data(o, s.data);
   }
   if (root.has("early_stopping")) {
     const Obj o(root.get("early_stopping"), "early_stopping", {"patience", "monitor", "min_delta", "restore_best"},
@@ -514,33 +407,10 @@ Json to_json(const TrainSpec& s) {
   for (const auto& l : s.layers) {
     Json o;
     o["type"] = l.type;
-    if (l.type == "dense") {
-      o["units"] = l.units;
-      o["activation"] = l.activation;
-      o["bias"] = l.bias;
-    } else if (l.type == "conv2d") {
-      o["filters"] = l.filters;
-      o["kernel"] = l.kernel;
-      o["padding"] = l.padding;
-      o["stride"] = l.stride;
-      o["dilation"] = l.dilation;
-      o["activation"] = l.activation;
-      o["bias"] = l.bias;
-    } else if (l.type == "pool") {
-      o["mode"] = l.mode;
-      o["kernel"] = l.kernel;
-      o["padding"] = l.padding;
-      o["stride"] = l.stride;
-    } else if (l.type == "global_pool") {
-      o["mode"] = l.mode;
-    } else if (l.type == "residual") {
-      o["filters"] = l.filters;
-      o["stride"] = l.stride;
-    } else if (l.type == "dropout") {
-      o["rate"] = l.rate;
-    } else if (l.type == "activation") {
-      o["function"] = l.activation;
-    }
+    // Written only when set, so a chain's config reads as before.
+    if (!l.name.empty()) o["name"] = l.name;
+    if (!l.inputs.empty()) o["inputs"] = l.inputs;
+    find_layer_kind(l.type)->write(l, o);
     if (!l.parallel.empty()) o["parallel"] = l.parallel;
     layers.push_back(std::move(o));
   }
@@ -568,6 +438,12 @@ Json to_json(const TrainSpec& s) {
                {"limit_train", d.limit_train},
                {"limit_test", d.limit_test},
                {"val_split", d.val_split}};
+  if (d.dataset == "synthetic") {
+    j["data"]["shape"] = d.shape;
+    j["data"]["classes"] = d.classes;
+    j["data"]["train_samples"] = d.train_samples;
+    j["data"]["test_samples"] = d.test_samples;
+  }
   if (s.early_stopping.enabled) {
     const auto& e = s.early_stopping;
     j["early_stopping"] = {

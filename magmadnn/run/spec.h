@@ -15,7 +15,12 @@
 ///                 {"type": "global_pool", "mode": "average"},   (the whole H x W)
 ///                 {"type": "residual", "filters": 32, "stride": [2,2]},   (layer/residual_layer.h)
 ///                 {"type": "dropout", "rate": 0.5}, {"type": "batchnorm"},
-///                 {"type": "activation", "function": "relu"} ],
+///                 {"type": "activation", "function": "relu"},
+///                 {"type": "input", "name": "image", "shape": [3, 224, 224]},   (first only)
+///                 {"name": "sum", "type": "add", "inputs": ["a", "b"], "activation": "relu"},
+///                 {"type": "concat", "inputs": ["a", "b", "c"]} ],   (along the channels)
+///      every layer may have a "name" and "inputs" (names of earlier layers;
+///      default: the layer before it): docs/networks.md, run/layer_kinds.h
 ///     "loss": "cross_entropy" | "mse",
 ///     "optimizer": {"type": "sgd"|"adam"|"adamw"|"adagrad"|"rmsprop"|"lars"|"lamb",
 ///                   "learning_rate": 0.05, "momentum": 0, "nesterov": false,
@@ -25,8 +30,11 @@
 ///                  "step_epochs": 1, "gamma": 0.1, "min_lr": 0, "warmup_epochs": 0,
 ///                  "lr_scaling": "none"|"linear"|"sqrt", "base_batch": batch_size},
 ///     "batch_growth": {"factor": 2, "every_epochs": 1, "max": 1024},   (absent: a fixed batch)
-///     "data": {"dataset": "fashion-mnist", "dir": "/usr/share/datasets/fashion-mnist",
-///              "limit_train": 0, "limit_test": 0, "val_split": 0.1},
+///     "data": {"dataset": "fashion-mnist"|"mnist"|"idx"|"cifar10"|"cifar100"|"synthetic",
+///              "dir": "/usr/share/datasets/fashion-mnist",
+///              "limit_train": 0, "limit_test": 0, "val_split": 0.1,
+///              "shape": [3, 224, 224], "classes": 1000,          (synthetic only)
+///              "train_samples": 1280, "test_samples": 256},    (synthetic only)
 ///     "early_stopping": {"patience": 3, "monitor": "val_loss", "min_delta": 0,
 ///                        "restore_best": true},          (absent: train every epoch)
 ///     "distributed": {"strategy": "allreduce", "parallel": "data", "bucket_mb": 25, "average_every": 4,
@@ -93,19 +101,29 @@ inline constexpr IntRange staleness{0, 1'000'000};      ///< distributed.stalene
 inline constexpr IntRange growth_factor{1, 1024};      ///< batch_growth.factor
 inline constexpr IntRange growth_max{1, 4'294'967'295};  ///< batch_growth.max (nn_params_t holds an unsigned int)
 inline constexpr IntRange growth_interval{1, 1'000'000'000};  ///< loss_scaling.growth_interval (steps)
+inline constexpr IntRange classes{2, 1'000'000};           ///< data.classes (synthetic)
+inline constexpr IntRange synthetic_samples{1, 2'147'483'647};  ///< data.train_samples, data.test_samples
 }  // namespace limits
 
-/// One layer of the network, in the order it is applied.
+/// One layer of the network. Layers are listed so that every layer comes
+/// after the layers it reads (run/layer_kinds.h lists the kinds and what
+/// each reads and holds).
 struct LayerSpec {
-  std::string type;                    ///< dense, conv2d, pool, global_pool, flatten, dropout, batchnorm,
-                                       ///< residual, activation
+  std::string type;                    ///< a kind of run/layer_kinds.h: dense, conv2d, pool, ..., add, concat
+  /// What other layers call this one in their "inputs"; empty: unnamed
+  /// (no other layer can name it; the next layer in the list reads it).
+  std::string name;
+  /// The names of the layers this one reads ("input": the network's input);
+  /// empty: the layer before it in the list (the network's input for the first).
+  std::vector<std::string> inputs;
+  std::vector<std::int64_t> shape;     ///< input: the sample shape the network takes ({C, H, W}); empty: any
   std::int64_t units = 0;              ///< dense
   std::int64_t filters = 0;            ///< conv2d, residual
   std::vector<std::int64_t> kernel;    ///< conv2d, pool: {h, w}
   std::vector<std::int64_t> padding;   ///< conv2d, pool: {h, w}
   std::vector<std::int64_t> stride;    ///< conv2d, pool, residual: {h, w}
   std::vector<std::int64_t> dilation;  ///< conv2d: {h, w}
-  std::string activation = "none";     ///< dense/conv2d: applied after; activation layer: its function
+  std::string activation = "none";     ///< dense/conv2d/add/concat: applied after; activation layer: its function
   std::string mode = "max";            ///< pool, global_pool: max or average
   double rate = 0.0;                   ///< dropout probability
   bool bias = true;                    ///< dense, conv2d
@@ -146,10 +164,18 @@ struct ScheduleSpec {
 };
 
 struct DataSpec {
-  /// fashion-mnist or mnist (10 classes), or idx: any folder of MNIST-format
-  /// IDX files, whose classes are 0 .. the largest training label.
+  /// fashion-mnist or mnist (10 classes); idx: any folder of MNIST-format
+  /// IDX files, whose classes are 0 .. the largest training label; cifar10
+  /// or cifar100 (their binary files in `dir`: run/dataset.h); synthetic:
+  /// seeded random images of `shape` and labels of `classes`, computed as
+  /// batches are assembled (for throughput runs; results say "synthetic").
   std::string dataset = "fashion-mnist";
   std::string dir = "/usr/share/datasets/fashion-mnist";
+  /// synthetic only (written to the config only then):
+  std::vector<std::int64_t> shape{3, 224, 224};  ///< one sample, {C, H, W}
+  std::int64_t classes = 1000;
+  std::int64_t train_samples = 1280;
+  std::int64_t test_samples = 256;
   std::int64_t limit_train = 0;   ///< use the first N training samples (0: all)
   std::int64_t limit_test = 0;    ///< use the first N test samples (0: all)
   /// Fraction of the training samples held out (seeded, stratified) for the
@@ -186,6 +212,9 @@ struct DistributedSpec {
   double watchdog_s = 60.0;         ///< a collective missing ranks this long fails, seconds (0, 86400]
   bool operator==(const DistributedSpec&) const = default;
 };
+
+/// The values data.dataset accepts.
+const std::vector<std::string>& dataset_names();
 
 /// The strategy names DistributedSpec::strategy accepts.
 const std::vector<std::string>& strategy_names();

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/registry.h"
+#include "magmadnn/run/presets.h"
 #include "magmadnn/run/spec.h"
 #include "magmadnn/io/atomic_file.h"
 #include "magmadnn/io/checkpoint.h"
@@ -367,6 +368,41 @@ TEST_F(CliEndToEnd, ConvolutionConfigTrains) {
   EXPECT_EQ(r.out.find("epoch"), std::string::npos);  // --quiet: only the result line
   EXPECT_EQ(r.out.rfind("test accuracy: ", 0), 0u) << r.out;
   EXPECT_GE(read(path("conv/summary.json"))["test_accuracy"].get<double>(), 0.8);
+}
+
+// A graph network on synthetic data: the output, summary.json and the
+// report all say the data was synthetic; a 224 x 224 preset given 8 x 8
+// images is refused before training, naming its input layer.
+TEST_F(CliEndToEnd, SyntheticDataIsLabelledWhereverResultsAreShown) {
+  Json cfg = read(path("tiny.json"));
+  cfg["layers"] = Json::array({{{"type", "conv2d"}, {"name", "a"}, {"filters", 4}, {"kernel", 3}, {"padding", 1}},
+                               {{"type", "conv2d"}, {"name", "b"}, {"inputs", {"input"}}, {"filters", 4}, {"kernel", 1}},
+                               {{"type", "add"}, {"inputs", {"a", "b"}}, {"activation", "relu"}},
+                               {{"type", "flatten"}},
+                               {{"type", "dense"}, {"units", kClasses}, {"activation", "softmax"}}});
+  cfg["data"] = {{"dataset", "synthetic"}, {"shape", {1, kSide, kSide}}, {"classes", kClasses},
+                 {"train_samples", 40}, {"test_samples", 10}};
+  cfg["epochs"] = 1;
+  std::ofstream(path("synthetic.json")) << cfg.dump();
+  const Result r = run_cmd({"train", "--config", path("synthetic.json"), "--out", path("synthetic"), "--overwrite"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("from synthetic data (seeded random images)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" (synthetic data)\n"), std::string::npos) << r.out;
+  const Json summary = read(path("synthetic/summary.json"));
+  EXPECT_EQ(summary["dataset"], "synthetic");
+  EXPECT_EQ(summary["synthetic_data"], true);
+  std::ifstream page(path("synthetic/report.html"));
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("synthetic data (seeded random images and labels"), std::string::npos);
+
+  Json r50 = run::preset("resnet50");
+  r50["data"] = {{"dataset", "idx"}, {"dir", root_ + "/data"}};
+  std::ofstream(path("r50.json")) << r50.dump();
+  const Result refused = run_cmd({"train", "--config", path("r50.json"), "--out", path("r50"), "--overwrite", "--quiet"});
+  EXPECT_NE(refused.rc, 0) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("layers[0].shape: the network takes samples of [3,224,224], but the data's are [1,8,8]"),
+            std::string::npos)
+      << refused.err;
 }
 
 TEST_F(CliEndToEnd, MistakesExitWithTwoAndNameTheProblem) {

@@ -269,3 +269,33 @@ TEST(Graph, ToStringAndNames) {
   EXPECT_EQ(e->get_output_shape(), Shape({2, 2}));
   EXPECT_EQ(e->get_inputs().size(), 1u);
 }
+
+// -- shapes of a graph with fan-out ----------------------------------------------------------
+namespace {
+// Sums its inputs and counts how often its shape is inferred.
+struct CountingNode : op::Operation<double> {
+  inline static int inferred = 0;
+  explicit CountingNode(std::vector<op::OpPtr<double>> xs) : op::Operation<double>("counting", std::move(xs)) {}
+  std::string kind() const override { return "counting"; }
+  void backward(const Tensor<double>&, const std::vector<bool>&, std::vector<Tensor<double>>&) override {}
+
+ protected:
+  Shape infer_shape(const std::vector<Shape>& in) const override {
+    ++inferred;
+    return in[0];
+  }
+  void forward() override {}
+};
+}  // namespace
+
+// Every node's shape is inferred once per call, however many paths reach it:
+// per path it was 2^k for k residual blocks, each reading its input twice
+// (building GoogLeNet took a minute).
+TEST(Graph, OutputShapeInfersEachNodeOnceUnderFanOut) {
+  op::OpPtr<double> x = op::var<double>("x", {2, 3}, {ZERO}, HOST).ptr();
+  const int levels = 20;  // 2^20 - 1 inferences when each path counted
+  for (int k = 0; k < levels; ++k) x = std::make_shared<CountingNode>(std::vector<op::OpPtr<double>>{x, x});
+  CountingNode::inferred = 0;
+  EXPECT_EQ(x->get_output_shape(), Shape({2, 3}));
+  EXPECT_EQ(CountingNode::inferred, levels);
+}

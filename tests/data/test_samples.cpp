@@ -187,3 +187,29 @@ TEST(Samples, EveryByteAtEveryScaleIsTheReadersValue) {
     expect_every_byte_as_the_readers<double>(s);
   }
 }
+
+// Computed samples: gather calls the fill per row, by the sample's index
+// through any slice and take; nothing is stored; a DataLoader reads them.
+TEST(Samples, GeneratedRowsAreComputedByIndexThroughSliceAndTake) {
+  auto fill = std::make_shared<const data::Samples<double>::RowFill>([](std::int64_t id, double* dst) {
+    for (int k = 0; k < 3; ++k) dst[k] = static_cast<double>(10 * id + k);
+  });
+  const auto s = data::Samples<double>::generated({6, 3}, fill);
+  EXPECT_TRUE(s.is_generated());
+  EXPECT_FALSE(s.is_bytes());
+  EXPECT_STREQ(s.storage_type(), "generated");
+  EXPECT_EQ(s.storage_bytes(), 0u);
+  EXPECT_EQ(s.get_memory_type(), HOST);
+  EXPECT_THROW(s.tensor(), ValueError);
+  const std::vector<std::int64_t> rows{4, 1};
+  std::vector<double> out(6);
+  s.gather(rows.data(), 0, 2, out.data());
+  EXPECT_EQ(out, (std::vector<double>{40, 41, 42, 10, 11, 12}));
+  const auto part = s.slice(2, 6).take({3, 0});  // samples 5 and 2
+  EXPECT_EQ(part.rows(), 2);
+  EXPECT_EQ(part.to_tensor().to_vector(), (std::vector<double>{50, 51, 52, 20, 21, 22}));
+  EXPECT_EQ(part.slice(1, 2).to_tensor().to_vector(), (std::vector<double>{20, 21, 22}));
+  EXPECT_EQ(part.storage_bytes(), 2 * sizeof(std::int64_t));
+  EXPECT_THROW(s.take({6}), IndexError);
+  EXPECT_THROW(s.gather(nullptr, 5, 2, out.data()), IndexError);
+}

@@ -132,7 +132,7 @@ TEST(CliConfig, ErrorsNameThePathAndTheValue) {
   EXPECT_EQ(error_of(with("/layers/0/padding", -1)),
             "layers[0].padding: expected an integer in [0, 65536] or [h, w] of such integers, got -1");
   EXPECT_EQ(error_of(with("/layers/1/type", "maxpool")),
-            R"(layers[1].type: expected one of "dense", "conv2d", "pool", "global_pool", "flatten", "dropout", "batchnorm", "residual", "activation", got "maxpool")");
+            R"(layers[1].type: expected one of "dense", "conv2d", "pool", "global_pool", "flatten", "dropout", "batchnorm", "residual", "activation", "input", "add", "concat", got "maxpool")");
   EXPECT_EQ(error_of(with("/layers/2", 3)), "layers[2]: expected a layer object, got 3");
   EXPECT_EQ(error_of(with("/loss", "hinge")), R"(loss: expected one of "cross_entropy", "mse", got "hinge")");
   EXPECT_EQ(error_of(with("/data/val_split", 1)), "data.val_split: expected a number in [0, 1), got 1");
@@ -205,9 +205,9 @@ TEST(CliConfig, EveryActivationBuildsAndTrains) {
 
 TEST(CliConfig, UnknownAndMissingKeys) {
   EXPECT_EQ(error_of(with("/layers/5/unit", 3)),
-            R"(layers[5].unit: unknown key in a dense layer (allowed: "type", "parallel", "units", "activation", "bias"))");
+            R"(layers[5].unit: unknown key in a dense layer (allowed: "type", "name", "inputs", "parallel", "units", "activation", "bias"))");
   EXPECT_EQ(error_of(with("/layers/2/units", 3)),
-            R"(layers[2].units: unknown key in a flatten layer (allowed: "type"))");
+            R"(layers[2].units: unknown key in a flatten layer (allowed: "type", "name", "inputs"))");
   EXPECT_EQ(error_of(with("/epoch", 3)).rfind("epoch: unknown key in the config (allowed: ", 0), 0u);
   Json j = valid();
   j["layers"][5].erase("units");
@@ -383,7 +383,7 @@ TEST(CliPresets, UnknownNameListsTheAvailableOnes) {
     preset("vgg16");
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_STREQ(e.what(), R"(--preset: unknown preset "vgg16" (available: mlp, lenet5, resnet))");
+    EXPECT_STREQ(e.what(), R"(--preset: unknown preset "vgg16" (available: mlp, lenet5, resnet, resnet50, alexnet, alexnet-cifar, googlenet))");
   }
 }
 

@@ -13,7 +13,8 @@
 // accumulates in float.
 //
 // double: oneDNN 2.6 cannot do f64 at all: its memory::data_type has only
-// f32, f16, bf16, s32, s8 and u8. So double goes to OpenBLAS dgemm, followed
+// f32, f16, bf16, s32, s8 and u8; oneDNN 3.7 has f64 but makes no f64 matmul
+// on the CPU (checked with Debian 13's 3.7.2 on Zen 3). So double goes to OpenBLAS dgemm, followed
 // by one OpenMP pass over C that adds the bias and applies the activation.
 #include <cblas.h>
 
@@ -34,6 +35,7 @@
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/cpu/cpu_parallel.h"
+#include "magmadnn/backend/cpu/onednn_compat.h"
 #include "magmadnn/backend/cpu/thread_buffer.h"
 #include "magmadnn/backend/cpu/unary_dispatch.h"
 #include "magmadnn/backend/scalar_ops.h"
@@ -191,8 +193,9 @@ class OnednnMatmul {
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}};
     if (key.bias) args.emplace(DNNL_ARG_BIAS, memory(mm.bias_md, engine_, const_cast<float*>(bias)));
     if (key.scaled) {
-      args.emplace(DNNL_ARG_ATTR_OUTPUT_SCALES,
-                   memory({{1}, memory::data_type::f32, memory::format_tag::x}, engine_, &alpha));
+      static const memory::desc scale_md = onednn_compat::scale_desc();  // made once (3.x allocates a desc)
+      static const int scale_arg = onednn_compat::scale_arg();
+      args.emplace(scale_arg, memory(scale_md, engine_, &alpha));
     }
     const std::size_t scratch_bytes = mm.scratch_md.get_size();
     if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(mm.scratch_md, engine_, scratch(scratch_bytes)));
@@ -310,18 +313,17 @@ class OnednnMatmul {
 
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    if (key.scaled) attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});
+    if (key.scaled) onednn_compat::set_runtime_scale(attr);  // never with a bias: see the header
     dnnl::post_ops po;
-    if (key.beta != 0.f) po.append_sum(key.beta);
+    if (key.beta != 0.f) onednn_compat::append_sum(po, key.beta);
     dnnl::algorithm alg;
     float alg_alpha;
-    if (eltwise_of(key.act, key.act_p, &alg, &alg_alpha)) po.append_eltwise(1.f, alg, alg_alpha, 0.f);
+    if (eltwise_of(key.act, key.act_p, &alg, &alg_alpha)) onednn_compat::append_eltwise(po, alg, alg_alpha, 0.f);
     attr.set_post_ops(po);
 
     try {
-      const auto desc = key.bias ? dnnl::matmul::desc(out->a_md, out->b_md, out->bias_md, out->c_md)
-                                 : dnnl::matmul::desc(out->a_md, out->b_md, out->c_md);
-      const dnnl::matmul::primitive_desc pd(desc, attr, engine_);
+      const dnnl::matmul::primitive_desc pd = onednn_compat::matmul_pd(
+          engine_, out->a_md, out->b_md, key.bias ? &out->bias_md : nullptr, out->c_md, attr);
       out->scratch_md = pd.scratchpad_desc();
       out->prim = dnnl::matmul(pd);
     } catch (const dnnl::error& e) {
@@ -487,14 +489,15 @@ void gemm_strided_batched(bool ta, bool tb, std::int64_t m, std::int64_t n, std:
 
 // Whether oneDNN makes bf16 matmuls on this CPU: oneDNN 2.6 needs AVX-512
 // for them (it emulates bf16 on AVX-512 cores without AVX512_BF16) and has
-// none for AVX2 machines such as AMD's Zen 3. Asked once, of a 2x2x2 product.
+// none for AVX2 machines such as AMD's Zen 3; neither has oneDNN 3.7 there
+// (checked with Debian 13's 3.7.2). Asked once, of a 2x2x2 product.
 bool bf16_matmul_native() {
   static const bool native = [] {
     using dnnl::memory;
     const memory::desc ab({2, 2}, memory::data_type::bf16, memory::format_tag::ab);
     const memory::desc c({2, 2}, memory::data_type::f32, memory::format_tag::ab);
     try {
-      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ab, ab, c), dnnl::engine(dnnl::engine::kind::cpu, 0));
+      onednn_compat::matmul_pd(dnnl::engine(dnnl::engine::kind::cpu, 0), ab, ab, nullptr, c);
       return true;
     } catch (const dnnl::error&) {
       return false;

@@ -1,0 +1,88 @@
+// One ResNet-50 training step at real size: the `resnet50` preset (torchvision
+// v1.5, 25.6 M parameters) on synthetic 3 x 224 x 224 images of 1,000
+// classes (run/dataset.h: seeded random images, computed per batch), SGD with
+// momentum 0.9 and weight decay 1e-4, fp32. Trains 1 + S steps of batch B
+// through run::TrainingRun (the path `magmadnn train` takes), times each
+// step (forward, backward, update, the batch's assembly) and prints the
+// first (it includes the convolution chooser's timing of each new shape)
+// apart from the rest, then the process's peak resident memory.
+//
+// Each step's process CPU seconds (user + system, all threads) are printed
+// beside its wall time: on a shared machine the wall time also counts the
+// time other processes held the cores.
+//
+// Usage: bench_resnet50_step [--batch B] [--steps S]   (threads: OMP_NUM_THREADS)
+// The data is synthetic: a measure of speed and memory, not of learning.
+#include <omp.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "magmadnn/run/presets.h"
+#include "magmadnn/run/process_memory.h"
+#include "magmadnn/run/run_training.h"
+
+using namespace magmadnn;
+
+namespace {
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t batch = 32, steps = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--batch")) batch = std::atoll(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--steps")) steps = std::atoll(argv[i + 1]);
+  }
+  run::Json j = run::preset("resnet50");
+  j["batch_size"] = batch;
+  j["data"]["train_samples"] = batch * (1 + steps);
+  j["data"]["test_samples"] = 1;
+  run::TrainingRun tr(run::parse_config(j));
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> seconds, cpu;
+  auto t = Clock::now();
+  double c = cpu_seconds();
+  auto cb = std::make_shared<model::LambdaCallback<float>>();
+  cb->batch_end = [&](model::NeuralNetwork<float>&, const model::BatchLogs&) {
+    const auto now = Clock::now();
+    seconds.push_back(std::chrono::duration<double>(now - t).count());
+    const double c_now = cpu_seconds();
+    cpu.push_back(c_now - c);
+    t = now;
+    c = c_now;
+  };
+  cb->epoch_begin = [&](model::NeuralNetwork<float>&, unsigned) {
+    t = Clock::now();
+    c = cpu_seconds();
+  };
+  run::RunOptions o;
+  o.callbacks.push_back(cb);
+  const run::RunResult r = tr.run(o);
+  std::printf("resnet50 (synthetic 3x224x224, 1000 classes), batch %lld, %d threads, %lld parameters\n",
+              static_cast<long long>(batch), omp_get_max_threads(), static_cast<long long>(tr.network().num_params()));
+  std::printf("first step: %.2f s, %.2f CPU s (includes choosing the convolution algorithms)\n", seconds.at(0),
+              cpu.at(0));
+  for (std::size_t i = 1; i < seconds.size(); ++i) std::printf("step %zu: %.2f s, %.2f CPU s\n", i + 1, seconds[i], cpu[i]);
+  std::vector<double> rest(seconds.begin() + 1, seconds.end());
+  if (!rest.empty()) {
+    std::sort(rest.begin(), rest.end());
+    const double mean = std::accumulate(rest.begin(), rest.end(), 0.0) / static_cast<double>(rest.size());
+    std::printf("later steps: median %.2f s, mean %.2f s over %zu (%.2f images/s at the median)\n",
+                rest[rest.size() / 2], mean, rest.size(), static_cast<double>(batch) / rest[rest.size() / 2]);
+  }
+  std::printf("train loss %.4f (synthetic labels: ln 1000 = 6.91 is chance)\n", r.history.at(0).train_loss);
+  std::printf("peak RSS %.2f GiB\n", static_cast<double>(run::peak_rss_bytes()) / (1024.0 * 1024.0 * 1024.0));
+  return 0;
+}
