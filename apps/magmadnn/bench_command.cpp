@@ -11,7 +11,10 @@
 #include "args.h"
 #include "cli.h"
 #include "conv_bench_output.h"
+#include "output_guard.h"
+#include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/bench.h"
+#include "magmadnn/core/config.h"
 #include "magmadnn/distributed/allreduce_bench.h"
 #include "magmadnn/distributed/communicator_factory.h"
 
@@ -37,18 +40,39 @@ int run_conv_bench(const ParsedArgs& a, std::ostream& out) {
   if (a.has("cpu-only") && a.has("gpu-only")) {
     throw UsageError("magmadnn bench conv: --cpu-only and --gpu-only exclude each other");
   }
+  // --gpu-only times nothing where there is no GPU: said, not an empty table.
+  if (a.has("gpu-only")) {
+#if MAGMADNN_HAVE_CUDA
+    if (!has_cuda_device())
+      throw UsageError("magmadnn bench conv: --gpu-only: no CUDA device is visible to this process (check "
+                       "nvidia-smi and CUDA_VISIBLE_DEVICES), so there is no GPU algorithm to time; drop --gpu-only "
+                       "to time the CPU algorithms");
+#else
+    throw UsageError("magmadnn bench conv: --gpu-only: this build has no CUDA (configured with MAGMADNN_CUDA=OFF), "
+                     "so there is no GPU algorithm to time; drop --gpu-only to time the CPU algorithms");
+#endif
+  }
   conv::BenchOptions o;
   o.dtype = a.str("dtype", o.dtype);
   if (a.has("batch")) o.batch = a.integer("batch", 1, 1 << 20);
   if (a.has("repeats")) o.repeats = static_cast<int>(a.integer("repeats", 1, 1'000'000));
-  const std::string layers = a.str("layers");
-  for (std::size_t b = 0; b < layers.size();) {
-    const std::size_t e = std::min(layers.find(',', b), layers.size());
-    if (e > b) o.layers.push_back(layers.substr(b, e - b));
-    b = e + 1;
+  if (a.has("layers")) {
+    // An empty name (",", "a,,b", a trailing comma) is a mistake, never "every layer".
+    const std::string layers = a.str("layers");
+    for (std::size_t b = 0; b <= layers.size();) {
+      const std::size_t e = std::min(layers.find(',', b), layers.size());
+      if (e == b)
+        throw UsageError("magmadnn bench conv: --layers \"" + layers +
+                         "\" has an empty name; give layer names separated by commas (magmadnn bench conv "
+                         "--list-layers lists them)");
+      o.layers.push_back(layers.substr(b, e - b));
+      b = e + 1;
+    }
   }
   o.cpu = !a.has("gpu-only");
   o.cuda = !a.has("cpu-only");
+  // The file is checked before the benchmark, which takes minutes.
+  if (a.has("json")) check_output_file("magmadnn bench conv", "json", a.str("json"), {});
   const std::vector<conv::BenchRecord> records = conv::run_benchmark(o);
   print_conv_bench_table(out, records);
   if (a.has("json")) {
@@ -59,7 +83,7 @@ int run_conv_bench(const ParsedArgs& a, std::ostream& out) {
 }
 
 const std::vector<OptionSpec> kAllreduceOptions = {
-    {"bytes", "A,B", "sizes in bytes (suffixes K and M allowed; default 4K to 64M by factors of 4)"},
+    {"bytes", "A,B", "sizes in bytes, 4 to 1G (suffixes K, M and G allowed; default 4K to 64M by factors of 4)"},
     {"rounds", "N", "timed rounds per size; the median is reported (default 10)"},
     {"communicator", "KIND", "auto (default: MPI under mpirun, else one process), local or mpi"},
 };
@@ -73,9 +97,14 @@ std::size_t parse_size(const std::string& s) {
     throw UsageError("magmadnn bench allreduce: --bytes: \"" + s + "\" is not a size");
   }
   const std::string unit = s.substr(end);
-  const unsigned long long scale = unit.empty() ? 1 : unit == "K" ? 1024 : unit == "M" ? 1024 * 1024 : 0;
+  const unsigned long long scale = unit.empty()  ? 1
+                                   : unit == "K" ? 1ull << 10
+                                   : unit == "M" ? 1ull << 20
+                                   : unit == "G" ? 1ull << 30
+                                                 : 0;
   if (scale == 0 || v == 0 || v > (1ull << 30) / scale) {
-    throw UsageError("magmadnn bench allreduce: --bytes: \"" + s + "\" must be 1 byte to 1G, with K or M as the unit");
+    throw UsageError("magmadnn bench allreduce: --bytes: \"" + s +
+                     "\" must be 1 byte to 1G (1073741824 bytes), with K, M or G (powers of 1024) as the unit");
   }
   if (v * scale % sizeof(float) != 0) {
     throw UsageError("magmadnn bench allreduce: --bytes: " + std::to_string(v * scale) +

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "args.h"
+#include "run_folder.h"
 #include "magmadnn/io/checkpoint.h"
 
 namespace magmadnn::cli {
@@ -28,7 +29,13 @@ void attach_config(model::NeuralNetwork<float>& net, const Json& config, const s
 }
 
 StoredNetwork network_for_checkpoint(const std::string& checkpoint_path, const std::string& explicit_config) {
-  if (!fs::exists(checkpoint_path)) throw UsageError("checkpoint " + checkpoint_path + " does not exist");
+  if (!fs::exists(checkpoint_path)) {
+    const fs::path dir = fs::path(checkpoint_path).parent_path();
+    throw UsageError("checkpoint " + checkpoint_path + " does not exist" +
+                     (fs::path(checkpoint_path).filename() == "checkpoint.bin"
+                          ? previous_run_hint(dir.empty() ? "." : dir.string())
+                          : std::string()));
+  }
   const io::Checkpoint ck = io::read_checkpoint(checkpoint_path);
   StoredNetwork s;
   if (ck.has(kInputKey)) {

@@ -192,7 +192,7 @@ CompareRun read_compare_run(const std::string& dir) {
     if (!fs::exists(fs::path(dir) / f)) missing += (missing.empty() ? "" : ", ") + std::string(f);
   }
   MAGMADNN_CHECK(missing.empty(), IOError,
-                 dir << " is not a run folder of magmadnn train: it has no " << missing);
+                 dir << " is not a run folder of magmadnn train: it has no " << missing << previous_run_hint(dir));
   const RunFolder rf(dir);
   CompareRun r;
   r.dir = dir;

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "magmadnn/io/atomic_file.h"
+#include "output_guard.h"
 
 namespace magmadnn::cli {
 namespace {
@@ -33,6 +34,11 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out) {
   if (dirs.empty()) {
     throw UsageError("magmadnn compare: no run folder given (usage: magmadnn compare RUN_DIR... --out FILE)");
   }
+  // Before reading anything: the page must not land on a file of a run (or
+  // search), and its folder must take a new file.
+  std::vector<NamedInput> inputs;
+  for (const auto& d : dirs) inputs.push_back({"run folder", d});
+  check_output_file("magmadnn compare", "out", p.str("out"), inputs);
   std::vector<CompareRun> runs;
   for (const auto& d : dirs) runs.push_back(read_compare_run(d));
   check_comparable(runs);

@@ -1,6 +1,5 @@
 // magmadnn predict: class and probabilities of each input sample.
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <ostream>
 
@@ -8,6 +7,7 @@
 #include "checkpoint_config.h"
 #include "cli.h"
 #include "lead_process.h"
+#include "output_guard.h"
 #include "magmadnn/run/build_network.h"
 #include "magmadnn/run/dataset.h"
 
@@ -45,17 +45,6 @@ void write_predictions(std::ostream& os, const Tensor<float>& probs) {
   }
 }
 
-// True when `a` and `b` name the same file (also through links, or before `b` exists).
-bool same_file(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::equivalent(a, b, ec) && !ec) return true;
-  const fs::path ca = fs::weakly_canonical(a, ec);
-  if (ec) return false;
-  const fs::path cb = fs::weakly_canonical(b, ec);
-  return !ec && ca == cb;
-}
-
 }  // namespace
 
 int predict_command(const std::vector<std::string>& args, std::ostream& out) {
@@ -73,12 +62,10 @@ int predict_command(const std::vector<std::string>& args, std::ostream& out) {
   if (!a.has("input")) throw UsageError("magmadnn predict: --input FILE is required");
   const std::string ckpt = a.str("checkpoint");
   if (a.has("output")) {
-    for (const char* in : {"checkpoint", "input", "config"}) {
-      if (a.has(in) && same_file(a.str("output"), a.str(in))) {
-        throw UsageError("magmadnn predict: --output " + a.str("output") + " is the --" + in + " file " + a.str(in) +
-                         "; writing the predictions there would replace it");
-      }
-    }
+    std::vector<NamedInput> inputs;
+    for (const char* in : {"checkpoint", "input", "config"})
+      if (a.has(in)) inputs.push_back({std::string("--") + in, a.str(in)});
+    check_output_file("magmadnn predict", "output", a.str("output"), inputs);
   }
   const StoredNetwork stored = network_for_checkpoint(ckpt, a.str("config"));
   const TrainSpec spec = parse_config(stored.config);

@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/spec.h"
 
 namespace magmadnn::cli {
@@ -17,6 +18,13 @@ class NullBuffer : public std::streambuf {
 };
 
 }  // namespace
+
+bool is_usage_error(const std::exception& e) {
+  if (dynamic_cast<const UsageError*>(&e) != nullptr || dynamic_cast<const run::ConfigError*>(&e) != nullptr)
+    return true;
+  const auto* root = dynamic_cast<const run::RootFailure*>(&e);
+  return root != nullptr && root->usage();
+}
 
 int run_on_ranks(const std::string& command, const distributed::Communicator& comm, std::ostream& out,
                  const std::function<int(std::ostream&)>& body) {
@@ -30,9 +38,7 @@ int run_on_ranks(const std::string& command, const distributed::Communicator& co
     std::ostringstream line;
     line << command << ": rank " << comm.rank() << " of " << comm.size() << ": error: " << e.what() << "\n";
     std::cerr << line.str() << std::flush;
-    const bool usage =
-        dynamic_cast<const UsageError*>(&e) != nullptr || dynamic_cast<const run::ConfigError*>(&e) != nullptr;
-    distributed::abort_job(usage ? 2 : 1);
+    distributed::abort_job(is_usage_error(e) ? 2 : 1);
   }
 }
 

@@ -3,6 +3,7 @@
 /// other ranks print nothing, and a rank that fails says so and ends the job.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -16,7 +17,13 @@ namespace magmadnn::cli {
 /// ranks, and returns its result. An exception from `body` on any rank is
 /// printed to std::cerr as "COMMAND: rank R of N: error: ...", then the whole
 /// job ends (distributed::abort_job) with status 2 for a usage or config
-/// mistake, else 1: other ranks may be waiting for this one in a collective.
+/// mistake (is_usage_error), else 1: other ranks may be waiting for this one
+/// in a collective.
+/// Whether `e` is the user's mistake (exit status 2): a UsageError, a
+/// ConfigError, or a rank's report that rank 0 failed with one
+/// (run::RootFailure), so every rank of a job agrees on the status.
+bool is_usage_error(const std::exception& e);
+
 int run_on_ranks(const std::string& command, const distributed::Communicator& comm, std::ostream& out,
                  const std::function<int(std::ostream&)>& body);
 

@@ -128,6 +128,22 @@ void recover_run_folder(const std::string& dir, std::ostream& out) {
   RunFolder(dir).recover(out);
 }
 
+std::string previous_run_hint(const std::string& dir) {
+  std::error_code ec;
+  const fs::path prev = fs::path(dir) / ".previous", partial = fs::path(dir) / ".previous.partial";
+  if (fs::is_directory(prev, ec)) {
+    return "; " + prev.string() + "/ holds the run that a `magmadnn train --overwrite` into " + dir +
+           " is replacing (that run is still training, or stopped before its first checkpoint): its checkpoint is " +
+           (prev / "checkpoint.bin").string() + ", and the next `magmadnn train --out " + dir +
+           "` (--resume included) moves it back unless the new run is still training";
+  }
+  if (fs::is_directory(partial, ec)) {
+    return "; " + partial.string() + "/ holds files of the run that a `magmadnn train --overwrite` into " + dir +
+           " was moving aside when it stopped: the next `magmadnn train --out " + dir + "` moves them back";
+  }
+  return "";
+}
+
 void RunFolder::write_config(const Json& config) const { write_atomic("config.json", config.dump(2) + "\n"); }
 
 Json RunFolder::read_config() const { return read_json_file(file("config.json")); }

@@ -68,6 +68,13 @@ class RunFolder {
 /// were killed (.NAME.tmp.PID.N) are removed. Each action is printed to `out`.
 void recover_run_folder(const std::string& dir, std::ostream& out);
 
+/// For the message of a command that finds a file of the run folder `dir`
+/// missing: when DIR/.previous/ (or DIR/.previous.partial/) holds the run a
+/// `train --overwrite` is replacing (still running, or stopped before its
+/// first checkpoint), a clause naming it, its checkpoint and how it comes
+/// back, beginning with "; "; else "".
+std::string previous_run_hint(const std::string& dir);
+
 /// metrics.csv text of `history`, and its inverse.
 std::string metrics_csv(const model::History& history);
 model::History parse_metrics_csv(const std::string& text, const std::string& source);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <ostream>
 #include <thread>
 
@@ -23,6 +24,8 @@
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/run_training.h"
 #include "rank_output.h"
+#include "folder_lock.h"
+#include "output_guard.h"
 #include "run_folder.h"
 #include "test_curve.h"
 #include "test_results.h"
@@ -42,7 +45,7 @@ const std::vector<OptionSpec> kOptions = {
     {"deterministic", "", "convolution and pooling algorithms picked by a fixed rule, not by timing, so a rerun "
                           "(same machine, threads and ranks) computes the same bits; may change on --resume"},
     {"out", "DIR", "run folder (default runs/<name>-<date>-<time>)"},
-    {"data", "DIR", "folder of the MNIST-format IDX files (default /usr/share/datasets/fashion-mnist)"},
+    {"data", "DIR", "data.dir: folder of the IDX (or, for cifar10/cifar100, CIFAR binary) files (default /usr/share/datasets/fashion-mnist)"},
     {"resume", "", "continue the run in --out DIR from its checkpoint"},
     {"checkpoint-every", "N", "also write checkpoint.bin inside an epoch: every N training steps (under mpirun: "
                               "after every N-th global batch of an epoch); 0 (default): at epoch ends only"},
@@ -130,27 +133,66 @@ std::int64_t max_threads() {
   return std::clamp<std::int64_t>(4 * hw, 4, 1024);
 }
 
-// Prepares the run folder: refuses to mix a new run into an old one (or into
-// any file of the names a run writes); with --overwrite, sets the old run
-// aside until the new one has its first checkpoint.
-void prepare_folder(const RunFolder& rf, bool resume, bool overwrite, std::ostream& out) {
+// Refuses, before anything is loaded or written, to mix a new run into an
+// old one (or into any file of the names a run writes), and a --resume with
+// nothing to resume.
+void check_folder(const RunFolder& rf, bool resume, bool overwrite) {
   if (resume) {
     if (!rf.has_checkpoint()) {
-      throw UsageError("magmadnn train: nothing to resume: " + rf.checkpoint_path() + " does not exist");
+      throw UsageError("magmadnn train: nothing to resume: " + rf.checkpoint_path() + " does not exist" +
+                       previous_run_hint(rf.dir()));
     }
     return;
   }
-  bool any = false;
+  if (overwrite) return;
   for (const auto& f : RunFolder::run_files()) {
-    if (!fs::exists(rf.file(f))) continue;
-    if (!overwrite) {
+    if (fs::exists(rf.file(f))) {
       throw UsageError("magmadnn train: " + rf.dir() + " already holds a run (" + rf.file(f) +
                        " exists); pass --resume to continue it, --overwrite to replace it, or another --out");
     }
-    any = true;
   }
-  if (any) rf.set_aside(out);
 }
+
+// The run folder of one `train`, held by rank 0 from before it is read until
+// the run ends: locked (a second process is refused naming this one), and,
+// when the run is refused before it starts, left as it was found (a folder
+// this run created is removed again).
+class FolderClaim {
+ public:
+  FolderClaim(const std::string& dir, std::ostream& out) {
+    check_output_folder("magmadnn train", dir, FolderKind::run);
+    std::error_code ec;
+    created_ = !fs::exists(dir, ec);
+    const RunFolder rf(dir);  // creates it
+    dir_ = rf.dir();
+    try {
+      lock_.emplace(dir_, "magmadnn train");
+      // What a run killed in this folder left (an interrupted --overwrite, temporary
+      // files) is settled now that no other process writes here: --resume reads
+      // the restored config.json.
+      rf.recover(out);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  FolderClaim(const FolderClaim&) = delete;
+  FolderClaim& operator=(const FolderClaim&) = delete;
+  ~FolderClaim() { release(); }
+  /// The run started: from here on the folder is the run's.
+  void accept() { accepted_ = true; }
+
+ private:
+  void release() noexcept {
+    lock_.reset();
+    std::error_code ec;
+    if (created_ && !accepted_) fs::remove(dir_, ec);  // only when empty: a refused run leaves nothing
+  }
+
+  std::string dir_;
+  std::optional<FolderLock> lock_;
+  bool created_ = false, accepted_ = false;
+};
 
 // The per-op table, and how it adds up against the measured training time.
 void print_profile(std::ostream& out, model::NeuralNetwork<float>& net, const model::History& history) {
@@ -168,8 +210,14 @@ void print_profile(std::ostream& out, model::NeuralNetwork<float>& net, const mo
 
 }  // namespace
 
-static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config, bool resume,
-                           bool quiet, bool profile, std::int64_t checkpoint_every,
+// How the run in a folder starts: what it continues or replaces.
+struct FolderStart {
+  bool resume = false, overwrite = false;
+  FolderClaim* claim = nullptr;  // accepted when the training starts
+};
+
+static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config,
+                           const FolderStart& start, bool quiet, bool profile, std::int64_t checkpoint_every,
                            const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out);
 static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out);
 
@@ -191,15 +239,20 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
   const std::int64_t threads = a.has("threads") ? a.integer("threads", 1, max_threads()) : 0;  // checked up front
   const std::int64_t checkpoint_every =
       a.has("checkpoint-every") ? a.integer("checkpoint-every", 0, limits::samples.max) : 0;
-  // Rank 0 resolves the config and the run folder; every rank trains on
-  // what it sent (the seed included), whatever its own files say.
+  // Rank 0 claims the run folder (locks it and settles what a killed run
+  // left), resolves the config and checks the folder fits the run; every
+  // rank trains on what it sent (the seed included), whatever its own files say.
+  std::optional<FolderClaim> claim;
   const Json shared = share_config(*comm, [&] {
-    // What a run killed in this folder left (an interrupted --overwrite, temporary
-    // files) is settled first: --resume reads the restored config.json.
-    if (a.has("out") && !a.has("print-config")) recover_run_folder(a.str("out"), out);
+    if (a.has("out") && !a.has("print-config")) claim.emplace(a.str("out"), out);
     const TrainSpec spec = parse_config(resolve_config(a, resume));
-    return Json{{"config", to_json(spec)}, {"out", a.str("out", default_out_dir(spec.name))}};
-  });
+    const std::string dir = a.str("out", default_out_dir(spec.name));
+    if (!a.has("print-config")) {
+      if (!claim) claim.emplace(dir, out);
+      check_folder(RunFolder(dir), resume, a.has("overwrite"));
+    }
+    return Json{{"config", to_json(spec)}, {"out", dir}};
+  }, is_usage_error);
   const Json& config = shared["config"];
   const TrainSpec spec = parse_config(config);
   if (a.has("print-config")) {
@@ -210,20 +263,21 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
 
   // Loads the data and builds the network (split over the ranks when the plan has model-parallel layers).
   TrainingRun run(spec, comm->size() > 1 ? comm : nullptr);
-  const RunFolder rf(shared["out"].get<std::string>());
+  const std::string dir = shared["out"].get<std::string>();
   if (!lead) {
-    // Only rank 0 writes; the others read the checkpoint when resuming.
+    // Only rank 0 writes (nor creates the folder); the others read the checkpoint when resuming.
     RunOptions ro;
-    ro.checkpoint_path = rf.checkpoint_path();
+    ro.checkpoint_path = (fs::path(dir) / "checkpoint.bin").string();
     ro.resume = resume;
     ro.checkpoint_every_steps = checkpoint_every;  // every rank takes part in a mid-epoch checkpoint
     ro.communicator = comm;
     run.run(ro);
     return 0;
   }
+  const RunFolder rf(dir);
   try {
-    prepare_folder(rf, resume, a.has("overwrite"), out);
-    return train_in_folder(rf, run, spec, config, resume, quiet, a.has("profile"), checkpoint_every, comm, out);
+    return train_in_folder(rf, run, spec, config, {resume, a.has("overwrite"), &*claim}, quiet, a.has("profile"),
+                           checkpoint_every, comm, out);
   } catch (...) {
     // A new run that failed before its first checkpoint gives the folder back
     // to the run it was replacing (the same steps as after a kill).
@@ -236,11 +290,11 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
   }
 }
 
-static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config, bool resume,
-                           bool quiet, bool profile, std::int64_t checkpoint_every,
+static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config,
+                           const FolderStart& start, bool quiet, bool profile, std::int64_t checkpoint_every,
                            const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out) {
+  const bool resume = start.resume;
   model::NeuralNetwork<float>& net = run.network();
-  rf.write_config(config);
   attach_config(net, config, run.sample_shape(), run.classes());
   if (!quiet) {
     out << "magmadnn train: " << spec.name << " (" << net.num_params() << " parameters) on "
@@ -304,6 +358,17 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
     }
     rf.write_report(in);
     out.flush();
+  };
+  // Nothing is written into the folder before the run is accepted: a run
+  // refused at its start (by fit's checks, or across ranks) leaves the folder
+  // as it found it. From here on, an old run being replaced waits in
+  // DIR/.previous/ until the new run's first checkpoint.
+  writer->train_begin = [&](model::NeuralNetwork<float>&, const model::TrainInfo&) {
+    bool old_run = false;
+    for (const auto& f : RunFolder::run_files()) old_run = old_run || fs::exists(rf.file(f));
+    if (!resume && start.overwrite && old_run) rf.set_aside(out);
+    rf.write_config(config);
+    start.claim->accept();
   };
   ro.callbacks.push_back(writer);
 

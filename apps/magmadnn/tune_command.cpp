@@ -1,6 +1,8 @@
 // magmadnn tune: a hyperparameter search (magmadnn/tune/) -> journal, results, best config, report.
 #include <omp.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iomanip>
@@ -11,6 +13,8 @@
 
 #include "args.h"
 #include "cli.h"
+#include "folder_lock.h"
+#include "output_guard.h"
 #include "rank_output.h"
 #include "magmadnn/distributed/communicator_factory.h"
 #include "magmadnn/run/across_ranks.h"
@@ -31,6 +35,8 @@ const std::vector<OptionSpec> kOptions = {
     {"out", "DIR", "the search folder: journal.jsonl, results.csv, results.json, best.json (required)"},
     {"workers", "N", "run trials in N local worker processes (default: in this process)"},
     {"ranks-per-trial", "K", "under mpirun: train each trial data-parallel on a group of K ranks (default 1)"},
+    {"watchdog", "SECONDS", "under mpirun: a worker group one of whose ranks sends no heartbeat this long is lost "
+                            "and its trial runs elsewhere (default 10)"},
     {"resume", "", "continue the search in --out DIR from its journal"},
     {"seed", "S", "the search's seed (overrides the config's \"seed\")"},
     {"quiet", "", "no line per trial, only the summary"},
@@ -68,6 +74,23 @@ tune::TuneConfig read_config(const std::string& path, const ParsedArgs& a) {
   return tune::parse_tune_config(run::read_json_file(path), {}, seed);
 }
 
+// Before the master reads or writes the search folder: it is no training
+// run's, the config is none of the files the search writes, and no other
+// process writes it (a second `tune --resume` of one folder is refused).
+FolderLock claim_search_folder(const std::string& dir, const std::string& config_path) {
+  check_output_folder("magmadnn tune", dir, FolderKind::search);
+  for (const auto& f : search_files()) {
+    if (same_file((std::filesystem::path(dir) / f).string(), config_path)) {
+      throw UsageError("magmadnn tune: the CONFIG " + config_path + " is the " + f + " of the search folder --out " +
+                       dir + ", which the search writes; copy it out of the folder first");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  MAGMADNN_CHECK(!ec, IOError, "cannot create the search folder " << dir << ": " << ec.message());
+  return FolderLock(dir, "magmadnn tune");
+}
+
 // The master's part, whatever the channel: search, results, report, summary.
 int master(const tune::TuneConfig& config, tune::MasterChannel& channel, const std::string& dir, const ParsedArgs& a,
            std::ostream& out) {
@@ -96,19 +119,39 @@ int master(const tune::TuneConfig& config, tune::MasterChannel& channel, const s
 int tune_ranks(const std::shared_ptr<distributed::Communicator>& world, const std::string& path, const ParsedArgs& a,
                std::ostream& out) {
   const int k = a.has("ranks-per-trial") ? static_cast<int>(a.integer("ranks-per-trial", 1, 1 << 20)) : 1;
+  // Every rank knows the count: each refuses it alike, as the user's mistake.
+  const int workers = world->size() - 1;
+  if (workers % k != 0)
+    throw UsageError("magmadnn tune: --ranks-per-trial " + std::to_string(k) + " does not divide the " +
+                     std::to_string(workers) + " worker ranks (rank 0 is the master): start 1 + a multiple of " +
+                     std::to_string(k) + " ranks (mpirun -np " + std::to_string(1 + k * std::max(1, workers / k)) +
+                     "), or choose a K that divides " + std::to_string(workers));
   // Rank 0 reads and checks the config; a mistake there reaches every rank,
   // which would otherwise wait for trials that never come. The workers need
   // nothing of it: each trial carries its train config.
   std::optional<tune::TuneConfig> config;
+  std::optional<FolderLock> lock;
   run::share_config(*world, [&] {
     config = read_config(path, a);
+    lock.emplace(claim_search_folder(a.str("out"), path));
     return Json(true);
-  });
+  }, is_usage_error);
   const tune::GroupLayout layout = tune::split_groups(*world, k);
+  const auto watchdog = std::chrono::milliseconds(
+      static_cast<std::int64_t>((a.has("watchdog") ? a.positive("watchdog") : 10.0) * 1000.0));
   if (world->rank() == 0) {
-    tune::CommMasterChannel channel(world, k);
-    return master(*config, channel, a.str("out"), a, out);
+    tune::CommMasterChannel channel(world, k, layout.beats, watchdog);
+    const int rc = master(*config, channel, a.str("out"), a, out);
+    if (channel.lost_any()) {
+      // The ranks of a lost group may live on, stuck with a dead partner, and
+      // MPI cannot finalize with a dead rank: the search is complete, so the
+      // job ends here, with the search's status.
+      out << "magmadnn tune: a worker group was lost (see the journal); ending the job" << std::endl;
+      distributed::abort_job(rc);
+    }
+    return rc;
   }
+  const tune::Heartbeat heartbeat(layout.beats, tune::heartbeat_interval(watchdog));
   if (layout.leader) {
     tune::CommWorkerChannel channel(world);
     tune::serve(channel, tune::train_trial, layout.comm);
@@ -145,6 +188,8 @@ int tune_command(const std::vector<std::string>& args, std::ostream& out) {
   const std::string dir = a.str("out");
 
   if (distributed::launched_by_mpi()) {
+    if (a.has("watchdog") && !(a.positive("watchdog") <= 86400.0))
+      throw UsageError("magmadnn tune: --watchdog " + a.str("watchdog") + " is more than a day (86400 s)");
     if (a.has("workers"))
       throw UsageError("magmadnn tune: --workers is for a single machine without mpirun; under mpirun the ranks "
                        "are the workers");
@@ -156,6 +201,7 @@ int tune_command(const std::vector<std::string>& args, std::ostream& out) {
   if (a.has("ranks-per-trial") && a.integer("ranks-per-trial", 1, 1 << 20) != 1)
     throw UsageError("magmadnn tune: --ranks-per-trial needs mpirun (rank 0 is the master, the others train)");
   const tune::TuneConfig config = read_config(configs[0], a);
+  const FolderLock lock = claim_search_folder(dir, configs[0]);
   if (a.has("workers")) {
     const int n = static_cast<int>(a.integer("workers", 1, 4096));
     // N workers share the machine: unless told otherwise, each gets its share of the cores.

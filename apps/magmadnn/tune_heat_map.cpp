@@ -42,8 +42,10 @@ class GridAxis {
   }
 
   const std::string& path() const { return path_; }
-  const std::vector<std::string>& labels() const { return labels_; }
-  std::size_t size() const { return std::max<std::size_t>(labels_.size(), 1); }
+  /// One per slot; the single row of a one-dimensional map has the label "".
+  /// An axis no value reached (a search without trials, on a continuous
+  /// dimension) has no slot.
+  std::vector<std::string> labels() const { return path_.empty() ? std::vector<std::string>{""} : labels_; }
 
   /// The slot of the trial's value, or -1 when it has none.
   int slot(const TuneTrial& t) const {
@@ -116,13 +118,15 @@ HeatMapGrid heat_map_grid(const TuneResults& r) {
   g.row_path = ya.path();
   g.col_path = xa.path();
   g.row_labels = ya.labels();
-  if (g.row_labels.empty()) g.row_labels.push_back("");
   g.col_labels = xa.labels();
-  g.cells.assign(ya.size(), std::vector<HeatCell>(xa.size()));
-  std::vector<std::vector<std::vector<const TuneTrial*>>> in(ya.size(), std::vector<std::vector<const TuneTrial*>>(xa.size()));
+  // Every index below is into these labels: an axis without values (no
+  // trial, continuous dimension) makes an empty grid, never a slot without a label.
+  const std::size_t nrows = g.row_labels.size(), ncols = g.col_labels.size();
+  g.cells.assign(nrows, std::vector<HeatCell>(ncols));
+  std::vector<std::vector<std::vector<const TuneTrial*>>> in(nrows, std::vector<std::vector<const TuneTrial*>>(ncols));
   for (const auto& t : r.trials) {
     const int y = ya.slot(t), x = xa.slot(t);
-    if (y < 0 || x < 0) {
+    if (y < 0 || x < 0 || static_cast<std::size_t>(y) >= nrows || static_cast<std::size_t>(x) >= ncols) {
       ++g.unplaced;
       continue;
     }

@@ -135,6 +135,10 @@ std::string heat_map_section(const TuneResults& r) {
     o << "<p>The search has no dimension to map.</p>\n";
     return o.str();
   }
+  if (r.trials.empty()) {
+    o << "<p>No trial has run: nothing to map.</p>\n";
+    return o.str();
+  }
   const std::string title = g.row_path.empty() ? "Objective by " + g.col_path
                                                : "Objective by " + g.row_path + " and " + g.col_path;
   o << "<div class=\"panel scroll heat-box\">"

@@ -106,6 +106,8 @@ TuneTrial trial_of(const Checker& c, const Json& j, const std::string& path) {
     t.final_accuracy = c.number(f, "accuracy", fp);
     t.test_accuracy = c.number(f, "test_accuracy", fp);
   }
+  // A failed trial has no result (files written before this was so held 0.0).
+  if (t.status == TrialStatus::failed) t.final_loss = t.final_accuracy = t.test_accuracy = kNaN;
   if (j.contains("curve") && !j["curve"].is_null()) {
     const Json& curve = c.array(j["curve"], path + ".curve");
     for (std::size_t e = 0; e < curve.size(); ++e) {

@@ -74,6 +74,12 @@ class Request {
   /// Blocks until the operation completes; throws CommError on failure or
   /// when the communicator's timeout passes (naming the missing ranks).
   virtual void wait() = 0;
+  /// Abandons a pending receive whose sender may never send (a rank that
+  /// died): afterwards its buffer is not written and destroying the request
+  /// does not wait. True when it was cancelled or had completed; false for
+  /// an operation that cannot be cancelled (a send, a collective: the
+  /// default), which then stays pending as before.
+  virtual bool cancel() noexcept { return false; }
 };
 using RequestPtr = std::unique_ptr<Request>;
 

@@ -48,6 +48,38 @@ std::unique_ptr<Communicator> make_nccl() {
 
 }  // namespace
 
+std::unique_ptr<Communicator> duplicate_communicator(Communicator& comm) {
+#if defined(MAGMADNN_HAVE_MPI)
+  if (auto* mpi = dynamic_cast<MpiCommunicator*>(&comm)) {
+    auto out = std::make_unique<MpiCommunicator>(mpi->comm());
+    out->set_timeout(comm.timeout());
+    out->set_strict_checks(mpi->strict_checks());
+    return out;
+  }
+#endif
+  if (comm.size() == 1) {
+    auto local = std::make_unique<LocalCommunicator>();
+    local->set_timeout(comm.timeout());
+    return local;
+  }
+  MAGMADNN_THROW(NotSupportedError, "duplicate_communicator: a " << comm.backend() << " communicator of "
+                                                                 << comm.size()
+                                                                 << " ranks cannot be duplicated (only mpi, or one rank)");
+}
+
+bool concurrent_communicators(const Communicator& comm) noexcept {
+#if defined(MAGMADNN_HAVE_MPI)
+  if (dynamic_cast<const MpiCommunicator*>(&comm) != nullptr) {
+    try {
+      return MpiEnvironment::acquire()->thread_multiple();
+    } catch (...) {
+      return false;
+    }
+  }
+#endif
+  return comm.size() == 1;
+}
+
 bool launched_by_mpi() noexcept {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (env_set(name)) return true;

@@ -33,6 +33,19 @@ std::unique_ptr<Communicator> make_communicator(const std::string& kind = "auto"
 /// communicator gives a LocalCommunicator; any other raises NotSupportedError.
 std::unique_ptr<Communicator> split_communicator(Communicator& comm, int color, int key);
 
+/// A new communicator of `comm`'s ranks, independent of it: a failure of
+/// either does not reach the other (unlike split_communicator's, which
+/// hears of its parent's), so another thread may drive it while this one
+/// drives `comm` (see concurrent_communicators). Collective over `comm`. An
+/// MPI communicator is duplicated; a one-rank one gives a LocalCommunicator;
+/// any other raises NotSupportedError.
+std::unique_ptr<Communicator> duplicate_communicator(Communicator& comm);
+
+/// Whether `comm` and another communicator may be driven from two threads
+/// at once: an MPI communicator when MPI provides MPI_THREAD_MULTIPLE, a
+/// one-rank communicator always; any other false.
+bool concurrent_communicators(const Communicator& comm) noexcept;
+
 /// Whether this process was started by an MPI launcher (mpirun, mpiexec,
 /// srun with several tasks): the launchers' environment variables
 /// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMI_RANK, PMIX_RANK, MPI_LOCALNRANKS,

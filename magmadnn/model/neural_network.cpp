@@ -12,6 +12,7 @@
 #include "magmadnn/compute/passes.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/random.h"
+#include "magmadnn/distributed/communicator.h"
 #include "magmadnn/model/network_detail.h"
 #include "magmadnn/optimizer/optimizer.h"
 #include "magmadnn/tensor/math.h"
@@ -147,6 +148,15 @@ void NeuralNetwork<T>::build(optimizer::loss_t loss) {
   }
   param_names_ = detail::unique_names(names);
   grad_ptrs_.assign(params_.size(), nullptr);
+  // A split weight is a slice: an optimizer that reads a whole-tensor norm
+  // (LARS, LAMB) sums the slices' parts over the group (one allreduce of two
+  // doubles per split weight and step), so the step is the one-process one.
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    if (!splits_[i].group || splits_[i].group->size() == 1) continue;
+    opt_->set_slice_sum(param_exprs_[i], [group = splits_[i].group](double* partial, std::size_t n) {
+      group->allreduce(distributed::host_buffer(partial, n), distributed::ReduceOp::sum);
+    });
+  }
 
   // Label placeholder: {-1, <prediction without the batch axis>}, where the input lives.
   std::vector<std::int64_t> pattern = raw_out->get_output_shape().dims();

@@ -37,7 +37,14 @@ void Lamb<T>::update(Tensor<T>& p, const Tensor<T>& g, double lr, std::int64_t t
   math::unary(UnaryOp::Scale, u, u, static_cast<T>(1.0 / bc1));
   const bool excluded = o_.exclude_vectors && detail::is_vector_like(p);
   if (!excluded && o_.weight_decay > 0.0) math::axpy(static_cast<T>(o_.weight_decay), p, u);
-  last_trust_ = excluded ? 1.0 : detail::guarded_ratio(detail::l2_norm(p), detail::l2_norm(u));
+  if (excluded) {
+    last_trust_ = 1.0;
+  } else {
+    // Of a slice of a split tensor, the whole tensor's norms (summed over the slices).
+    double sq[2] = {detail::sum_squares(p), detail::sum_squares(u)};
+    this->sum_over_slices(sq, 2);
+    last_trust_ = detail::guarded_ratio(std::sqrt(sq[0]), std::sqrt(sq[1]));
+  }
   this->write_param(static_cast<T>(-lr * last_trust_), u, T(1), p);
 }
 

@@ -18,6 +18,11 @@
 /// normalisation parameters) take the plain Adam step without decay; the
 /// state slots "m" and "v" are saved and restored by checkpoints like
 /// Adam's. Weight decay is LAMB's own: do not also call set_weight_decay.
+///
+/// A parameter declared a slice of a split tensor (Optimizer::set_slice_sum,
+/// as NeuralNetwork does for model-parallel layers) takes the norms of the
+/// whole tensor: its ranks sum their slices' squares (one allreduce of two
+/// doubles per slice and step), so the trust ratio is the one-process one.
 #pragma once
 
 #include "magmadnn/optimizer/optimizer_base.h"

@@ -20,8 +20,11 @@ Lars<T>::Lars(double learning_rate, LarsOptions options) : Optimizer<T>(learning
 template <typename T>
 double Lars<T>::trust_ratio(const Tensor<T>& w, const Tensor<T>& g) const {
   if (o_.exclude_vectors && detail::is_vector_like(w)) return 1.0;
-  const double wn = detail::l2_norm(w);
-  const double gn = detail::l2_norm(g);
+  // Of a slice of a split tensor inside step(), the whole tensor's norms.
+  double sq[2] = {detail::sum_squares(w), detail::sum_squares(g)};
+  this->sum_over_slices(sq, 2);
+  const double wn = std::sqrt(sq[0]);
+  const double gn = std::sqrt(sq[1]);
   // You et al. leave the zero cases open; a zero weight (a fresh bias) or a
   // zero gradient takes the plain rate, never 0/0.
   if (!(wn > 0.0) || !(gn > 0.0)) return 1.0;

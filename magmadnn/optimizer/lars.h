@@ -22,6 +22,11 @@
 /// ("velocity") is saved and restored by checkpoints like SGD's. Weight
 /// decay is LARS's own (inside the trust ratio): do not also call
 /// set_weight_decay, which would add a second L2 term.
+///
+/// A parameter declared a slice of a split tensor (Optimizer::set_slice_sum,
+/// as NeuralNetwork does for model-parallel layers) takes the norms of the
+/// whole tensor: its ranks sum their slices' squares (one allreduce of two
+/// doubles per slice and step), so the trust ratio is the one-process one.
 #pragma once
 
 #include "magmadnn/optimizer/optimizer_base.h"

@@ -1,5 +1,6 @@
 /// @file layerwise.h
-/// What LARS and LAMB share: the L2 norm of a tensor (on its own device),
+/// What LARS and LAMB share: the L2 norm of a tensor (on its own device;
+/// of a slice, its part, summed over the slices by Optimizer::sum_over_slices),
 /// the guarded ratio of two norms, and the test for the tensors that the
 /// layer-wise recipes leave unadapted (biases, normalisation parameters).
 #pragma once
@@ -10,11 +11,17 @@
 
 namespace magmadnn::optimizer::detail {
 
-/// ||x||_2, accumulated in double whatever T is.
+/// ||x||_2^2, accumulated in double whatever T is.
+template <typename T>
+double sum_squares(const Tensor<T>& x) {
+  const Tensor<T> sq = math::product(x, x);
+  return static_cast<double>(math::sum_all(sq));
+}
+
+/// ||x||_2.
 template <typename T>
 double l2_norm(const Tensor<T>& x) {
-  const Tensor<T> sq = math::product(x, x);
-  return std::sqrt(static_cast<double>(math::sum_all(sq)));
+  return std::sqrt(sum_squares(x));
 }
 
 /// num / den, or 1 when either is 0 (or not finite): a zero-initialised

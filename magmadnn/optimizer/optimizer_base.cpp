@@ -99,7 +99,9 @@ void Optimizer<T>::step(const std::vector<op::Expr<T>>& vars, op::GradTable<T>& 
     ParamState& st = state_of(v);
     param_ = &p;
     param_cache_ = &var.low_precision_cache();
-    const OnExit forget{[this] { param_ = nullptr, param_cache_ = nullptr; }};
+    const auto sliced = slice_sums_.find(v.get());
+    slice_sum_ = sliced == slice_sums_.end() ? nullptr : &sliced->second;
+    const OnExit forget{[this] { param_ = nullptr, param_cache_ = nullptr, slice_sum_ = nullptr; }};
     std::optional<op::Profiler::Scope> scope;
     if (op::Profiler::enabled()) scope.emplace("optimizer", "update", var.get_name(), op::detail::device_sync_of(p));
     if (decay_ > 0.0 && decay_mode_ == WeightDecay::L2 && !l2_is_decoupled()) {
@@ -126,6 +128,21 @@ void Optimizer<T>::write_param(T alpha, const Tensor<T>& x, T beta, Tensor<T>& p
   } else {
     math::axpby(alpha, x, beta, param);
   }
+}
+
+template <typename T>
+void Optimizer<T>::set_slice_sum(const op::Expr<T>& var, SliceSum sum) {
+  op::as_variable(var, "optimizer::set_slice_sum");
+  if (sum) {
+    slice_sums_[var.get()] = std::move(sum);
+  } else {
+    slice_sums_.erase(var.get());
+  }
+}
+
+template <typename T>
+void Optimizer<T>::sum_over_slices(double* partial, std::size_t n) const {
+  if (slice_sum_ != nullptr && *slice_sum_) (*slice_sum_)(partial, n);
 }
 
 template <typename T>

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -90,6 +91,20 @@ class Optimizer {
   /// after its own structure rather than after variable names.
   std::vector<std::pair<std::string, Tensor<T>*>> slots_of(const op::Expr<T>& var);
 
+  /// Sums `n` partial sums (of squares) over the slices of one tensor split
+  /// across ranks, in place; a collective over the ranks holding the slices.
+  using SliceSum = std::function<void(double* partial, std::size_t n)>;
+  /// Declares `var` one rank's slice of a tensor split over a model-parallel
+  /// group (a split layer's weight: NeuralNetwork declares every one). An
+  /// optimizer whose step reads a whole-tensor quantity (LARS's and LAMB's
+  /// norms) then sums its per-slice parts with `sum` before using them, so
+  /// the step is the one-process step of the whole tensor. Every rank of the
+  /// group must step the same variables in the same order (it does: each
+  /// holds the same layers). An empty `sum` undeclares it.
+  void set_slice_sum(const op::Expr<T>& var, SliceSum sum);
+  /// Whether `var` was declared a slice.
+  bool is_slice(const op::Expr<T>& var) const { return slice_sums_.count(var.get()) != 0; }
+
  protected:
   /// Names of the state slots this optimizer keeps per parameter.
   virtual std::vector<std::string> slot_names() const { return {}; }
@@ -116,6 +131,10 @@ class Optimizer {
   /// weight. An update() that writes the parameter otherwise stays correct:
   /// the parameter is then cast again by the next GEMM that reads it.
   void write_param(T alpha, const Tensor<T>& x, T beta, Tensor<T>& param);
+  /// Inside update(): sums `partial[0..n)` over the slices of the parameter
+  /// being updated when it is a slice (set_slice_sum), else leaves them.
+  /// Every rank holding a slice must make the same calls.
+  void sum_over_slices(double* partial, std::size_t n) const;
 
  private:
   struct ParamState {
@@ -137,6 +156,8 @@ class Optimizer {
   // (non-owning; for write_param).
   const Tensor<T>* param_ = nullptr;
   op::LowPrecisionCache* param_cache_ = nullptr;
+  std::unordered_map<const op::Operation<T>*, SliceSum> slice_sums_;
+  const SliceSum* slice_sum_ = nullptr;  // during step(): the updated variable's, or null
 };
 
 }  // namespace magmadnn::optimizer

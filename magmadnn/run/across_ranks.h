@@ -15,9 +15,11 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "magmadnn/distributed/communicator.h"
@@ -27,11 +29,26 @@
 
 namespace magmadnn::run {
 
+/// What the other ranks throw when rank 0 could not prepare the run: rank
+/// 0's message, and whether its error was the user's mistake (share_config's
+/// `is_usage`), so that every rank ends the job with rank 0's exit status.
+class RootFailure : public CommError {
+ public:
+  RootFailure(const std::string& what, bool usage) : CommError(what), usage_(usage) {}
+  bool usage() const noexcept { return usage_; }
+
+ private:
+  bool usage_;
+};
+
 /// On rank 0 calls `make_config` and sends its result to every rank; every
 /// rank returns rank 0's config (the others never call `make_config`). An
 /// exception from `make_config` is rethrown on rank 0; the other ranks throw
-/// CommError("rank 0 could not ...: <its message>").
-Json share_config(distributed::Communicator& comm, const std::function<Json()>& make_config);
+/// RootFailure("rank 0 could not prepare the run: <its message>"), usage()
+/// telling what `is_usage` said of rank 0's exception (ConfigError counts as
+/// usage when `is_usage` is empty).
+Json share_config(distributed::Communicator& comm, const std::function<Json()>& make_config,
+                  const std::function<bool(const std::exception&)>& is_usage = {});
 
 /// A model::DataShard::sum that sums over `comm`'s ranks (in double).
 std::function<void(std::vector<double>&)> sum_across(std::shared_ptr<distributed::Communicator> comm);
@@ -55,6 +72,34 @@ std::uint64_t fingerprint(const data::Samples<float>& x);
 /// its training data): otherwise every rank throws ValueError, each naming
 /// `what`, its own value and rank 0's, or how many ranks differ.
 void check_same_on_every_rank(distributed::Communicator& comm, std::uint64_t value, const std::string& what);
+
+/// One input a rank read, for check_same_inputs.
+struct InputRecord {
+  std::string what;  ///< the group, in messages: "the training data", "the checkpoint", "the config"
+  std::string item;  ///< which part of it: "images", "labels", or empty
+  std::string path;  ///< the file as this rank named it (perhaps relative); empty for one that is no file
+  std::uint64_t fingerprint = 0;  ///< of what was read (fingerprint(), file_fingerprint())
+  bool present = true;            ///< false: this rank found no such file
+};
+
+/// A 64-bit fingerprint of the bytes of the file at `path` (FNV-1a over
+/// 8-byte words; not cryptographic), or nullopt when there is no such file.
+/// IOError when it exists and cannot be read.
+std::optional<std::uint64_t> file_fingerprint(const std::string& path);
+
+/// Checks, before any collective of training, that every rank read what
+/// rank 0 read: the same records in the same order, each with rank 0's
+/// fingerprint and presence. Otherwise every rank throws ValueError (no
+/// source location: the cause is the ranks' files, not the code) naming the
+/// first rank that differs, the input, and both ranks' paths made absolute
+/// with links resolved, e.g. "rank 1: the checkpoint differs from rank 0's:
+/// rank 1 has no checkpoint at out/checkpoint.bin (/w/r1/out/checkpoint.bin),
+/// but rank 0 resumes from /w/r0/out/checkpoint.bin; the run folder must be
+/// on a file system every rank sees". A rank that does not differ says how
+/// many do ("the test data of 1 rank(s) differs from rank 0's: ...").
+/// Collective (two broadcasts of rank 0's records, two allreduces, and the
+/// first differing rank's text).
+void check_same_inputs(distributed::Communicator& comm, const std::vector<InputRecord>& mine);
 
 /// Loss and accuracy over (x, y), each rank scoring its slice (the
 /// distributed sampler's rule, data::shard_rows) and the sums reduced, so

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -76,6 +78,17 @@ class ConfigObject {
     throw ConfigError(at(key), "expected a non-negative integer, got " + v.dump());
   }
 
+  // A bound as the shortest text that reads back as the same double, so a
+  // limit is printed exactly (16777216, never 1.67772e+07).
+  static std::string exact(double x) {
+    char buf[40];
+    for (int digits = 6; digits <= 17; ++digits) {
+      std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+      if (std::strtod(buf, nullptr) == x) break;
+    }
+    return buf;
+  }
+
   // A finite number in [lo, hi] (hi_open: [lo, hi)).
   double number(const std::string& key, double def, double lo, double hi, bool hi_open = false) const {
     if (!has(key)) return def;
@@ -85,8 +98,8 @@ class ConfigObject {
     const bool ok = std::isfinite(x) && x >= lo && (hi_open ? x < hi : x <= hi);
     if (!ok) {
       std::ostringstream os;
-      os << "expected a number in [" << lo << ", ";
-      if (std::isinf(hi)) os << "inf)"; else os << hi << (hi_open ? ")" : "]");
+      os << "expected a number in [" << exact(lo) << ", ";
+      if (std::isinf(hi)) os << "inf)"; else os << exact(hi) << (hi_open ? ")" : "]");
       os << ", got " << v.dump();
       throw ConfigError(at(key), os.str());
     }

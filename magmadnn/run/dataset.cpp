@@ -167,6 +167,7 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
   const std::int64_t n = limit > 0 ? std::min(limit, total) : total;
   Split s;
   s.source = io::find_plain_or_gz(dir + (split == "train" ? "/train" : "/t10k") + "-images-idx3-ubyte");
+  s.label_source = io::find_plain_or_gz(dir + (split == "train" ? "/train" : "/t10k") + "-labels-idx1-ubyte");
   s.labels.assign(set.classes.begin(), set.classes.begin() + n);
   if (n == total) {
     s.x = std::move(set.images);
@@ -184,6 +185,7 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
 Split subset(const Split& s, const std::vector<std::int64_t>& rows) {
   Split out;
   out.source = s.source;
+  out.label_source = s.label_source;
   out.x = s.x.take(rows);
   out.y = data::take_rows(s.y, rows);
   out.labels.reserve(rows.size());

@@ -25,6 +25,7 @@ struct Split {
   Tensor<float> y;                   ///< {N, classes}, one-hot
   std::vector<std::int64_t> labels;  ///< N class indices
   std::string source;                ///< the image file, for messages
+  std::string label_source;          ///< the label file, for messages
 };
 
 /// The "train" or "test" split of a config's data, by data.dataset:

@@ -149,10 +149,30 @@ ParallelPlan plan_parallel(const TrainSpec& spec) {
 
   for (std::size_t i = 0; i < ls.size(); ++i) {
     if (ls[i].type == "dropout" && plan.layers[i].placement != Placement::data) {
+      // Right after a data-parallel dense or conv2d layer each rank holds its
+      // own rows: a dropout there draws its own mask (not after the last layer).
+      auto data_layer = [&](std::size_t k) {
+        return (ls[k].type == "dense" || ls[k].type == "conv2d") && plan.layers[k].placement == Placement::data;
+      };
+      std::string spots;
+      for (std::size_t k = i; k-- > 0;)
+        if (data_layer(k)) {
+          spots = "layers[" + std::to_string(k) + "]";
+          break;
+        }
+      for (std::size_t k = i + 1; k + 1 < ls.size(); ++k)
+        if (data_layer(k)) {
+          spots += (spots.empty() ? "" : " or after ") + ("layers[" + std::to_string(k) + "]");
+          break;
+        }
       throw ConfigError("layers[" + std::to_string(i) + "]",
                         "dropout on whole-batch activations (after a model-parallel layer) is not supported: every "
-                        "rank would have to draw the same mask; put it before the model-parallel layers or give the "
-                        "dense layer after it \"parallel\": \"data\"");
+                        "rank would have to draw the same mask; " +
+                            (spots.empty() ? std::string("the network has no data-parallel layer (before the last) "
+                                                         "to put it after: add a dense layer with \"parallel\": "
+                                                         "\"data\" and put the dropout right after it, or remove it")
+                                           : "move it right after " + spots +
+                                                 " (data-parallel, where each rank holds its own rows)"));
     }
   }
   if (spec.distributed.strategy != "allreduce") {

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <sstream>
 
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/compute/autocast.h"
@@ -128,10 +129,9 @@ RunResult TrainingRun::run(const RunOptions& options) {
     // The skip decision is taken on gradients already summed across ranks
     // only under the strategies that sum them every step.
     const std::string& strategy = spec_.distributed.strategy;
-    MAGMADNN_CHECK(ranks == 1 || strategy == "allreduce" || strategy == "ring", ValueError,
-                   "TrainingRun: loss scaling across ranks needs the allreduce or ring strategy (every rank must "
-                   "skip the same steps), not "
-                       << strategy);
+    if (ranks > 1 && strategy != "allreduce" && strategy != "ring")
+      throw ConfigError("loss_scaling", "loss scaling across ranks needs the allreduce or ring strategy (every rank "
+                                        "must skip the same steps), not " + strategy);
     optimizer::LossScaler::Options lo;
     lo.init_scale = spec_.loss_scaling.init_scale;
     lo.max_scale = std::max(lo.max_scale, lo.init_scale);
@@ -149,13 +149,18 @@ RunResult TrainingRun::run(const RunOptions& options) {
   std::unique_ptr<DataParallel> parallel;
   if (ranks > 1) {
     const int trainers = ranks - (DataParallel::server_rank_for(spec_.distributed, ranks) >= 0 ? 1 : 0);
-    MAGMADNN_CHECK(spec_.batch_size >= trainers, ValueError,
-                   "TrainingRun: batch_size " << spec_.batch_size << " is the global batch and must give each of the "
-                                              << trainers << " ranks that train at least one row");
+    // The user's mistake, found on every rank alike: a config error (no file:line; exit status 2).
+    if (spec_.batch_size < trainers)
+      throw ConfigError("batch_size", std::to_string(spec_.batch_size) + " is the global batch and must give each of the " +
+                                          std::to_string(trainers) + " ranks that train at least one row (use a batch "
+                                          "of at least " + std::to_string(trainers) + ", or fewer ranks)");
     comm->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(spec_.distributed.watchdog_s * 1000.0)));
-    // The slices are cut from each rank's own copy of the data: a rank whose
-    // files differ would train on other rows without a word.
-    check_same_on_every_rank(*comm, fingerprint(train_.x) ^ (fingerprint(train_.y) * 31), "the training data");
+    // Before any collective of training: every rank must have read what rank
+    // 0 read (the slices are cut from each rank's own copy of the data, and
+    // every rank resumes from its own copy of the checkpoint), else a rank
+    // would train on other rows, score another test set, or start from
+    // another step without a word.
+    check_same_inputs(*comm, inputs(options));
     // Rank 0's initial weights (of a split network: its replicated ones).
     parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net, build_.exchange);
     DataParallel* dp = parallel.get();
@@ -296,6 +301,35 @@ Json TrainingRun::loss_scaling(const optimizer::LossScaler& scaler) const {
   return j;
 }
 
+// What this rank read, for check_same_inputs: the data files, the
+// checkpoint it resumes from (or its absence), and the spec.
+std::vector<InputRecord> TrainingRun::inputs(const RunOptions& options) const {
+  const auto mixed = [](std::uint64_t a, std::uint64_t b) { return a ^ (b * 1099511628211ull); };
+  // A file's path (CIFAR's labels are in its image files; synthetic data has none).
+  const auto file = [](const Split& s, bool labels) {
+    if (s.source == "synthetic") return std::string();
+    return labels && !s.label_source.empty() ? s.label_source : s.source;
+  };
+  std::vector<InputRecord> r;
+  r.push_back({"the training data", "images", file(train_, false), mixed(fingerprint(train_.x), fingerprint(val_.x))});
+  r.push_back({"the training data", "labels", file(train_, true), mixed(fingerprint(train_.y), fingerprint(val_.y))});
+  r.push_back({"the test data", "images", file(test_, false), fingerprint(test_.x)});
+  r.push_back({"the test data", "labels", file(test_, true), fingerprint(test_.y)});
+  if (options.resume && !options.checkpoint_path.empty()) {
+    const std::optional<std::uint64_t> ck = file_fingerprint(options.checkpoint_path);
+    r.push_back({"the checkpoint", "", options.checkpoint_path, ck.value_or(0), ck.has_value()});
+  }
+  // The config without the data folder's path: ranks may hold copies of
+  // the data at other paths (node-local disks); their contents are compared above.
+  Json c = to_json(spec_);
+  if (c.contains("data")) c["data"].erase("dir");
+  const std::string config = c.dump();
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : config) h = (h ^ c) * 1099511628211ull;
+  r.push_back({"the config", "", "", h});
+  return r;
+}
+
 // What a network split over the ranks cannot do yet, refused before training.
 void TrainingRun::check_split_run(const RunOptions& options) const {
   const auto& comm = options.communicator;
@@ -303,17 +337,24 @@ void TrainingRun::check_split_run(const RunOptions& options) const {
                  "TrainingRun: the network is split over the communicator it was built with; run() must be given "
                  "the same one");
   const int p = comm_->size();
-  MAGMADNN_CHECK(!loss_scaling_enabled(spec_.loss_scaling, spec_.precision), ValueError,
-                 "TrainingRun: loss scaling with model-parallel layers is not supported (each rank would check only "
-                 "its slices of the split gradients, and the ranks could skip different steps)");
+  if (loss_scaling_enabled(spec_.loss_scaling, spec_.precision))
+    throw ConfigError("loss_scaling", "loss scaling with model-parallel layers is not supported (each rank would "
+                                      "check only its slices of the split gradients, and the ranks could skip "
+                                      "different steps)");
   // Every batch is cut into one shard per rank (the last one included).
   const auto check_rows = [&](std::int64_t n, const char* what) {
     const std::int64_t rest = n % spec_.batch_size;
-    MAGMADNN_CHECK(spec_.batch_size >= p && (rest == 0 || rest >= p), ValueError,
-                   "TrainingRun: with model-parallel layers every batch is split over the " << p
-                       << " ranks, one row each at least, but the " << what << " set of " << n
-                       << " samples in batches of " << spec_.batch_size << " ends with a batch of " << rest
-                       << " (choose batch_size or data limits so that no batch is smaller than " << p << ")");
+    if (spec_.batch_size >= p && (rest == 0 || rest >= p)) return;
+    std::ostringstream os;
+    os << "with model-parallel layers every batch is split over the " << p << " ranks, one row each at least, but ";
+    if (spec_.batch_size < p) {
+      os << "the batch is " << spec_.batch_size;
+    } else {
+      os << "the " << what << " set of " << n << " samples in batches of " << spec_.batch_size
+         << " ends with a batch of " << rest;
+    }
+    os << " (choose batch_size or data limits so that no batch is smaller than " << p << ")";
+    throw ConfigError("batch_size", os.str());
   };
   check_rows(train_.x.shape()[0], "training");
   check_rows(val_.x.shape()[0], "validation");

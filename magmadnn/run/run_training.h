@@ -45,6 +45,8 @@
 
 namespace magmadnn::run {
 
+struct InputRecord;  // across_ranks.h
+
 struct RunOptions {
   /// Checkpoint after every epoch to this file (empty: none).
   std::string checkpoint_path;
@@ -136,6 +138,7 @@ class TrainingRun {
   Json memory(std::uint64_t peak_rss, bool peak_is_training) const;
   Json loss_scaling(const optimizer::LossScaler& scaler) const;
   void check_split_run(const RunOptions& options) const;
+  std::vector<InputRecord> inputs(const RunOptions& options) const;
 
   TrainSpec spec_;
   Split train_, val_, test_;

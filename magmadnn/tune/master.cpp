@@ -39,9 +39,15 @@ class Master {
 
   SearchResult run() {
     fs::create_directories(options_.out_dir);
-    const bool exists = fs::exists(journal_path_) && fs::file_size(journal_path_) > 0;
+    const bool present = fs::exists(journal_path_);
+    const bool exists = present && fs::file_size(journal_path_) > 0;
     if (options_.resume) {
-      MAGMADNN_CHECK(exists, ValueError, "--resume: " << journal_path_ << " does not exist: there is no search to continue");
+      MAGMADNN_CHECK(present, ValueError, "--resume: " << journal_path_ << " does not exist: there is no search to continue");
+      MAGMADNN_CHECK(exists, ValueError,
+                     "--resume: " << journal_path_
+                                  << " is empty (0 bytes): the search stopped before it wrote its first line, so "
+                                     "there is nothing to continue; start it again without --resume after "
+                                     "removing the empty journal");
       replay_journal();
     } else {
       MAGMADNN_CHECK(!exists, ValueError,
@@ -86,11 +92,19 @@ class Master {
     // value(), never the const operator[]: a key the line lacks would be
     // undefined behaviour there (tests/fuzz's journal target found a begin
     // line without "tune").
-    MAGMADNN_CHECK(events[0].value("tune", Json()) == config_.source &&
-                       events[0].value("seed", Json()) == config_.context.seed,
-                   ValueError,
-                   "--resume: the config (or --seed) differs from the one the search in " << options_.out_dir
-                                                                                           << " began with");
+    // The same document with its keys in another order is the same config.
+    if (const auto d = first_difference(events[0].value("tune", Json()), config_.source)) {
+      MAGMADNN_THROW(ValueError, "--resume: the config differs from the one the search in "
+                                     << options_.out_dir << " began with (the first line of " << journal_path_
+                                     << "): at " << (d->path.empty() ? std::string("(the document)") : d->path)
+                                     << " the search began with " << d->was << ", the config given now has "
+                                     << d->now);
+    }
+    const Json seed = events[0].value("seed", Json());
+    MAGMADNN_CHECK(seed == config_.context.seed, ValueError,
+                   "--resume: the seed differs from the one the search in "
+                       << options_.out_dir << " began with: " << seed.dump() << " then, "
+                       << config_.context.seed << " now (--seed, or the config's \"seed\")");
     for (const Json& e : events) {
       const std::string kind = e.value("event", "");
       offset_ = std::max(offset_, e.value("t", 0.0));

@@ -1,5 +1,7 @@
 #include "magmadnn/tune/space.h"
 
+#include <sstream>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -224,8 +226,13 @@ std::uint64_t SearchSpace::grid_size() const {
     MAGMADNN_CHECK(dims[k].finite(), ValueError,
                    "space[" << k << "] (" << dims[k].path << ") is " << kind_name(dims[k].kind)
                             << ": a grid needs values, a range or a choice");
-    MAGMADNN_CHECK(n <= (std::uint64_t{1} << 40) / dims[k].points.size(), ValueError,
-                   "the grid has more than 2^40 points");
+    if (n > (std::uint64_t{1} << 40) / dims[k].points.size()) {
+      std::ostringstream os;
+      os << "the grid has more than 2^40 points (";
+      for (std::size_t i = 0; i < dims.size(); ++i) os << (i ? " x " : "") << dims[i].points.size();
+      os << " values): give fewer values, or use a random or asha searcher";
+      throw ConfigError("space", os.str());
+    }
     n *= dims[k].points.size();
   }
   return n;

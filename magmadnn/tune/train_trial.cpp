@@ -8,7 +8,10 @@ namespace magmadnn::tune {
 
 TrialOutcome train_trial(const Trial& trial, const std::shared_ptr<distributed::Communicator>& group) {
   const run::TrainSpec spec = run::parse_config(trial.train_config);
-  run::TrainingRun training(spec);
+  // A group of ranks trains the trial together: a config with model-parallel
+  // layers splits them over the group (building them is collective).
+  const bool grouped = group && group->size() > 1;
+  run::TrainingRun training(spec, grouped ? group : nullptr);
   TrialOutcome o;
   double trained = 0;
   auto recorder = std::make_shared<model::LambdaCallback<float>>();
@@ -20,7 +23,7 @@ TrialOutcome train_trial(const Trial& trial, const std::shared_ptr<distributed::
   };
   run::RunOptions options;
   options.callbacks.push_back(recorder);
-  if (group && group->size() > 1) options.communicator = group;
+  if (grouped) options.communicator = group;
   const run::RunResult r = training.run(options);
   if (!o.curve.empty()) {
     o.loss = o.curve.back().loss;

@@ -7,8 +7,10 @@
 ///
 /// With a group of K > 1 ranks every rank of it calls this with the same
 /// trial, and the run trains data-parallel with the strategy of the
-/// config's "distributed" object (allreduce by default); every rank returns
-/// the same outcome.
+/// config's "distributed" object (allreduce by default); a config with
+/// model-parallel layers ("parallel": "model" or "auto", a layer's
+/// "parallel") splits them over the group, as `magmadnn train` does over its
+/// ranks. Every rank returns the same outcome.
 #pragma once
 
 #include "magmadnn/tune/trial.h"

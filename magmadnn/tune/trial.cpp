@@ -56,8 +56,9 @@ Json TrialOutcome::to_json() const {
   Json j;
   j["ok"] = ok;
   if (!ok) j["error"] = error;
-  j["loss"] = loss;
-  j["accuracy"] = accuracy;
+  // A failed trial has no result: null, never a 0.0 that sorts first by loss.
+  j["loss"] = ok ? Json(loss) : Json(nullptr);
+  j["accuracy"] = ok ? Json(accuracy) : Json(nullptr);
   j["test_accuracy"] = test_accuracy ? Json(*test_accuracy) : Json(nullptr);
   j["seconds"] = seconds;
   Json c = Json::array();
@@ -72,8 +73,9 @@ TrialOutcome TrialOutcome::from_json(const Json& j) {
   TrialOutcome o;
   o.ok = get_or<bool>(j, "ok", true);
   o.error = get_or<std::string>(j, "error", "");
-  o.loss = j.contains("loss") ? number(j["loss"]) : 0.0;
-  o.accuracy = j.contains("accuracy") ? number(j["accuracy"]) : 0.0;
+  const double none = o.ok ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  o.loss = j.contains("loss") ? number(j["loss"]) : none;
+  o.accuracy = j.contains("accuracy") ? number(j["accuracy"]) : none;
   if (j.contains("test_accuracy") && !j["test_accuracy"].is_null()) o.test_accuracy = j["test_accuracy"].get<double>();
   o.seconds = get_or<double>(j, "seconds", -1.0);
   if (j.contains("curve"))
@@ -93,8 +95,14 @@ Json TrialRecord::to_json() const {
   j["worker"] = worker;
   j["seconds"] = outcome.seconds < 0 ? 0.0 : outcome.seconds;
   j["objective"] = objective ? Json(*objective) : Json(nullptr);
-  j["final"] = {{"loss", outcome.loss}, {"accuracy", outcome.accuracy},
-                {"test_accuracy", outcome.test_accuracy ? Json(*outcome.test_accuracy) : Json(nullptr)}};
+  // A failed trial's metrics are null (empty in results.csv): whatever its
+  // outcome holds (0.0 by default, or a diverged last epoch) is no result.
+  if (status == "failed") {
+    j["final"] = {{"loss", nullptr}, {"accuracy", nullptr}, {"test_accuracy", nullptr}};
+  } else {
+    j["final"] = {{"loss", outcome.loss}, {"accuracy", outcome.accuracy},
+                  {"test_accuracy", outcome.test_accuracy ? Json(*outcome.test_accuracy) : Json(nullptr)}};
+  }
   Json c = TrialOutcome{outcome}.to_json()["curve"];
   j["curve"] = std::move(c);
   if (status == "failed") j["error"] = outcome.error;

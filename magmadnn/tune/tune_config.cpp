@@ -1,5 +1,9 @@
 #include "magmadnn/tune/tune_config.h"
 
+#include <algorithm>
+#include <optional>
+#include <string>
+
 #include "magmadnn/run/presets.h"
 #include "magmadnn/tune/settings.h"
 
@@ -26,7 +30,38 @@ Json base_train_config(const Json& train) {
   return base;
 }
 
+std::string shown(const Json& j) {
+  std::string s = j.dump();
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+std::optional<JsonDifference> difference_at(const Json& was, const Json& now, const std::string& path) {
+  if (was.is_object() && now.is_object()) {
+    for (const auto& [key, value] : was.items()) {
+      const std::string p = path.empty() ? key : path + "." + key;
+      if (!now.contains(key)) return JsonDifference{p, shown(value), "(absent)"};
+      if (auto d = difference_at(value, now[key], p)) return d;
+    }
+    for (const auto& [key, value] : now.items()) {
+      if (!was.contains(key)) return JsonDifference{path.empty() ? key : path + "." + key, "(absent)", shown(value)};
+    }
+    return std::nullopt;
+  }
+  if (was.is_array() && now.is_array()) {
+    for (std::size_t i = 0; i < std::min(was.size(), now.size()); ++i) {
+      if (auto d = difference_at(was[i], now[i], path + "[" + std::to_string(i) + "]")) return d;
+    }
+    if (was.size() == now.size()) return std::nullopt;
+    return JsonDifference{path, shown(was) + " (" + std::to_string(was.size()) + " elements)",
+                          shown(now) + " (" + std::to_string(now.size()) + " elements)"};
+  }
+  if (was == now) return std::nullopt;  // scalars; numbers compare by value
+  return JsonDifference{path, shown(was), shown(now)};
+}
+
 }  // namespace
+
+std::optional<JsonDifference> first_difference(const Json& was, const Json& now) { return difference_at(was, now, ""); }
 
 std::unique_ptr<Searcher> TuneConfig::make_searcher() const {
   return tune::make_searcher(searcher, "searcher", context);

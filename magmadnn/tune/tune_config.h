@@ -31,6 +31,19 @@ struct TuneConfig {
   std::unique_ptr<Searcher> make_searcher() const;
 };
 
+/// Where two JSON documents differ: the JSON path ("train.epochs",
+/// "space[0].values[1]"; "" for the whole document) and each side's value
+/// as JSON text ("(absent)" for a missing key).
+struct JsonDifference {
+  std::string path, was, now;
+};
+
+/// The first difference between `was` and `now`, or nullopt when they are
+/// the same document: objects are compared key by key whatever the order of
+/// their keys (an editor or `jq -S` reorders them), arrays element by
+/// element, numbers by value (1 and 1.0 are the same).
+std::optional<JsonDifference> first_difference(const Json& was, const Json& now);
+
 /// Parses a tune config; `seed_override` (the --seed flag) replaces "seed".
 TuneConfig parse_tune_config(const Json& j, const ObjectiveCallbacks& callbacks = {},
                              std::optional<std::uint64_t> seed_override = std::nullopt);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -25,6 +26,7 @@
 #include "magmadnn/io/checkpoint.h"
 #include "magmadnn/io/idx.h"
 #include "magmadnn/optimizer/factory.h"
+#include "folder_lock.h"
 #include "run_folder.h"
 
 using namespace magmadnn;
@@ -933,4 +935,157 @@ TEST_F(CliEndToEnd, FailedReportWriteKeepsTheCheckpoint) {
   EXPECT_NE(r.err.find(dir + "/report.html"), std::string::npos) << r.err;
   EXPECT_EQ(run_cmd({"evaluate", "--checkpoint", dir + "/checkpoint.bin"}).rc, 0);
   EXPECT_TRUE(fs::exists(dir + "/summary.json"));
+}
+
+// While another process holds a run folder, `train` into it (new, --resume or
+// --overwrite) is refused naming that process, and writes nothing there; the
+// lock goes with its holder. (Two trainings started together into one new
+// --out both succeeded, into a folder of one's config and the other's summary.)
+TEST_F(CliEndToEnd, ASecondTrainIntoAFolderInUseIsRefusedNamingTheFirst) {
+  const std::string dir = path("busy");
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", dir, "--quiet"}).rc, 0);
+  EXPECT_FALSE(fs::exists(dir + "/.lock"));  // removed by its holder at the end
+  const std::string config = file_bytes(dir + "/config.json"), ckpt = file_bytes(dir + "/checkpoint.bin");
+  const std::string fresh = path("busy-new");
+  fs::create_directories(fresh);
+  {
+    const FolderLock held(dir, "magmadnn train");
+    const FolderLock held_fresh(fresh, "magmadnn train");
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"train", "--out", dir, "--resume", "--epochs", "2", "--quiet"},
+          {"train", "--config", path("tiny.json"), "--epochs", "1", "--out", dir, "--overwrite", "--quiet"},
+          {"train", "--config", path("tiny.json"), "--epochs", "1", "--out", fresh, "--quiet"}}) {
+      const Result r = run_cmd(args);
+      EXPECT_EQ(r.rc, 2) << args[3];
+      EXPECT_NE(r.err.find(" is in use by process " + std::to_string(::getpid()) + " on host "), std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find("(magmadnn train, since "), std::string::npos) << r.err;
+    }
+    EXPECT_TRUE(file_bytes(dir + "/config.json") == config);
+    EXPECT_TRUE(file_bytes(dir + "/checkpoint.bin") == ckpt);
+    EXPECT_FALSE(fs::exists(dir + "/.previous"));
+    EXPECT_FALSE(fs::exists(fresh + "/config.json"));
+  }
+  EXPECT_EQ(run_cmd({"train", "--out", dir, "--resume", "--epochs", "2", "--quiet"}).rc, 0);
+  EXPECT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", fresh, "--quiet"}).rc, 0);
+  // A lock file left by a killed holder (its lock went with it) blocks nobody.
+  std::ofstream(fresh + "/.lock") << "process 999999999 on host gone (magmadnn train, since then)\n";
+  EXPECT_EQ(run_cmd({"train", "--out", fresh, "--resume", "--epochs", "2", "--quiet"}).rc, 0);
+  EXPECT_FALSE(fs::exists(fresh + "/.lock"));
+}
+
+// A run refused at its start writes nothing into its folder: a new folder is
+// not left behind, and a --resume refused when its checkpoint will not load
+// leaves config.json as it was (it was rewritten first, and a refused first
+// run left a config.json that made the corrected command "already hold a run").
+TEST_F(CliEndToEnd, ARefusedRunLeavesTheFolderAsItFoundIt) {
+  const std::string fresh = path("refused-new");
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--data", path("no-such-data")}, {"--lr", "-1"}, {"--threads", "0"}}) {
+    std::vector<std::string> args{"train", "--config", path("tiny.json"), "--epochs", "1", "--out", fresh, "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = run_cmd(args);
+    EXPECT_NE(r.rc, 0) << extra[0];
+    EXPECT_FALSE(fs::exists(fresh)) << extra[0];
+  }
+  const std::string mine = path("refused-existing");
+  fs::create_directories(mine);
+  EXPECT_NE(run_cmd({"train", "--config", path("tiny.json"), "--out", mine, "--data", path("no-such-data"), "--quiet"}).rc,
+            0);
+  EXPECT_TRUE(fs::is_directory(mine));
+  EXPECT_TRUE(fs::is_empty(mine));
+  EXPECT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", fresh, "--quiet"}).rc, 0);
+
+  const std::string dir = path("refused-resume");
+  ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", dir, "--quiet"}).rc, 0);
+  const std::string config = file_bytes(dir + "/config.json");
+  std::ofstream(dir + "/checkpoint.bin", std::ios::binary | std::ios::trunc) << "not a checkpoint";
+  const Result r = run_cmd({"train", "--out", dir, "--resume", "--epochs", "2", "--precision", "bf16", "--quiet"});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find(dir + "/checkpoint.bin"), std::string::npos) << r.err;
+  EXPECT_TRUE(file_bytes(dir + "/config.json") == config);
+}
+
+// No command writes over one of its inputs or a file of a run or a search:
+// `compare --out RUN/metrics.csv` replaced the run's metrics with its page.
+TEST_F(CliEndToEnd, NoCommandWritesOverARunOrASearchOrItsInputs) {
+  const std::string a = path("guard-a"), b = path("guard-b");
+  for (const auto& d : {a, b})
+    ASSERT_EQ(run_cmd({"train", "--config", path("tiny.json"), "--epochs", "1", "--out", d, "--quiet"}).rc, 0);
+  std::map<std::string, std::string> before;
+  for (const auto& d : {a, b})
+    for (const auto& f : RunFolder::run_files())
+      if (fs::exists(d + "/" + f)) before[d + "/" + f] = file_bytes(d + "/" + f);
+  const std::string search = path("guard-search");
+  fs::create_directories(search);
+  std::ofstream(search + "/journal.jsonl") << "{\"event\":\"begin\"}\n";
+  std::ofstream(search + "/report.html") << "the search's page";
+  const std::string input = path("data/t10k-images-idx3-ubyte.gz");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"compare", a, b, "--out", a + "/metrics.csv"}, "is the metrics.csv of the training run in " + a},
+      {{"compare", a, b, "--out", b + "/summary.json"}, "is the summary.json of the training run in " + b},
+      {{"compare", a, "--out", b + "/report.html"}, "is the report.html of the training run in " + b},
+      {{"compare", a, "--out", search + "/report.html"}, "is the report.html of the search in " + search},
+      {{"compare", a, "--out", a}, "is the run folder " + a},
+      {{"predict", "--checkpoint", a + "/checkpoint.bin", "--input", input, "--output", b + "/config.json"},
+       "is the config.json of the training run in " + b},
+      {{"bench", "conv", "--cpu-only", "--layers", "lenet_conv1", "--json", a + "/test_per_epoch.csv"},
+       "is the test_per_epoch.csv of the training run in " + a},
+      {{"train", "--config", path("tiny.json"), "--epochs", "1", "--out", search, "--quiet"},
+       "--out " + search + " holds a search"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run_cmd(args);
+    EXPECT_EQ(r.rc, 2) << args[0] << " " << args.back();
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  for (const auto& [file, bytes] : before) EXPECT_TRUE(file_bytes(file) == bytes) << file;
+  EXPECT_EQ(file_bytes(search + "/report.html"), "the search's page");
+  EXPECT_FALSE(fs::exists(search + "/config.json"));
+  // A page beside the runs, or a new file inside a run's folder, is fine.
+  EXPECT_EQ(run_cmd({"compare", a, b, "--out", path("guard.html")}).rc, 0);
+  EXPECT_EQ(run_cmd({"compare", a, b, "--out", a + "/compare.html"}).rc, 0);
+}
+
+// --gpu-only where no GPU algorithm can run, and an empty --layers name, are
+// refused (they printed an empty table, or timed every layer, with exit 0);
+// a --json file that cannot be written is refused before the benchmark, with the reason.
+TEST_F(CliEndToEnd, BenchConvRefusesWhatItCannotDoBeforeItStarts) {
+  if (!has_cuda_device()) {
+    const Result r = run_cmd({"bench", "conv", "--gpu-only", "--layers", "lenet_conv1", "--repeats", "1"});
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("--gpu-only: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("no GPU algorithm to time"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("lenet_conv1"), std::string::npos) << r.out;
+  }
+  for (const char* layers : {",", "lenet_conv1,", ",lenet_conv1", "lenet_conv1,,lenet_conv2", ""}) {
+    const Result r = run_cmd({"bench", "conv", "--cpu-only", "--layers", layers, "--repeats", "1"});
+    EXPECT_EQ(r.rc, 2) << layers;
+    EXPECT_NE(r.err.find("has an empty name"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("lenet"), std::string::npos) << r.out;
+  }
+  fs::create_directories(path("a-folder"));
+  for (const auto& [json, why] : std::vector<std::pair<std::string, std::string>>{
+           {path("a-folder"), "is a folder"},
+           {path("no-such-folder/b.json"), "does not exist"},
+           {"/proc/self/bench.json", "cannot be written: creating a file in /proc/self fails: "}}) {
+    const Result r = run_cmd({"bench", "conv", "--cpu-only", "--layers", "lenet_conv1", "--batch", "2", "--repeats",
+                              "1", "--json", json});
+    EXPECT_EQ(r.rc, 2) << json;
+    EXPECT_NE(r.err.find("--json " + json), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("lenet_conv1"), std::string::npos) << "benchmarked before refusing: " << r.out;
+  }
+}
+
+// --bytes takes the G its own bound is written in (1G was refused as "must be 1 byte to 1G").
+TEST_F(CliEndToEnd, BenchAllreduceTakesItsUpperBoundInG) {
+  const Result r = run_cmd({"bench", "allreduce", "--rounds", "1", "--bytes", "1G"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n *1073741824 +[0-9.]+ us"))) << r.out;
+  for (const char* too_big : {"2G", "1025M", "1073741828"}) {
+    const Result big = run_cmd({"bench", "allreduce", "--bytes", too_big});
+    EXPECT_EQ(big.rc, 2) << too_big;
+    EXPECT_NE(big.err.find("must be 1 byte to 1G (1073741824 bytes), with K, M or G"), std::string::npos) << big.err;
+  }
 }

@@ -75,7 +75,7 @@ void stop_at_every_write_step(const std::string& root, bool kill) {
   ASSERT_EQ(magmadnn_cmd("", "train --config " + root + "/tiny.json --out " + base + " --quiet", scratch).rc, 0);
   const std::string base_ckpt = read_text(base + "/checkpoint.bin");
   const std::string env_kill = kill ? " MAGMADNN_FAULT_KILL=1" : "";
-  std::size_t k = 1, kept_old = 0, had_new = 0;
+  std::size_t k = 1, kept_old = 0, had_new = 0, named_previous = 0;
   for (; k < 100; ++k) {
     SCOPED_TRACE("k=" + std::to_string(k) + (kill ? " (killed)" : " (IOError)"));
     const std::string dir = root + "/run";
@@ -100,6 +100,21 @@ void stop_at_every_write_step(const std::string& root, bool kill) {
     had_new += !old;
     const CmdResult e = magmadnn_cmd("", "evaluate --checkpoint " + ckpt + " --json", scratch);
     EXPECT_EQ(e.rc, 0) << ckpt << ": " << e.err;
+    if (kill && !fs::exists(dir + "/checkpoint.bin") && fs::exists(dir + "/.previous")) {
+      // Between the kill and the next `train`, every command that reads the
+      // folder names where the old run waits (it said only "does not exist").
+      const std::string prev = dir + "/.previous/checkpoint.bin";
+      for (const std::string& cmd :
+           {"evaluate --checkpoint " + dir + "/checkpoint.bin",
+            "predict --checkpoint " + dir + "/checkpoint.bin --input " + root + "/data/t10k-images-idx3-ubyte.gz",
+            "compare " + dir + " --out " + root + "/cmp.html"}) {
+        const CmdResult m = magmadnn_cmd("", cmd, scratch);
+        EXPECT_NE(m.rc, 0) << cmd;
+        EXPECT_NE(m.err.find(prev), std::string::npos) << cmd << ": " << m.err;
+        EXPECT_NE(m.err.find("--overwrite"), std::string::npos) << cmd << ": " << m.err;
+      }
+      ++named_previous;
+    }
 
     // --resume settles the folder and finishes whichever run it holds.
     const CmdResult res = magmadnn_cmd("", "train --resume --epochs 3 --out " + dir + " --quiet", scratch);
@@ -118,6 +133,7 @@ void stop_at_every_write_step(const std::string& root, bool kill) {
   std::cout << "write steps of the replacing run: " << steps << "; stops that kept the old run: " << kept_old
             << ", that left the new one: " << had_new << "\n";
   EXPECT_GE(steps, 20u);  // set aside (7), config.json (2), 2 epochs of checkpoint, metrics, report, the end
+  if (kill) EXPECT_GE(named_previous, 2u);  // killed after the set-aside: config.json's two steps at least
   EXPECT_GE(kept_old, 8u);
   EXPECT_GE(had_new, 10u);
 }

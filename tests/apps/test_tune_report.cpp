@@ -288,6 +288,36 @@ TEST_F(TuneReport, AnEmptySearchStillGivesAPage) {
   EXPECT_EQ(count(html, "<tr class="), 0u);
 }
 
+// A search that ended before its first trial (a random search whose seconds
+// ran out) over continuous dimensions: the heat map's axes have no value, and
+// the page was written through a label that did not exist (SIGSEGV).
+TEST_F(TuneReport, AnEmptySearchOverContinuousDimensionsStillGivesAPage) {
+  const Json log_rate = {{"path", "optimizer.learning_rate"}, {"kind", "log_uniform"}, {"min", 0.001}, {"max", 1}};
+  const Json momentum = {{"path", "optimizer.momentum"}, {"kind", "uniform"}, {"min", 0}, {"max", 0.9}};
+  const Json batch = {{"path", "batch_size"}, {"kind", "list"}, {"values", {16, 32}}};
+  for (const Json& dims : {Json::array({log_rate}), Json::array({log_rate, momentum}), Json::array({batch, log_rate}),
+                           Json::array({momentum, batch})}) {
+    const std::string html = page(Json{{"objective", {{"kind", "loss"}}}, {"best", nullptr}, {"dimensions", dims},
+                                       {"trials", Json::array()}});
+    EXPECT_NE(html.find("No best trial: no trial has run."), std::string::npos) << dims.dump();
+    EXPECT_NE(html.find("No trial has run: nothing to map."), std::string::npos) << dims.dump();
+    EXPECT_EQ(count(html, "<tr class="), 0u);
+  }
+}
+
+// A failed trial has no metrics, even in a results.json written when failed
+// trials carried loss 0.0: its cells are empty, so sorting by loss puts it last.
+TEST_F(TuneReport, AFailedTrialHasNoMetricsInTheTable) {
+  Json r = grid({16, 32}, {0.1, 0.2}, 1, -1, false);
+  r["trials"][1]["final"] = {{"loss", 0.0}, {"accuracy", 0.0}, {"test_accuracy", 0.0}};
+  const std::string html = page(r);
+  const std::size_t row = html.find("id=\"trial-1\"");
+  ASSERT_NE(row, std::string::npos);
+  const std::string tr = html.substr(row, html.find("</tr>", row) - row);
+  EXPECT_EQ(tr.find("data-v=\"0\""), std::string::npos) << tr;
+  EXPECT_EQ(count(tr, "<td data-v=\"\">-</td>"), 5u) << tr;  // objective, loss, accuracy, test accuracy, epochs
+}
+
 TEST_F(TuneReport, BadFilesAreRefusedNamingTheFileAndTheField) {
   const std::string file = (dir_ / "results.json").string();
   const std::string ok_trial = R"({"index": 0, "params": {}, "status": "ok"})";

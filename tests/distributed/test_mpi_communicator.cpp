@@ -249,10 +249,62 @@ namespace {
 using namespace magmadnn;
 using namespace magmadnn::distributed;
 
+// Issue 39 point 1: an allreduce of 3 doubles meeting one of 413,952 floats
+// (a rank that trained from scratch meeting one that resumed). With the
+// check beside the collective, MPI matched the two and wrote the floats'
+// result past the 24-byte buffer (heap corruption: run this test with
+// MAGMADNN_COLLECTIVE_CHECK=overlap and set_strict_checks commented out).
+// Strict checks refuse it on every rank before MPI sees it: the small
+// buffer and the guard after it stay as they were.
+TEST(MpiCommunicator, StrictChecksStopAMismatchBeforeMpiSeesIt) {
+  MpiCommunicator& w = world();
+  if (w.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  MpiCommunicator c(w.comm());
+  EXPECT_FALSE(c.strict_checks()) << "off by default (MAGMADNN_COLLECTIVE_CHECK unset)";
+  c.set_strict_checks(true);
+  MpiCommunicator child_of(w.comm());
+  child_of.set_strict_checks(true);
+  {
+    const auto part = child_of.split(0, w.rank());
+    EXPECT_TRUE(part->strict_checks()) << "a split inherits the setting";
+  }
+  c.set_step(5);
+  constexpr std::size_t kBig = 413952;
+  std::string message;
+  if (w.rank() == 1) {
+    std::vector<float> big(kBig, 1.0f);
+    try {
+      c.allreduce(host_buffer(big.data(), big.size()), ReduceOp::sum);
+    } catch (const CommError& e) {
+      message = e.what();
+    }
+    EXPECT_EQ(big[0], 1.0f) << "nothing was reduced";
+  } else {
+    // 3 doubles, then a guard as large as the other rank's message.
+    std::vector<double> small(3 + kBig / 2 + 16, 7.0);
+    try {
+      c.allreduce(host_buffer(small.data(), 3), ReduceOp::sum);
+    } catch (const CommError& e) {
+      message = e.what();
+    }
+    std::size_t changed = 0;
+    for (double v : small) changed += v != 7.0 ? 1 : 0;
+    EXPECT_EQ(changed, 0u) << "MPI wrote into the buffer or past it";
+  }
+  EXPECT_NE(message.find("collective mismatch at step 5"), std::string::npos) << message;
+  EXPECT_NE(message.find("allreduce(" + std::to_string(kBig) + " x float32, sum)"), std::string::npos) << message;
+  EXPECT_NE(message.find("allreduce(3 x float64, sum)"), std::string::npos) << message;
+  EXPECT_THROW(c.barrier(), CommError) << "the communicator is unusable afterwards";
+  w.barrier();
+}
+
 TEST(MpiCommunicator, AfterAFailureOtherPendingRequestsFailAtOnce) {
   MpiCommunicator& w = world();
   if (w.size() < 2) GTEST_SKIP() << "needs 2 ranks";
   MpiCommunicator c(w.comm());
+  // Both requests are posted while rank 1 stays away: the check beside the
+  // collective (strict checks would wait for rank 1 at the first post).
+  c.set_strict_checks(false);
   c.set_timeout(std::chrono::milliseconds(300));
   if (w.rank() != 1) {  // rank 1 never comes
     float x = 1, y = 2;

@@ -390,3 +390,17 @@ TEST(RealSizePresets, ResNet50TrainsAStepOfBatch2OnSyntheticImages) {
   EXPECT_NE(params.back()->value().to_vector(), last);
   EXPECT_EQ(r.summary["synthetic_data"], true);
 }
+
+// docs/cli.md's layer table lists every kind of the registry (and
+// docs/networks.md's example uses add and concat), so the docs cannot miss one.
+TEST(GraphConfig, TheCliGuideListsEveryLayerKind) {
+  std::ifstream in(std::string(MAGMADNN_SOURCE_DIR) + "/docs/cli.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  for (const LayerKind& k : layer_kinds()) {
+    const bool listed = doc.find("| `" + k.name + "` |") != std::string::npos ||
+                        doc.find("`" + k.name + "`, `") != std::string::npos || doc.find(", `" + k.name + "` |") != std::string::npos;
+    EXPECT_TRUE(listed) << k.name << " is missing from docs/cli.md's layer table";
+  }
+}

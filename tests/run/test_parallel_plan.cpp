@@ -85,6 +85,38 @@ TEST(ParallelConfig, DropoutOnWholeBatchActivationsIsRefused) {
   EXPECT_NE(refusal(j).find("layers[3]: dropout on whole-batch activations"), std::string::npos) << refusal(j);
 }
 
+// The refusal's advice, followed, is accepted (the old advice, "give the
+// dense layer after it parallel: data", gave the same refusal again).
+TEST(ParallelConfig, DropoutRefusalAdviceWorksWhenFollowed) {
+  auto dense = [](int units, const char* act, const char* parallel) {
+    return Json{{"type", "dense"}, {"units", units}, {"activation", act}, {"parallel", parallel}};
+  };
+  const Json dropout = {{"type", "dropout"}, {"rate", 0.5}};
+  Json j;
+  j["layers"] = Json::array({{{"type", "flatten"}}, dense(32, "relu", "data"), dense(64, "relu", "model"), dropout,
+                             dense(32, "relu", "data"), dense(10, "softmax", "data")});
+  const std::string r = refusal(j);
+  EXPECT_NE(r.find("layers[3]: dropout on whole-batch activations"), std::string::npos) << r;
+  EXPECT_EQ(r.find("give the dense layer after it"), std::string::npos) << r;
+  EXPECT_NE(r.find("move it right after layers[1] or after layers[4]"), std::string::npos) << r;
+  for (int spot : {1, 4}) {  // the advice, followed: the dropout right after layers[spot]
+    Json moved = j;
+    moved["layers"].erase(3);
+    moved["layers"].insert(moved["layers"].begin() + (spot < 3 ? spot + 1 : spot), dropout);
+    EXPECT_EQ(refusal(moved), "") << spot << ": " << moved["layers"].dump();
+  }
+  // No data-parallel layer but the last: the message says to add one, and that works.
+  Json u2;
+  u2["layers"] = Json::array({dense(64, "relu", "model"), dropout, dense(10, "softmax", "data")});
+  const std::string none = refusal(u2);
+  EXPECT_NE(none.find("add a dense layer with \"parallel\": \"data\" and put the dropout right after it"),
+            std::string::npos)
+      << none;
+  Json added = u2;
+  added["layers"].insert(added["layers"].begin() + 1, dense(64, "relu", "data"));
+  EXPECT_EQ(refusal(added), "") << added["layers"].dump();
+}
+
 TEST(ParallelPlan, WideMlpUnderModelAndAuto) {
   const ParallelPlan m = plan_parallel(parse_config(wide_mlp("model")));
   EXPECT_TRUE(m.hybrid());

@@ -477,5 +477,5 @@ TEST(CliConfig, LossScalingKeys) {
   EXPECT_EQ(error_of(with("/loss_scaling/growth_interval", 0)),
             "loss_scaling.growth_interval: expected an integer in [1, 1000000000], got 0");
   EXPECT_EQ(error_of(with("/loss_scaling/init_scale", 0.5)),
-            "loss_scaling.init_scale: expected a number in [1, 1.67772e+07], got 0.5");
+            "loss_scaling.init_scale: expected a number in [1, 16777216], got 0.5");
 }

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -102,8 +103,36 @@ class TrainUnderMpirun : public ::testing::Test {
       "distributed": )" + distributed + R"(, "data": {"dataset": "idx", "dir": ")" + data + R"(", "val_split": 0}})";
     return "--config " + file + " ";
   }
+  // `magmadnn ARGS` on `ranks` ranks, each in its own working directory
+  // root_/pr/rR (as node-local disks are on a cluster): a relative --out or
+  // --data then names another folder on each rank. Each rR/data links to
+  // root_/data unless `data_of` names another folder for that rank.
+  CmdResult per_rank(int ranks, const std::string& args, const std::map<int, std::string>& data_of = {}) const {
+    const std::string wrap = root_ + "/wrap.sh";
+    if (!fs::exists(wrap)) {
+      std::ofstream(wrap) << "#!/bin/bash\nr=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-0}}}\ncd \"" << root_
+                          << "/pr/r$r\" && exec \"$@\"\n";
+      fs::permissions(wrap, fs::perms::owner_all);
+    }
+    for (int r = 0; r < ranks; ++r) {
+      const std::string dir = root_ + "/pr/r" + std::to_string(r);
+      fs::create_directories(dir);
+      fs::remove(dir + "/data");
+      fs::create_directory_symlink(data_of.count(r) ? data_of.at(r) : root_ + "/data", dir + "/data");
+    }
+    const std::string launch = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                               std::string(MAGMADNN_MPIEXEC) + " -np " + std::to_string(ranks) + " --oversubscribe ";
+    return test::run_shell("cd " + root_ + " && OMP_NUM_THREADS=1 " + launch + wrap + " " + MAGMADNN_APP + " " + args,
+                           root_ + "/cmd");
+  }
   nlohmann::json summary(const std::string& run) const {
     return nlohmann::json::parse(read_text(root_ + "/work/" + run + "/summary.json"));
+  }
+  // The epochs summary.json records in root_/REL, or -1 without one.
+  int summary_if(const std::string& rel) const {
+    const std::string f = root_ + "/" + rel + "/summary.json";
+    if (!fs::exists(f)) return -1;
+    return nlohmann::json::parse(read_text(f))["epochs"].get<int>();
   }
   std::set<std::string> files(const std::string& dir) const {
     std::set<std::string> names;
@@ -296,6 +325,120 @@ TEST_F(TrainUnderMpirun, AnErrorOnOneRankEndsTheJobNonZeroAndNamesTheRank) {
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.err.find("rank 0 of 2: error:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("already holds a run"), std::string::npos) << r.err;
+}
+
+// Issue 39 points 1 and 3: on --resume, a rank whose run folder is another
+// (a relative --out on a node-local disk) has no checkpoint. Before, it
+// trained from epoch 1 while rank 0 resumed, their allreduces of different
+// sizes met, and rank 0 died of heap corruption. Now every rank stops before
+// training, naming the rank, the checkpoint's path and the cause.
+TEST_F(TrainUnderMpirun, ARankThatCannotSeeTheCheckpointIsNamedBeforeTraining) {
+  const std::string root = fs::weakly_canonical(root_).string();  // as messages show paths
+  for (int ranks : {2, 3}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    fs::remove_all(root_ + "/pr");
+    const CmdResult first = per_rank(ranks, "train --config " + root_ + "/tiny.json --epochs 1 --quiet --out out");
+    ASSERT_EQ(first.rc, 0) << first.out << first.err;
+    ASSERT_TRUE(fs::exists(root_ + "/pr/r0/out/checkpoint.bin"));
+    ASSERT_FALSE(fs::exists(root_ + "/pr/r1/out/checkpoint.bin"));
+    const CmdResult r = per_rank(ranks, "train --out out --resume --epochs 3 --quiet");
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_EQ(r.err.find("signal"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("rank 1 has no checkpoint at out/checkpoint.bin (" + root + "/pr/r1/out/checkpoint.bin)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("rank 0 resumes from " + root + "/pr/r0/out/checkpoint.bin"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the run folder must be on a file system every rank sees"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(".cpp:"), std::string::npos) << "a user's problem, told without a source location: " << r.err;
+    EXPECT_EQ(summary_if("pr/r0/out"), 1) << "rank 0's run is unchanged";
+  }
+}
+
+// Issue 39 point 3: ranks that read different files are stopped before
+// training, each difference naming the rank, the file and both paths: a
+// test set with other labels on one rank (before: trained and scored with
+// exit 0), a test set of another size, and checkpoints that differ.
+TEST_F(TrainUnderMpirun, RanksThatReadDifferentFilesAreNamedBeforeTraining) {
+  const std::string root = fs::weakly_canonical(root_).string();  // as messages show paths
+  // Rank 1's copy: the same training files, other test labels.
+  const std::string other = root + "/other";
+  fs::create_directories(other);
+  for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte"})
+    fs::create_symlink(root_ + "/data/" + f, other + "/" + f);
+  std::string labels = read_text(root_ + "/data/t10k-labels-idx1-ubyte");
+  labels[8] = static_cast<char>((labels[8] + 1) % 3);
+  std::ofstream(other + "/t10k-labels-idx1-ubyte", std::ios::binary) << labels;
+  // Rank 1's copy of a smaller test set.
+  const std::string small = root + "/small";
+  fs::create_directories(small);
+  for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte"})
+    fs::create_symlink(root_ + "/data/" + f, small + "/" + f);
+  write_split(small, "t10k", 40, 2);
+  const std::string config = " --config " + root_ + "/tiny.json --data data --epochs 1 --quiet --out ";
+  for (int ranks : {2, 3}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    CmdResult r = per_rank(ranks, "train" + config + root_ + "/work/labels" + std::to_string(ranks), {{1, other}});
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("rank 1: the test data differs from rank 0's: rank 1 read its labels from "
+                         "data/t10k-labels-idx1-ubyte (" + other + "/t10k-labels-idx1-ubyte)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("rank 0 from data/t10k-labels-idx1-ubyte (" + root + "/data/t10k-labels-idx1-ubyte)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("rank 0: the test data of 1 rank(s) differs from rank 0's"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(root_ + "/work/labels" + std::to_string(ranks) + "/summary.json"));
+
+    r = per_rank(ranks, "train" + config + root_ + "/work/small" + std::to_string(ranks), {{ranks - 1, small}});
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("the test data differs from rank 0's: rank " + std::to_string(ranks - 1) +
+                         " read its images from data/t10k-images-idx3-ubyte (" + small + "/t10k-images-idx3-ubyte)"),
+              std::string::npos)
+        << r.err;
+
+    // Two copies of a run folder, one per rank, with other checkpoints.
+    fs::remove_all(root_ + "/pr");
+    const std::string a = "ck-a" + std::to_string(ranks), b = "ck-b" + std::to_string(ranks);
+    ASSERT_EQ(train(0, "--out " + a + " --epochs 1 --seed 1 --quiet").rc, 0);
+    ASSERT_EQ(train(0, "--out " + b + " --epochs 1 --seed 2 --quiet").rc, 0);
+    for (int k = 0; k < ranks; ++k) {
+      fs::create_directories(root_ + "/pr/r" + std::to_string(k));
+      fs::copy(root_ + "/work/" + (k == 1 ? b : a), root_ + "/pr/r" + std::to_string(k) + "/st",
+               fs::copy_options::recursive);
+    }
+    r = per_rank(ranks, "train --out st --resume --epochs 2 --quiet");
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("the checkpoint differs from rank 0's: rank 1 read from st/checkpoint.bin (" + root +
+                         "/pr/r1/st/checkpoint.bin)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("rank 0 from st/checkpoint.bin (" + root + "/pr/r0/st/checkpoint.bin)"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(summary_if("pr/r0/st"), 1) << "rank 0's run is unchanged";
+  }
+}
+
+// Issue 39 point 10: a usage or config mistake under mpirun exits 2 every
+// time (before, rank 1's "rank 0 could not prepare the run" raced rank 0's
+// own abort, and 1 or 2 came out at random), with a message for the user (no
+// source location) also when every rank finds it (a global batch smaller
+// than the number of ranks, which exited 1 with a [file:line]).
+TEST_F(TrainUnderMpirun, UsageAndConfigMistakesExitTwoEveryTime) {
+  for (int ranks : {2, 3}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    for (int i = 0; i < 4; ++i) {
+      const CmdResult r = train(ranks, "--out w" + std::to_string(i) + " --quiet --watchdog 0");
+      EXPECT_EQ(r.rc, 2) << "try " << i << ": " << r.err;
+      EXPECT_NE(r.err.find("--watchdog"), std::string::npos) << r.err;
+    }
+    const CmdResult b = train(ranks, "--out b --quiet --batch-size " + std::to_string(ranks - 1));
+    EXPECT_EQ(b.rc, 2) << b.out << b.err;
+    EXPECT_NE(b.err.find("batch_size: " + std::to_string(ranks - 1) + " is the global batch and must give each of the " +
+                         std::to_string(ranks) + " ranks"),
+              std::string::npos)
+        << b.err;
+    EXPECT_EQ(b.err.find(".cpp:"), std::string::npos) << b.err;
+  }
 }
 
 // evaluate and predict do their work once: under the launcher rank 0 alone

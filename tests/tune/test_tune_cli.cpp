@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "cli.h"
+#include "folder_lock.h"
 #include "magmadnn/tune/journal.h"
 #include "support/run_fixtures.h"
 #include "tune_fixtures.h"
@@ -115,6 +117,144 @@ TEST(TuneCli, LocalWorkersAndResume) {
   EXPECT_TRUE(count_events(magmadnn::tune::read_journal(root + "/search/journal.jsonl"), lines).empty());
 }
 
+// A random search whose seconds end before its first trial, over a
+// log-uniform dimension: the report was written through a heat-map label
+// that did not exist (SIGSEGV, every time on resuming this journal). The
+// page must come, saying no trial ran.
+TEST(TuneCli, ASearchEndingWithoutTrialsOverAContinuousDimensionGetsItsPage) {
+  const std::string root = prepare("cli-zero-trials");
+  Json j = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
+  j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "log_uniform": [0.001, 1]}])");
+  j["searcher"] = {{"type", "random"}, {"seconds", 0.001}};
+  std::ofstream(root + "/tune.json") << j.dump(2);
+  // The journal a zero-trial search writes: its begin line, then its end.
+  fs::create_directories(root + "/search");
+  std::ofstream(root + "/search/journal.jsonl")
+      << Json{{"event", "begin"}, {"tune", j}, {"seed", 3}, {"workers", 1}, {"t", 0.0}}.dump() << "\n"
+      << R"({"event":"end","t":0.004940617})" << "\n";
+  std::string err;
+  ASSERT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/search", "--resume", "--quiet"}, &err), 0) << err;
+  const std::string html = magmadnn::test::read_text(root + "/search/report.html");
+  EXPECT_NE(html.find("No trial has run: nothing to map."), std::string::npos);
+  EXPECT_EQ(Json::parse(magmadnn::test::read_text(root + "/search/results.json"))["trials"].size(), 0u);
+}
+
+// A trial that diverges fails; its loss and accuracy are no result: empty in
+// results.csv, null in results.json and the journal (they were 0.0, which
+// sorted the diverged trial first by loss).
+TEST(TuneCli, AFailedTrialHasNoLossOrAccuracy) {
+  const std::string root = prepare("cli-failed-metrics");
+  Json j = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
+  j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "values": [0.05, 1e30]}])");
+  j["objective"] = {{"kind", "loss"}};
+  std::ofstream(root + "/tune.json") << j.dump(2);
+  std::string err;
+  ASSERT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/search", "--quiet"}, &err), 0) << err;
+  const Json r = Json::parse(magmadnn::test::read_text(root + "/search/results.json"));
+  ASSERT_EQ(r["trials"].size(), 2u);
+  const Json& failed = r["trials"][1];
+  ASSERT_EQ(failed["status"], "failed") << failed.dump();
+  for (const char* k : {"loss", "accuracy", "test_accuracy"}) EXPECT_TRUE(failed["final"][k].is_null()) << k;
+  EXPECT_TRUE(r["trials"][0]["final"]["loss"].is_number());
+  // results.csv: index,status,attempts,worker,seconds,objective,<dim>,loss,accuracy,test_accuracy,epochs,rung,error
+  std::istringstream csv(magmadnn::test::read_text(root + "/search/results.csv"));
+  std::string header, ok, bad;
+  std::getline(csv, header);
+  std::getline(csv, ok);
+  std::getline(csv, bad);
+  EXPECT_EQ(bad.rfind("1,failed,", 0), 0u) << bad;
+  auto field = [](const std::string& line, int n) {
+    std::size_t b = 0;
+    for (int i = 0; i < n; ++i) b = line.find(',', b) + 1;
+    return line.substr(b, line.find(',', b) - b);
+  };
+  for (int f : {5, 7, 8, 9}) EXPECT_EQ(field(bad, f), "") << "field " << f << " of " << bad;
+  EXPECT_NE(field(ok, 7), "");
+  for (const Json& e : magmadnn::tune::read_journal(root + "/search/journal.jsonl")) {
+    if (e.value("event", "") == "failed") EXPECT_TRUE(e["outcome"]["loss"].is_null()) << e.dump();
+  }
+}
+
+// --resume compares the config as JSON: its keys in another order (jq -S, an
+// editor) are the same config; a real difference is named by its JSON path.
+TEST(TuneCli, ResumeTakesTheConfigWithKeysReorderedAndNamesARealDifference) {
+  const std::string root = prepare("cli-resume-order");
+  Json j = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
+  j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "values": [0.05]}])");
+  std::ofstream(root + "/tune.json") << j.dump(2);
+  std::string err;
+  ASSERT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/search", "--quiet"}, &err), 0) << err;
+  Json reordered = Json::object();
+  for (const char* k : {"seed", "objective", "space", "train"}) reordered[k] = j[k];
+  Json train = Json::object();  // and inside "train" too
+  for (auto it = j["train"].rbegin(); it != j["train"].rend(); ++it) train[it.key()] = it.value();
+  reordered["train"] = train;
+  std::ofstream(root + "/reordered.json") << reordered.dump();
+  EXPECT_EQ(cli({"tune", root + "/reordered.json", "--out", root + "/search", "--resume", "--quiet"}, &err), 0) << err;
+  Json changed = reordered;
+  changed["train"]["epochs"] = 3;
+  std::ofstream(root + "/changed.json") << changed.dump();
+  EXPECT_EQ(cli({"tune", root + "/changed.json", "--out", root + "/search", "--resume", "--quiet"}, &err), 1);
+  EXPECT_NE(err.find("at train.epochs the search began with 2, the config given now has 3"), std::string::npos) << err;
+  EXPECT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/search", "--resume", "--seed", "4", "--quiet"}, &err),
+            1);
+  EXPECT_NE(err.find("the seed differs"), std::string::npos) << err;
+}
+
+// A journal of 0 bytes (the search stopped before its first line) is empty,
+// not missing.
+TEST(TuneCli, AnEmptyJournalIsCalledEmpty) {
+  const std::string root = prepare("cli-empty-journal");
+  fs::create_directories(root + "/search");
+  std::ofstream(root + "/search/journal.jsonl").flush();
+  std::string err;
+  EXPECT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/search", "--resume", "--quiet"}, &err), 1);
+  EXPECT_NE(err.find("journal.jsonl is empty (0 bytes)"), std::string::npos) << err;
+  EXPECT_EQ(err.find("does not exist"), std::string::npos) << err;
+  EXPECT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/none", "--resume", "--quiet"}, &err), 1);
+  EXPECT_NE(err.find("does not exist"), std::string::npos) << err;
+}
+
+// While one process holds a search folder, a second `tune` (a --resume, or a
+// new search) into it is refused naming the first's process id; its journal
+// is untouched. (Two resumes at once both ran, interleaving the journal.)
+TEST(TuneCli, ASecondSearchIntoAFolderInUseIsRefusedNamingTheFirst) {
+  const std::string root = prepare("cli-locked");
+  Json j = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
+  j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "values": [0.05]}])");
+  std::ofstream(root + "/tune.json") << j.dump(2);
+  std::string err;
+  ASSERT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/search", "--quiet"}, &err), 0) << err;
+  const std::string journal = magmadnn::test::read_text(root + "/search/journal.jsonl");
+  {
+    const magmadnn::cli::FolderLock held(root + "/search", "magmadnn tune");
+    EXPECT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/search", "--resume", "--quiet"}, &err), 2);
+    EXPECT_NE(err.find(root + "/search is in use by process " + std::to_string(::getpid())), std::string::npos)
+        << err;
+    EXPECT_EQ(magmadnn::test::read_text(root + "/search/journal.jsonl"), journal);
+  }
+  EXPECT_FALSE(fs::exists(root + "/search/.lock"));  // removed by its holder
+  EXPECT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/search", "--resume", "--quiet"}, &err), 0) << err;
+  EXPECT_FALSE(fs::exists(root + "/search/.lock"));
+}
+
+// A search into a training run's folder would replace its report.html; a
+// config that is a file the search writes would be replaced by it.
+TEST(TuneCli, RefusesATrainingRunFolderAndAConfigInsideItsOwnOutput) {
+  const std::string root = prepare("cli-run-folder");
+  fs::create_directories(root + "/run");
+  std::ofstream(root + "/run/config.json") << "{}";
+  std::ofstream(root + "/run/report.html") << "the run's page";
+  std::string err;
+  EXPECT_EQ(cli({"tune", root + "/tune.json", "--out", root + "/run", "--quiet"}, &err), 2);
+  EXPECT_NE(err.find("--out " + root + "/run holds a training run"), std::string::npos) << err;
+  EXPECT_EQ(magmadnn::test::read_text(root + "/run/report.html"), "the run's page");
+  fs::create_directories(root + "/s2");
+  fs::copy_file(root + "/tune.json", root + "/s2/results.json");
+  EXPECT_EQ(cli({"tune", root + "/s2/results.json", "--out", root + "/s2", "--quiet"}, &err), 2);
+  EXPECT_NE(err.find("is the results.json of the search folder"), std::string::npos) << err;
+}
+
 #else
 
 // `magmadnn tune` on root's tune.json under the launcher, in groups of two ranks.
@@ -124,6 +264,152 @@ magmadnn::test::CommandResult tune_in_groups_of_two(const std::string& root, int
                           std::string(MAGMADNN_MPIEXEC) + " -np " + std::to_string(ranks) + " --oversubscribe " +
                           MAGMADNN_APP + " tune " + root + "/tune.json --out " + root + "/search --ranks-per-trial 2";
   return magmadnn::test::run_shell(cmd, root + "/log");
+}
+
+// `magmadnn tune` on root's tune.json into root/OUT: under the launcher on
+// `ranks` ranks in groups of `k` (ranks 0: one process, no launcher).
+magmadnn::test::CommandResult tune_on(const std::string& root, int ranks, int k, const std::string& out) {
+  std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 ";
+  if (ranks > 0) cmd += std::string(MAGMADNN_MPIEXEC) + " -np " + std::to_string(ranks) + " --oversubscribe ";
+  cmd += std::string(MAGMADNN_APP) + " tune " + root + "/tune.json --out " + root + "/" + out;
+  if (ranks > 0) cmd += " --ranks-per-trial " + std::to_string(k);
+  return magmadnn::test::run_shell(cmd, root + "/log-" + out);
+}
+
+// A config with model-parallel layers, searched in groups of two ranks:
+// each group splits the layers over its two ranks (issue 39 point 13: every
+// trial failed with "pass it to TrainingRun's constructor"), and each trial
+// scores as in one process; in groups of one rank it is the plain network.
+TEST(TuneCliMpi, AModelParallelConfigTrainsSplitOverEachGroup) {
+  const std::string root = prepare("cli-mpi-model");
+  Json j = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
+  j["train"]["distributed"] = {{"parallel", "model"}};
+  j["train"]["optimizer"] = {{"type", "lamb"}, {"learning_rate", 0.01}};
+  j["space"] = Json::parse(R"([{"path": "batch_size", "values": [10, 20]}])");
+  std::ofstream(root + "/tune.json") << j.dump(2);
+  const auto one = tune_on(root, 0, 1, "one");
+  ASSERT_EQ(one.rc, 0) << one.out << one.err;
+  for (const auto& [ranks, k] : {std::pair{3, 2}, std::pair{2, 1}}) {
+    const std::string out = "np" + std::to_string(ranks);
+    const auto r = tune_on(root, ranks, k, out);
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_EQ(r.err.find("TrainingRun"), std::string::npos) << r.err;
+    const Json want = Json::parse(magmadnn::test::read_text(root + "/one/results.json"));
+    const Json got = Json::parse(magmadnn::test::read_text(root + "/" + out + "/results.json"));
+    ASSERT_EQ(got["trials"].size(), 2u) << r.out;
+    for (std::size_t i = 0; i < 2; ++i) {
+      const Json& t = got["trials"][i];
+      ASSERT_EQ(t["status"], "ok") << t.dump();
+      EXPECT_EQ(t["extra"]["ranks"], k) << t.dump();
+      const double a = t["final"]["loss"].get<double>();
+      const double b = want["trials"][i]["final"]["loss"].get<double>();
+      EXPECT_NEAR(a, b, 1e-4 * std::abs(b)) << ranks << " ranks, trial " << i;
+    }
+  }
+}
+
+// Issue 39 point 10: config mistakes found at the start of a search under
+// mpirun (groups that do not divide the worker ranks, a grid too large to
+// enumerate) exit 2, the usage status, every time, with a message for the
+// user (before: exit 1 with a [file:line], or 1 or 2 at random).
+TEST(TuneCliMpi, StartMistakesExitTwoWithoutASourceLocation) {
+  const std::string root = prepare("cli-mpi-usage");
+  for (int ranks : {2, 3}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const std::string out = "groups" + std::to_string(ranks);
+    for (int i = 0; i < 2; ++i) {
+      const auto r = tune_on(root, ranks, ranks, out);
+      EXPECT_EQ(r.rc, 2) << r.out << r.err;
+      EXPECT_NE(r.err.find("--ranks-per-trial " + std::to_string(ranks) + " does not divide the " +
+                           std::to_string(ranks - 1) + " worker ranks"),
+                std::string::npos)
+          << r.err;
+      EXPECT_EQ(r.err.find(".cpp:"), std::string::npos) << r.err;
+    }
+  }
+  // 60 values on each of 7 paths: 60^7 > 2^40 grid points.
+  Json j = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
+  Json space = Json::array();
+  for (const char* path : {"optimizer.learning_rate", "optimizer.momentum", "optimizer.weight_decay", "seed", "epochs",
+                           "batch_size", "data.limit_test"}) {
+    Json values = Json::array();
+    const bool rate = std::string(path).rfind("optimizer", 0) == 0;
+    for (int v = 1; v <= 60; ++v) {
+      if (rate) {
+        values.push_back(v / 100.0);
+      } else {
+        values.push_back(v);
+      }
+    }
+    space.push_back({{"path", path}, {"values", values}});
+  }
+  j["space"] = space;
+  std::ofstream(root + "/tune.json") << j.dump(2);
+  for (int ranks : {2, 3}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks, grid");
+    const auto r = tune_on(root, ranks, 1, "grid" + std::to_string(ranks));
+    EXPECT_EQ(r.rc, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("space: the grid has more than 2^40 points (60 x 60 x 60 x 60 x 60 x 60 x 60 values)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find(".cpp:"), std::string::npos) << r.err;
+  }
+}
+
+// The launcher's option that lets the other ranks run when one dies (Open
+// MPI 4's name; the library itself does not depend on it).
+const char* kKeepSurvivors = "--mca orte_abort_on_non_zero_status 0";
+
+// Issue 39 point 12: under the option above, a killed worker rank left the
+// master waiting forever. Now its group is lost to the master's watchdog
+// (heartbeats) and its trial runs on another group; with no group left the
+// search fails naming the loss. Either way the job ends.
+TEST(TuneCliMpi, AKilledWorkerRankIsLostAndItsTrialRunsElsewhere) {
+  const std::string root = prepare("cli-mpi-kill");
+  Json j = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
+  magmadnn::test::write_stripes(root + "/data", "train", 3000, 1);
+  j["train"]["epochs"] = 40;  // a few seconds a trial: the kill lands inside one
+  j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "values": [0.01, 0.02, 0.03, 0.04]}])");
+  std::ofstream(root + "/tune.json") << j.dump(2);
+  for (int ranks : {3, 2}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const std::string out = root + "/kill" + std::to_string(ranks);
+    const std::string victim = std::to_string(ranks - 1);  // the last worker rank
+    const std::string script =
+        "cd " + root + " && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1; " +
+        MAGMADNN_MPIEXEC + " " + kKeepSurvivors + " -np " + std::to_string(ranks) + " --oversubscribe " +
+        MAGMADNN_APP + " tune " + root + "/tune.json --out " + out + " --watchdog 2 --quiet >" + out +
+        ".log 2>&1 & mp=$!; "
+        // Once the victim's group has started a trial, kill the victim.
+        "for i in $(seq 1 600); do grep -q '\"started\".*\"worker\":" + std::to_string(ranks - 2) + ",' " + out +
+        "/journal.jsonl 2>/dev/null && break; sleep 0.1; done; "
+        "for p in $(pgrep -P $mp); do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | "
+        "grep -qx OMPI_COMM_WORLD_RANK=" + victim + " && kill -9 $p && echo killed; done; "
+        "for i in $(seq 1 900); do kill -0 $mp 2>/dev/null || break; sleep 0.1; done; "
+        "if kill -0 $mp 2>/dev/null; then echo hung; pkill -9 -P $mp; kill -9 $mp; fi; wait $mp; echo rc=$?";
+    const auto r = magmadnn::test::run_shell("(" + script + ")", root + "/log-kill" + std::to_string(ranks));
+    const std::string log = magmadnn::test::read_text(out + ".log");
+    ASSERT_NE(r.out.find("killed"), std::string::npos) << r.out << log;
+    ASSERT_EQ(r.out.find("hung"), std::string::npos) << "the job did not end within 90 s: " << log;
+    std::size_t lost = 0;
+    for (const Json& e : magmadnn::tune::read_journal(out + "/journal.jsonl"))
+      if (e.value("event", "") == "lost") {
+        ++lost;
+        EXPECT_NE(e["reason"].get<std::string>().find("rank " + victim + " sent no heartbeat"), std::string::npos)
+            << e.dump();
+      }
+    EXPECT_EQ(lost, 1u) << log;
+    // mpirun's own status reports the killed rank (137 with Open MPI 4):
+    // the search's outcome is in its files and its output.
+    if (ranks == 3) {
+      EXPECT_NE(log.find("4 trials (0 failed)"), std::string::npos) << log;
+      const Json results = Json::parse(magmadnn::test::read_text(out + "/results.json"));
+      ASSERT_EQ(results["trials"].size(), 4u) << log;
+      for (const Json& t : results["trials"]) EXPECT_EQ(t["status"], "ok") << t.dump();
+    } else {
+      EXPECT_NE(log.find("every worker was lost"), std::string::npos) << log;
+    }
+  }
 }
 
 TEST(TuneCliMpi, GroupsOfTwoTrainDataParallel) {

@@ -92,6 +92,9 @@ void DescriptorExchange::check_arrival(std::size_t i) const {
 }
 
 bool DescriptorExchange::test() {
+  // A mismatch found once stays found: its receive is complete, and a later
+  // test() must not mistake the exchange for done.
+  if (!mismatch_.empty()) throw CommError(mismatch_);
   if (done_) return true;
   Buffers& b = *buffers_;
   const std::size_t n = b.peers.size();
@@ -107,7 +110,12 @@ bool DescriptorExchange::test() {
       const std::size_t i = static_cast<std::size_t>(b.completed[static_cast<std::size_t>(k)]);
       if (i < n) {
         b.arrived[i] = true;
-        check_arrival(i);
+        try {
+          check_arrival(i);
+        } catch (const CommError& e) {
+          mismatch_ = e.what();
+          throw;
+        }
       }
     }
   }

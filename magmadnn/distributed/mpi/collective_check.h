@@ -18,7 +18,14 @@
 /// disagree on count or dtype are named too.
 ///
 /// Cost: 2 (size - 1) messages of sizeof(Descriptor) bytes per collective,
-/// posted together with the collective and never waited for separately.
+/// posted together with the collective and never waited for separately (the
+/// default), so a mismatch is reported after MPI has matched the calls.
+/// With strict checks (MpiCommunicator::set_strict_checks,
+/// MAGMADNN_COLLECTIVE_CHECK=strict) the data operation is posted only once
+/// the exchange is complete and agrees, so a collective whose count, dtype,
+/// root or reduction differs between ranks never reaches MPI (which would
+/// otherwise match the two and write past the smaller buffer); each
+/// collective then waits one exchange of descriptors before its data moves.
 #pragma once
 
 #include <mpi.h>
@@ -86,6 +93,7 @@ class DescriptorExchange {
   std::unique_ptr<Buffers> buffers_;
   int rank_;
   bool done_ = false;
+  std::string mismatch_;  // the first mismatch, thrown again by every later test()
 };
 
 }  // namespace magmadnn::distributed::mpi_detail

@@ -1,6 +1,7 @@
 #include "magmadnn/distributed/mpi/mpi_communicator.h"
 
 #include <climits>
+#include <cstdlib>
 #include <sstream>
 
 #include "magmadnn/distributed/mpi/collective_check.h"
@@ -18,9 +19,20 @@ using mpi_detail::Staged;
 
 namespace {
 
+// MAGMADNN_COLLECTIVE_CHECK: "overlap" (unset: the default) or "strict".
+bool strict_from_environment() {
+  const char* v = std::getenv("MAGMADNN_COLLECTIVE_CHECK");
+  if (v == nullptr || *v == '\0' || std::string(v) == "overlap") return false;
+  MAGMADNN_CHECK(std::string(v) == "strict", ValueError,
+                 "MAGMADNN_COLLECTIVE_CHECK is \"" << v << "\"; expected \"overlap\" (the default: the check runs "
+                 "beside the collective) or \"strict\" (a collective's data moves only once every rank agrees on it)");
+  return true;
+}
+
 std::shared_ptr<CommState> attach(std::shared_ptr<MpiEnvironment> env, MPI_Comm parent) {
   auto s = std::make_shared<CommState>();
   s->env = std::move(env);
+  s->strict = strict_from_environment();
   for (MPI_Comm* c : {&s->data, &s->coll_check, &s->p2p_check}) {
     MAGMADNN_MPI_CHECK(MPI_Comm_dup(parent, c), "MpiCommunicator: duplicating the communicator");
     MAGMADNN_MPI_CHECK(MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN), "MpiCommunicator: setting MPI_ERRORS_RETURN");
@@ -103,6 +115,8 @@ Staged MpiCommunicator::stage(const void* data, std::size_t bytes, Place place, 
 int MpiCommunicator::rank() const noexcept { return state_->rank; }
 int MpiCommunicator::size() const noexcept { return state_->size; }
 MPI_Comm MpiCommunicator::comm() const noexcept { return state_->data; }
+void MpiCommunicator::set_strict_checks(bool strict) noexcept { state_->strict = strict; }
+bool MpiCommunicator::strict_checks() const noexcept { return state_->strict; }
 bool MpiCommunicator::cuda_aware() const noexcept { return mpi_detail::device_build() && state_->env->cuda_aware(); }
 bool MpiCommunicator::supports(Place place) const noexcept {
   return place == Place::host || mpi_detail::device_build();
@@ -115,6 +129,9 @@ std::unique_ptr<MpiRequest> MpiCommunicator::start_collective(Descriptor d) {
   d.step = step_;
   auto req = std::make_unique<MpiRequest>(state_, what_of(d), step_, timeout_);
   req->watch_collective(std::make_unique<mpi_detail::DescriptorExchange>(s.coll_check, s.rank, s.size, d));
+  // Strict: every rank's descriptor has arrived and agrees before the caller
+  // posts the data operation, so MPI never matches two different calls.
+  if (s.strict) req->wait_check();
   return req;
 }
 
@@ -345,6 +362,7 @@ std::unique_ptr<MpiCommunicator> MpiCommunicator::split(int color, int key) {
   }
   MPI_Comm_free(&part);
   out->state_->parent = state_;
+  out->state_->strict = state_->strict;
   out->set_timeout(timeout_);
   out->set_step(step_);
   return out;

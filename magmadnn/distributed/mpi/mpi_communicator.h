@@ -7,7 +7,9 @@
 /// CommError instead of an abort. Every operation is a non-blocking MPI call
 /// (MPI_Iallreduce, MPI_Ibcast, MPI_Ireduce_scatter_block, MPI_Iallgather,
 /// MPI_Igather, MPI_Iscatter, MPI_Ireduce, MPI_Isend/Irecv, MPI_Ibarrier)
-/// watched by the descriptor check and watchdog of collective_check.h.
+/// watched by the descriptor check and watchdog of collective_check.h; with
+/// strict checks (set_strict_checks) a collective's data moves only after
+/// every rank's descriptor has agreed.
 ///
 /// Dtypes: float, double, int32, int64 natively; half and bfloat16 as 2-byte
 /// elements reduced in float (mpi_types.h). ReduceOp::avg is the sum divided
@@ -71,6 +73,22 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm() const noexcept;
   /// Whether device buffers go to MPI directly (CUDA-aware MPI in a CUDA build).
   bool cuda_aware() const noexcept;
+
+  /// Strict checks, the checking mode docs/distributed.md names (off by
+  /// default; the environment variable MAGMADNN_COLLECTIVE_CHECK=strict turns
+  /// them on for communicators created afterwards, "overlap" or unset leaves
+  /// them off): each collective waits, before its data operation is posted,
+  /// until every rank's descriptor has arrived and agrees, so a collective
+  /// whose count, dtype, root or reduction differs between ranks raises
+  /// CommError on every rank and never reaches MPI (which would match the
+  /// two calls and write past the smaller buffer). The cost is one exchange
+  /// of 40-byte descriptors ahead of each collective's data, during which
+  /// the data does not move (docs/distributed.md measures it). Off, the
+  /// exchange runs beside the collective: the mismatch is still named, but
+  /// after MPI has matched the calls. A communicator split from this one
+  /// inherits the setting. Every rank should use the same setting.
+  void set_strict_checks(bool strict) noexcept;
+  bool strict_checks() const noexcept;
 
   int rank() const noexcept override;
   int size() const noexcept override;

@@ -212,8 +212,55 @@ std::string MpiRequest::missing_view() const {
   return os.str();
 }
 
+bool MpiRequest::cancel() noexcept {
+  if (done_) return true;
+  if (!is_recv_ || exchange_ != nullptr || !MpiEnvironment::mpi_active()) return false;
+  // Cancelled receives complete at once; one whose message had matched
+  // completes when the message is in, which a live sender finishes soon.
+  for (MPI_Request* r : {&header_, &data_})
+    if (*r != MPI_REQUEST_NULL) MPI_Cancel(r);
+  const auto until = Clock::now() + std::chrono::seconds(1);
+  for (;;) {
+    bool pending = false;
+    for (MPI_Request* r : {&header_, &data_}) {
+      int flag = 1;
+      if (*r != MPI_REQUEST_NULL && MPI_Test(r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) flag = 1;
+      pending = pending || !flag;
+    }
+    if (!pending) break;
+    if (Clock::now() > until) {
+      // A message half in from a rank that died: MPI may still write the
+      // buffers; the caller keeps (or leaks) the request, whose destructor
+      // then frees the handles without waiting.
+      failure_ = "cancelled";
+      return false;
+    }
+  }
+  finish_.clear();
+  done_ = true;
+  return true;
+}
+
 void MpiRequest::wait() {
   if (test()) return;
+  poll([this] { return test(); });
+}
+
+void MpiRequest::wait_check() {
+  const auto checked = [this] {
+    if (!failure_.empty()) MAGMADNN_THROW(CommError, failure_);
+    try {
+      return exchange_->test();
+    } catch (const CommError& e) {
+      fail(e.what());
+    }
+  };
+  if (checked()) return;
+  poll(checked);
+}
+
+template <typename Done>
+void MpiRequest::poll(Done done) {
   // Poll as MPI_Wait does (MPI progresses only inside MPI calls, so a nap
   // stalls the transfer): busy for the first second, which any healthy
   // collective of a training step fits in; after that a wait is already
@@ -221,8 +268,10 @@ void MpiRequest::wait() {
   const auto start = Clock::now();
   const auto deadline = start + timeout_;
   for (unsigned polls = 1;; ++polls) {
-    if (test()) return;
-    if (polls % 64 != 0) continue;
+    if (done()) return;
+    // The first poll too: a request of a communicator that failed meanwhile
+    // stops at once, however slowly a loaded machine turns 64 polls.
+    if (polls % 64 != 0 && polls != 1) continue;
     if (!state_->failure.empty())  // another request of this communicator failed first
       abandon("an earlier operation on this communicator failed: " + state_->failure);
     const std::string notice = state_->poll_notice();

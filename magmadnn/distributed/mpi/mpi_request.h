@@ -45,6 +45,9 @@ struct CommState {
   int size = 1;
   int tag_ub = 32767;
   std::int64_t next_seq = 0;  // number of the next collective
+  // Strict checks (MpiCommunicator::set_strict_checks): a collective's data
+  // operation is posted only once every rank's descriptor agrees.
+  bool strict = false;
   std::string failure;        // the first failure; empty while healthy
   std::shared_ptr<PinnedPool> pool = std::make_shared<PinnedPool>();  // staging of device buffers
 
@@ -83,10 +86,17 @@ class MpiRequest final : public Request {
 
   bool test() override;
   void wait() override;
+  /// A receive: MPI_Cancel on its header and data (point to point only).
+  bool cancel() noexcept override;
 
   // -- set up by MpiCommunicator while posting ---------------------------
   /// A collective: its descriptor exchange (posted already).
   void watch_collective(std::unique_ptr<DescriptorExchange> exchange) { exchange_ = std::move(exchange); }
+  /// The strict check (CommState::strict): returns once every rank's
+  /// descriptor has arrived and agrees with this rank's, before the
+  /// communicator posts the data operation; throws CommError as wait() does
+  /// (a mismatch, a notice, the watchdog), and then nothing was posted.
+  void wait_check();
   /// A point-to-point operation with `peer`; a receive also checks the
   /// sender's header against `mine` (count and dtype).
   void watch_peer(int peer, bool is_recv, const Descriptor& mine);
@@ -109,6 +119,9 @@ class MpiRequest final : public Request {
   [[noreturn]] void abandon(const std::string& notice);
   /// "rank 1 has not reached it", "rank 3 has not sent it", ...
   std::string missing_view() const;
+  /// Polls `done` as MPI_Wait would, under the watchdog and the notices.
+  template <typename Done>
+  void poll(Done done);
 
   std::shared_ptr<CommState> state_;
   std::string what_;

@@ -198,6 +198,41 @@ TEST(HybridTraining, WideMlpAutoMatchesOneProcessStepForStep) {
   expect_step_for_step(c, 3, "wide MLP, auto");
 }
 
+// Every optimizer kind on split layers (a column, a row and a gathered
+// column layer) against one process: an optimizer whose step reads a
+// whole-tensor norm (LARS, LAMB) must sum its slices' parts over the group
+// (issue 39 point 4: before, each rank took the trust ratio of its slice,
+// and the runs parted from the first step on 2 and 3 ranks).
+TEST(HybridTraining, EveryOptimizerKindOnSplitLayersMatchesOneProcessStepForStep) {
+  const std::vector<run::Json> optimizers = {
+      {{"type", "sgd"}, {"learning_rate", 0.05}},
+      {{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}, {"nesterov", true}, {"weight_decay", 0.01}},
+      {{"type", "adam"}, {"learning_rate", 0.01}},
+      {{"type", "adamw"}, {"learning_rate", 0.01}, {"weight_decay", 0.1}},
+      {{"type", "adagrad"}, {"learning_rate", 0.05}},
+      {{"type", "rmsprop"}, {"learning_rate", 0.01}},
+      {{"type", "lars"}, {"learning_rate", 1.0}, {"trust_coefficient", 0.01}, {"momentum", 0.9},
+       {"weight_decay", 0.001}},
+      {{"type", "lars"}, {"learning_rate", 1.0}, {"trust_coefficient", 0.01}, {"exclude_vectors", true}},
+      {{"type", "lamb"}, {"learning_rate", 0.01}, {"weight_decay", 0.01}},
+      {{"type", "lamb"}, {"learning_rate", 0.01}, {"exclude_vectors", true}},
+  };
+  for (const run::Json& o : optimizers) {
+    run::Json j;
+    j["layers"] = run::Json::array({{{"type", "flatten"}},
+                                    {{"type", "dense"}, {"units", 24}, {"activation", "relu"}},
+                                    {{"type", "dense"}, {"units", 20}, {"activation", "relu"}},
+                                    {{"type", "dense"}, {"units", 10}, {"activation", "softmax"}}});
+    j["optimizer"] = o;
+    j["schedule"] = {{"type", "constant"}};
+    j["batch_size"] = 6;
+    j["distributed"] = {{"parallel", "model"}};
+    const run::TrainSpec spec = run::parse_config(j);
+    const Compared c = train_both(spec, {1, 8, 8}, 10, 4);
+    expect_step_for_step(c, 4, o.dump().c_str());
+  }
+}
+
 // LeNet-5 (the preset) with SGD and momentum, batch 10: 3 ranks hold 4, 3
 // and 3 rows, 4 ranks 3, 3, 2 and 2.
 run::Json lenet5_auto() {
