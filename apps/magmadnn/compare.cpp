@@ -29,6 +29,23 @@ using page::percent;
 using page::seconds;
 using page::text;
 
+// The summary's fields that label a run: "ranks" a whole number of ranks
+// (ranks_of casts it to an integer, undefined for 1e300: seen while writing
+// tests/fuzz's compare target), "strategy" a string.
+// Both may be absent (one process, no strategy).
+void check_summary_fields(const Json& s, const std::string& file) {
+  MAGMADNN_CHECK(s.is_object(), IOError, file << ": expected a JSON object, got " << s.type_name());
+  if (s.contains("ranks")) {
+    const Json& n = s["ranks"];
+    const bool whole = n.is_number() && n.get<double>() >= 1 && n.get<double>() <= 2147483647.0 &&
+                       std::floor(n.get<double>()) == n.get<double>();
+    MAGMADNN_CHECK(whole, IOError, file << ": ranks: expected a whole number in [1, 2147483647], got " << n.dump());
+  }
+  if (s.contains("strategy"))
+    MAGMADNN_CHECK(s["strategy"].is_string(), IOError,
+                   file << ": strategy: expected a string, got " << s["strategy"].dump());
+}
+
 // The data set a run trained on, as compared and as shown.
 std::string dataset_of(const CompareRun& r) {
   const Json& data = r.config.contains("data") ? r.config["data"] : Json();
@@ -183,6 +200,7 @@ CompareRun read_compare_run(const std::string& dir) {
   if (r.name.empty() || r.name == ".") r.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
   r.config = rf.read_config();
   r.summary = rf.read_summary();
+  check_summary_fields(r.summary, rf.file("summary.json"));
   r.history = rf.read_metrics();
   const std::string curve = rf.file("test_per_epoch.csv");
   if (fs::exists(curve)) r.test_curve = parse_test_curve_csv(read_text_file(curve), curve);

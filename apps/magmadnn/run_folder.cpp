@@ -186,7 +186,13 @@ model::History parse_metrics_csv(const std::string& text, const std::string& sou
                           << row.line << "\"");
     auto value = [&](std::size_t i) { return csv_number(row, i, source, /*empty_is_nan=*/true); };
     model::EpochRecord r;
-    r.epoch = static_cast<unsigned>(value(0));
+    // Checked before the cast: a cast of NaN (an empty field), a negative
+    // or a huge value to unsigned is undefined (seen while writing tests/fuzz's
+    // compare target).
+    const double epoch = value(0);
+    MAGMADNN_CHECK(epoch >= 1 && epoch <= 1e6 && epoch == static_cast<double>(static_cast<unsigned>(epoch)), IOError,
+                   source << ":" << row.lineno << ": epoch \"" << row.cells[0] << "\" is not a positive integer");
+    r.epoch = static_cast<unsigned>(epoch);
     r.train_loss = value(1);
     r.train_accuracy = value(2);
     r.val_loss = value(3);

@@ -72,8 +72,8 @@ const char* kAbout =
     "Trains a network on MNIST-format data (Fashion-MNIST by default) and writes a run folder:\n"
     "config.json, metrics.csv, summary.json, checkpoint.bin and report.html.\n"
     "Flags override the config; the config overrides the preset.\n"
-    "Under mpirun -np N (or srun) the ranks train together: --batch-size is the global batch,\n"
-    "rank 0 writes the run folder and prints; see docs/distributed.md.";
+    "Under mpirun -np N the ranks train together (srun is detected, not yet tested):\n"
+    "--batch-size is the global batch, rank 0 writes the run folder and prints; see docs/distributed.md.";
 
 std::string default_out_dir(const std::string& name) {
   const std::time_t now = std::time(nullptr);

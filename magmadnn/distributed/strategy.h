@@ -5,7 +5,7 @@
 /// training step of that network exchanges gradients or weights with the
 /// other ranks through a Communicator.
 ///
-///   auto comm = distributed::make_communicator("auto");
+///   std::shared_ptr<distributed::Communicator> comm = distributed::make_communicator("auto");
 ///   auto s = distributed::make_strategy<float>("allreduce", comm, {});
 ///   s->attach(net);          // collective: rank 0's weights go to every rank
 ///   net.fit(x_shard, y_shard, opts);

@@ -84,7 +84,7 @@ std::vector<Json> read_journal(const std::string& path) {
     try {
       events.push_back(Json::parse(text.begin() + static_cast<std::ptrdiff_t>(start),
                                    text.begin() + static_cast<std::ptrdiff_t>(nl)));
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
       MAGMADNN_THROW(ValueError, path << ":" << line << ": not a journal line (" << e.what() << ")");
     }
   }

@@ -4,6 +4,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "magmadnn/tune/journal.h"
 #include "magmadnn/tune/worker.h"
@@ -16,6 +17,19 @@ using Clock = std::chrono::steady_clock;
 
 constexpr double kShortTrial = 0.01;  // seconds
 constexpr std::size_t kPrefetch = 8;
+
+// An integer of a journal line or a worker's message (`def` when absent). A
+// float is refused: converting one outside the integer's range (1e300) is
+// undefined.
+template <typename T>
+T integer_at(const Json& e, const char* key, std::optional<T> def = std::nullopt) {
+  if (def && !e.contains(key)) return *def;
+  const Json& v = e.at(key);
+  // The JSON library's own error type, so that a journal's replay names the file (replay_journal).
+  if (!v.is_number_integer())
+    throw Json::type_error::create(302, "\"" + std::string(key) + "\": expected an integer, got " + v.dump(), &v);
+  return v.get<T>();
+}
 
 class Master {
  public:
@@ -34,7 +48,7 @@ class Master {
                                   << " is empty (0 bytes): the search stopped before it wrote its first line, so "
                                      "there is nothing to continue; start it again without --resume after "
                                      "removing the empty journal");
-      replay(read_journal(journal_path_));
+      replay_journal();
     } else {
       MAGMADNN_CHECK(!exists, ValueError,
                      options_.out_dir << " already holds a search (journal.jsonl): pass --resume to continue it, "
@@ -59,9 +73,25 @@ class Master {
   double now() const { return offset_ + std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   // -- resume ---------------------------------------------------------------
+  // replay() with the JSON library's own errors (a line of another shape: no
+  // "trial", a string where a number belongs) turned into the ValueError
+  // every other damaged journal gets, naming the file.
+  void replay_journal() {
+    const std::vector<Json> events = read_journal(journal_path_);
+    try {
+      replay(events);
+    } catch (const Json::exception& x) {
+      MAGMADNN_THROW(ValueError, journal_path_ << " has a line that is not an event of a search journal ("
+                                               << x.what() << "): the journal is damaged");
+    }
+  }
+
   void replay(const std::vector<Json>& events) {
     MAGMADNN_CHECK(!events.empty() && events[0].value("event", "") == "begin", ValueError,
                    journal_path_ << " does not begin with a \"begin\" line: not a search journal");
+    // value(), never the const operator[]: a key the line lacks would be
+    // undefined behaviour there (tests/fuzz's journal target found a begin
+    // line without "tune").
     // The same document with its keys in another order is the same config.
     if (const auto d = first_difference(events[0].value("tune", Json()), config_.source)) {
       MAGMADNN_THROW(ValueError, "--resume: the config differs from the one the search in "
@@ -70,28 +100,29 @@ class Master {
                                      << " the search began with " << d->was << ", the config given now has "
                                      << d->now);
     }
-    MAGMADNN_CHECK(events[0]["seed"] == config_.context.seed, ValueError,
+    const Json seed = events[0].value("seed", Json());
+    MAGMADNN_CHECK(seed == config_.context.seed, ValueError,
                    "--resume: the seed differs from the one the search in "
-                       << options_.out_dir << " began with: " << events[0]["seed"].dump() << " then, "
+                       << options_.out_dir << " began with: " << seed.dump() << " then, "
                        << config_.context.seed << " now (--seed, or the config's \"seed\")");
     for (const Json& e : events) {
       const std::string kind = e.value("event", "");
       offset_ = std::max(offset_, e.value("t", 0.0));
       if (kind == "resume") ++sessions_;
       if (kind != "started" && kind != "finished" && kind != "failed" && kind != "lost") continue;
-      const std::int64_t i = e.at("trial").get<std::int64_t>();
+      const std::int64_t i = integer_at<std::int64_t>(e, "trial");
       if (kind == "started") {
         if (records_.count(i) == 0) {
           Proposal p = searcher_->next(e.value("t", 0.0));
-          MAGMADNN_CHECK(p.kind == Proposal::Kind::trial && p.trial.index == i && p.trial.params == e["params"],
-                         ValueError,
+          const Json params = e.value("params", Json());
+          MAGMADNN_CHECK(p.kind == Proposal::Kind::trial && p.trial.index == i && p.trial.params == params, ValueError,
                          "--resume: " << journal_path_ << " does not match this search: its trial " << i << " ("
-                                      << e["params"].dump() << ") is not what the searcher proposes now");
+                                      << params.dump() << ") is not what the searcher proposes now");
           records_[i].trial = std::move(p.trial);
         }
         TrialRecord& r = records_.at(i);
-        r.attempts = e.value("attempt", r.attempts + 1);
-        r.worker = e.value("worker", -1);
+        r.attempts = integer_at<int>(e, "attempt", r.attempts + 1);
+        r.worker = integer_at<int>(e, "worker", -1);
         continue;
       }
       MAGMADNN_CHECK(records_.count(i) != 0, ValueError,
@@ -189,7 +220,7 @@ class Master {
     }
     const Json m = Json::parse(ev.payload);
     if (m.value("type", "") != "result") return;  // a goodbye, or an answer to nothing asked
-    MAGMADNN_CHECK(!queue.empty() && queue.front().index == m.at("trial").get<std::int64_t>(), CommError,
+    MAGMADNN_CHECK(!queue.empty() && queue.front().index == integer_at<std::int64_t>(m, "trial"), CommError,
                    "tune: " << channel_.describe(ev.worker) << " answered trial " << m.at("trial")
                             << ", which it was not running");
     queue.pop_front();

@@ -1,6 +1,9 @@
 #include "magmadnn/tune/trial.h"
 
 #include <limits>
+#include <type_traits>
+
+#include "magmadnn/core/errors.h"
 
 namespace magmadnn::tune {
 namespace {
@@ -8,9 +11,21 @@ namespace {
 // A number of the wire format: JSON writes NaN and infinities as null.
 double number(const Json& j) { return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>(); }
 
+// An integer of the wire format. A float is refused: converting one outside
+// the integer's range is undefined.
+template <typename T>
+T integer(const Json& v, const char* key) {
+  // The JSON library's own error type, as for any other field of the wrong type.
+  if (!v.is_number_integer())
+    throw Json::type_error::create(302, "\"" + std::string(key) + "\": expected an integer, got " + v.dump(), &v);
+  return v.get<T>();
+}
+
 template <typename T>
 T get_or(const Json& j, const char* key, T def) {
-  return j.contains(key) && !j[key].is_null() ? j[key].get<T>() : def;
+  if (!j.contains(key) || j[key].is_null()) return def;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return integer<T>(j[key], key);
+  else return j[key].get<T>();
 }
 
 }  // namespace
@@ -28,7 +43,7 @@ Json Trial::to_json() const {
 
 Trial Trial::from_json(const Json& j) {
   Trial t;
-  t.index = j.at("index").get<std::int64_t>();
+  t.index = integer<std::int64_t>(j.at("index"), "index");
   t.config = get_or<std::int64_t>(j, "config", t.index);
   t.rung = get_or<int>(j, "rung", 0);
   t.attempt = get_or<int>(j, "attempt", 1);
@@ -65,7 +80,7 @@ TrialOutcome TrialOutcome::from_json(const Json& j) {
   o.seconds = get_or<double>(j, "seconds", -1.0);
   if (j.contains("curve"))
     for (const Json& p : j["curve"])
-      o.curve.push_back({p.at("epoch").get<std::int64_t>(), number(p.at("loss")), number(p.at("accuracy")),
+      o.curve.push_back({integer<std::int64_t>(p.at("epoch"), "epoch"), number(p.at("loss")), number(p.at("accuracy")),
                          number(p.at("seconds"))});
   if (j.contains("extra")) o.extra = j["extra"];
   return o;

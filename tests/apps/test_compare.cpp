@@ -203,6 +203,33 @@ TEST(CliCompare, RunsOfDifferentDataSetsOrNoneAreRefused) {
   EXPECT_THROW(check_comparable({}), ValueError);
 }
 
+// summary.json's "ranks" labels the run; a value no run writes (1e300, whose
+// cast to an integer is undefined: seen while writing tests/fuzz's compare
+// target) is refused naming the file and the field, as is a strategy that
+// is not a string. Absent, the run is one process without a strategy.
+TEST(CliCompare, SummaryRanksAndStrategyOfAnotherTypeAreRefused) {
+  const std::string dir = (fs::temp_directory_path() / ("magmadnn-compare-summary-" + std::to_string(::getpid()))).string();
+  fs::create_directories(dir);
+  std::ofstream(dir + "/config.json") << R"({"data": {"dataset": "fashion-mnist"}})";
+  std::ofstream(dir + "/metrics.csv") << metrics_csv(history(2, 1.0, 1.0));
+  const auto summary = [&](const std::string& text) { std::ofstream(dir + "/summary.json") << text; };
+  summary(R"({"test_accuracy": 0.5})");
+  EXPECT_EQ(ranks_of(read_compare_run(dir)), 1);
+  summary(R"({"ranks": 3, "strategy": "ring"})");
+  EXPECT_EQ(run_label(read_compare_run(dir)), "3 ranks, ring: " + fs::path(dir).filename().string());
+  for (const char* bad : {R"({"ranks": 1e300})", R"({"ranks": 2.5})", R"({"ranks": 0})", R"({"ranks": "2"})",
+                          R"({"ranks": -1e300})", R"({"strategy": 5})"}) {
+    summary(bad);
+    try {
+      (void)read_compare_run(dir);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const IOError& e) {
+      EXPECT_NE(std::string(e.what()).find("summary.json"), std::string::npos) << e.what();
+    }
+  }
+  fs::remove_all(dir);
+}
+
 TEST(CliCompare, TestCurveCsvRoundTripsAndNamesMistakes) {
   const TestCurve c = {{1, 0.912345678, 0.5}, {2, 0.5, 0.75}};
   EXPECT_EQ(parse_test_curve_csv(test_curve_csv(c), "f"), c);

@@ -55,3 +55,19 @@ TEST(CliRunFolder, MalformedMetricsNameFileAndLine) {
   EXPECT_THROW(parse_metrics_csv(ok + "1,2\n", "m.csv"), IOError);
   EXPECT_THROW(parse_metrics_csv("a,b\n", "m.csv"), IOError);
 }
+
+// An epoch that is no positive whole number is refused before it is cast to
+// unsigned (undefined for NaN, negatives and huge values; seen while writing
+// tests/fuzz's compare target: an empty field reads as NaN).
+TEST(CliRunFolder, MetricsEpochMustBeAPositiveInteger) {
+  const std::string ok = metrics_csv({});
+  for (const char* epoch : {"", "-1", "0", "1e300", "2.5", "nan", "inf"}) {
+    try {
+      parse_metrics_csv(ok + epoch + ",0.5,0.5,,,0.1,1,1\n", "m.csv");
+      ADD_FAILURE() << "accepted epoch \"" << epoch << "\"";
+    } catch (const IOError& e) {
+      EXPECT_NE(std::string(e.what()).find("m.csv:2: epoch"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(parse_metrics_csv(ok + "3,0.5,0.5,,,0.1,1,1\n", "m.csv").at(0).epoch, 3u);
+}

@@ -110,3 +110,102 @@ put("config", "syntax_error", b'{"epochs": 2,')
 put("config", "deep_1001", b"[" * 1001 + b"]" * 1001)
 put("config", "brackets_in_string", b'{"name": "[[[[{{{{"}')
 put("config", "not_object", b"[1, 2, 3]")
+
+# Tune config (tune/tune_config.h)
+import json
+train = {"layers": [{"type": "flatten"}, {"type": "dense", "units": 4}], "epochs": 2, "batch_size": 8,
+         "optimizer": {"type": "sgd", "learning_rate": 0.1}}
+lr_list = {"path": "optimizer.learning_rate", "values": [0.1, 0.2]}
+put("tune_config", "grid", json.dumps({"train": train, "space": [lr_list, {"path": "batch_size", "values": [8, 16]}]}))
+put("tune_config", "random_log_uniform", json.dumps(
+    {"train": train, "space": [{"path": "optimizer.learning_rate", "log_uniform": [1e-4, 1.0]}],
+     "searcher": {"type": "random", "trials": 5, "seconds": 3, "target_accuracy": 0.9}, "objective": {"kind": "accuracy"}, "seed": 9}))
+put("tune_config", "asha_range", json.dumps(
+    {"train": train, "space": [{"path": "optimizer.learning_rate", "range": [0.1, 0.5], "step": 0.1},
+                               {"path": "layers[1].units", "uniform": [2, 9], "integer": True},
+                               {"path": "optimizer.type", "choice": ["sgd", "adam"]}],
+     "searcher": {"type": "asha", "configs": 6, "min_epochs": 1, "max_epochs": 4, "eta": 2},
+     "objective": {"kind": "loss_area"}, "retries": 2}))
+put("tune_config", "preset", json.dumps({"train": {"preset": "mlp", "epochs": 1}, "space": [lr_list]}))
+put("tune_config", "unknown_searcher_key", json.dumps({"train": train, "space": [lr_list],
+                                                        "searcher": {"type": "grid", "trails": 3}}))
+put("tune_config", "bad_path", json.dumps({"train": train, "space": [{"path": "optimizer.lr", "values": [1]}]}))
+put("tune_config", "empty_space", json.dumps({"train": train, "space": []}))
+put("tune_config", "syntax_error", '{"train": {')
+
+# Search journal, resumed against fuzz_entries' kJournalConfig (the same
+# document, key for key, in the "begin" line)
+jcfg = {"train": {"layers": [{"type": "flatten"}, {"type": "dense", "units": 4}], "epochs": 2, "batch_size": 8,
+                  "optimizer": {"type": "sgd", "learning_rate": 0.1}},
+        "space": [{"path": "optimizer.learning_rate", "values": [0.1, 0.2]}, {"path": "batch_size", "values": [8, 16]}],
+        "searcher": {"type": "grid"}, "objective": {"kind": "loss"}, "seed": 3}
+
+
+def jl(*events):
+    return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
+
+
+def tcfg(lr, bs):
+    t = json.loads(json.dumps(jcfg["train"]))
+    t["optimizer"]["learning_rate"] = lr
+    t["batch_size"] = bs
+    return t
+
+
+begin = {"event": "begin", "tune": jcfg, "seed": 3, "workers": 1, "t": 0.0}
+p0 = {"optimizer.learning_rate": 0.1, "batch_size": 8}
+started0 = {"event": "started", "trial": 0, "attempt": 1, "worker": 0, "config": 0, "rung": 0, "params": p0,
+            "t": 0.01}
+outcome = {"ok": True, "error": "", "curve": [{"epoch": 1, "loss": 0.1, "accuracy": 0.5, "seconds": 0.001},
+                                              {"epoch": 2, "loss": 0.05, "accuracy": 0.5, "seconds": 0.002}],
+           "loss": 0.05, "accuracy": 0.5, "test_accuracy": None, "seconds": 0.002, "extra": {}}
+finished0 = {"event": "finished", "trial": 0, "attempt": 1, "worker": 0, "outcome": outcome, "t": 0.02}
+put("journal", "begin_only", jl(begin))
+put("journal", "one_finished", jl(begin, started0, finished0))
+put("journal", "one_started", jl(begin, started0))
+put("journal", "lost_then_resumed", jl(begin, started0, {"event": "lost", "trial": 0, "attempt": 1, "worker": 0,
+                                                         "reason": "killed", "t": 0.02},
+                                      {"event": "resume", "workers": 1, "t": 0.03}))
+put("journal", "failed", jl(begin, started0, {"event": "failed", "trial": 0, "attempt": 1, "worker": 0,
+                                              "error": "diverged", "outcome": dict(outcome, ok=False), "t": 0.02}))
+put("journal", "torn_last_line", jl(begin, started0) + '{"event":"fini')
+put("journal", "ends_before_start", jl(begin, finished0))
+put("journal", "other_config", jl(dict(begin, seed=4)))
+put("journal", "not_json", "begin\n")
+
+# results.json of a search (apps/magmadnn/tune_results.h)
+trial_ok = {"index": 0, "params": {"optimizer.learning_rate": 0.1}, "status": "ok", "attempts": 1, "worker": 0,
+            "seconds": 0.5, "objective": 0.3, "final": {"loss": 0.3, "accuracy": 0.9, "test_accuracy": None},
+            "curve": [{"epoch": 1, "loss": 0.5, "accuracy": 0.8, "seconds": 0.25},
+                      {"epoch": 2, "loss": 0.3, "accuracy": 0.9, "seconds": 0.5}]}
+trial_failed = {"index": 1, "params": {"optimizer.learning_rate": 1e30}, "status": "failed", "objective": None,
+                "error": "loss is NaN"}
+results = {"objective": {"kind": "loss", "direction": "minimize"}, "searcher": "grid", "seed": 3, "best": 0,
+           "dimensions": [{"path": "optimizer.learning_rate", "kind": "list", "values": [0.1, 1e30]}],
+           "trials": [trial_ok, trial_failed]}
+put("results", "two_trials", json.dumps(results))
+put("results", "no_trials", json.dumps(dict(results, best=None, trials=[],
+                                            dimensions=[{"path": "optimizer.learning_rate",
+                                                         "kind": "log_uniform", "low": 1e-4, "high": 1}])))
+put("results", "pruned_asha", json.dumps(dict(results, searcher="asha",
+                                              trials=[trial_ok, dict(trial_failed, status="pruned", index=2)])))
+put("results", "bad_status", json.dumps(dict(results, trials=[dict(trial_ok, status="done")])))
+put("results", "best_not_a_trial", json.dumps(dict(results, best=7)))
+put("results", "duplicate_index", json.dumps(dict(results, trials=[trial_ok, dict(trial_failed, index=0)])))
+put("results", "not_object", "[]")
+
+# A run folder as compare reads it: first byte % 4 picks the file that holds
+# the rest (0 metrics.csv, 1 summary.json, 2 test_per_epoch.csv, 3 config.json)
+metrics = ("epoch,train_loss,train_accuracy,val_loss,val_accuracy,learning_rate,seconds,samples_per_second\n"
+           "1,0.9,0.6,0.95,0.58,0.05,1.5,4000\n2,0.6,0.75,,,0.05,1.4,4100\n")
+put("compare", "metrics", b"\x00" + metrics.encode())
+put("compare", "metrics_header_only", b"\x00" + metrics.split("\n")[0].encode() + b"\n")
+put("compare", "metrics_short_row", b"\x00" + metrics.encode() + b"3,0.5\n")
+put("compare", "metrics_not_number", b"\x00" + metrics.encode() + b"3,x,0,0,0,0,0,0\n")
+put("compare", "summary", b"\x01" + json.dumps({"test_accuracy": 0.8, "test_loss": 0.55, "train_seconds": 2.9,
+                                                "epochs": 2, "ranks": 3, "strategy": "ring"}).encode())
+put("compare", "summary_wrong_types", b"\x01" + b'{"ranks": "two", "strategy": 5, "test_accuracy": "x"}')
+put("compare", "test_curve", b"\x02" + b"epoch,test_loss,test_accuracy\n1,0.9,0.6\n2,0.6,0.75\n")
+put("compare", "test_curve_bad", b"\x02" + b"epoch,test_loss\n1,0.9\n")
+put("compare", "config_idx", b"\x03" + b'{"data": {"dataset": "idx", "dir": "<b>x</b>"}}')
+put("compare", "config_not_json", b"\x03" + b'{"data": ')

@@ -24,7 +24,12 @@ struct Target {
 };
 const Target kTargets[] = {{"idx", magmadnn::fuzz::idx},     {"gzip", magmadnn::fuzz::gzip},
                            {"csv", magmadnn::fuzz::csv},     {"cifar", magmadnn::fuzz::cifar},
-                           {"checkpoint", magmadnn::fuzz::checkpoint}, {"config", magmadnn::fuzz::config}};
+                           {"checkpoint", magmadnn::fuzz::checkpoint}, {"config", magmadnn::fuzz::config},
+                           {"tune_config", magmadnn::fuzz::tune_config}, {"journal", magmadnn::fuzz::journal},
+#if defined(MAGMADNN_FUZZ_HAVE_CLI)
+                           {"results", magmadnn::fuzz::results},   {"compare", magmadnn::fuzz::compare},
+#endif
+};
 
 std::vector<std::uint8_t> slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);

@@ -444,6 +444,97 @@ TEST(TuneCliMpi, ADivergedTrialFailsAloneInItsGroup) {
   }
 }
 
+// `magmadnn tune` on root's tune.json under the launcher: `ranks` ranks,
+// --ranks-per-trial `per_trial`, into root/search-<tag>.
+magmadnn::test::CommandResult tune_under_mpirun(const std::string& root, int ranks, int per_trial,
+                                                const std::string& tag) {
+  const std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 " +
+                          std::string(MAGMADNN_MPIEXEC) + " -np " + std::to_string(ranks) + " --oversubscribe " +
+                          MAGMADNN_APP + " tune " + root + "/tune.json --out " + root + "/search-" + tag +
+                          " --ranks-per-trial " + std::to_string(per_trial);
+  return magmadnn::test::run_shell(cmd, root + "/log-" + tag);
+}
+
+// root's tune.json with `searcher` over a continuous learning rate (and
+// epochs 2, the ASHA searcher's max_epochs overriding it per rung).
+void use_searcher(const std::string& root, const Json& searcher) {
+  Json j = Json::parse(magmadnn::test::read_text(root + "/tune.json"));
+  j["searcher"] = searcher;
+  j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "log_uniform": [0.01, 0.5]}])");
+  std::ofstream(root + "/tune.json") << j.dump(2);
+}
+
+// What every search under mpirun must leave: each trial started and ended
+// once in the journal, results.json naming the searcher, every trial
+// trained by `per_trial` ranks with a learning rate inside the space.
+Json expect_search(const std::string& out, const std::string& searcher, int per_trial) {
+  for (const auto& [i, c] : count_events(magmadnn::tune::read_journal(out + "/journal.jsonl"))) {
+    EXPECT_EQ(c.started, 1) << "trial " << i;
+    EXPECT_EQ(c.finished, 1) << "trial " << i;
+    EXPECT_EQ(c.lost + c.failed, 0) << "trial " << i;
+  }
+  const Json r = Json::parse(magmadnn::test::read_text(out + "/results.json"));
+  EXPECT_EQ(r["searcher"], searcher);
+  EXPECT_FALSE(r["best"].is_null());
+  for (const Json& t : r["trials"]) {
+    EXPECT_EQ(t["extra"]["ranks"], per_trial) << t.dump();
+    const double lr = t["params"]["optimizer.learning_rate"].get<double>();
+    EXPECT_TRUE(lr >= 0.01 && lr <= 0.5) << t.dump();
+    EXPECT_TRUE(t["final"]["test_accuracy"].is_number()) << t.dump();
+  }
+  return r;
+}
+
+// The random searcher under mpirun: 3 trials at 2 ranks (one worker) and
+// at 3 ranks (one group of two), each a distinct point of the space.
+TEST(TuneCliMpi, RandomSearchAtTwoAndThreeRanks) {
+  const std::string root = prepare("cli-mpi-random");
+  use_searcher(root, {{"type", "random"}, {"trials", 3}});
+  for (const auto& [ranks, per_trial] : {std::pair{2, 1}, std::pair{3, 2}}) {
+    const std::string tag = "np" + std::to_string(ranks);
+    const auto run = tune_under_mpirun(root, ranks, per_trial, tag);
+    ASSERT_EQ(run.rc, 0) << run.out << run.err;
+    const Json r = expect_search(root + "/search-" + tag, "random", per_trial);
+    ASSERT_EQ(r["trials"].size(), 3u) << r.dump();
+    std::set<double> points;
+    for (const Json& t : r["trials"]) {
+      EXPECT_EQ(t["status"], "ok") << t.dump();
+      EXPECT_EQ(t["curve"].size(), 2u) << t.dump();
+      points.insert(t["params"]["optimizer.learning_rate"].get<double>());
+    }
+    EXPECT_EQ(points.size(), 3u) << r.dump();
+  }
+}
+
+// ASHA under mpirun, at 2 ranks (one worker) and 3 ranks (two workers, so
+// rungs fill asynchronously): 3 configurations at 1 epoch, the best
+// promoted to 2 epochs (eta 2), every trial ok or pruned, the best from
+// the top rung.
+TEST(TuneCliMpi, AshaSearchAtTwoAndThreeRanks) {
+  const std::string root = prepare("cli-mpi-asha");
+  use_searcher(root, {{"type", "asha"}, {"configs", 3}, {"min_epochs", 1}, {"max_epochs", 2}, {"eta", 2}});
+  for (const int ranks : {2, 3}) {
+    const std::string tag = "np" + std::to_string(ranks);
+    const auto run = tune_under_mpirun(root, ranks, 1, tag);
+    ASSERT_EQ(run.rc, 0) << run.out << run.err;
+    const Json r = expect_search(root + "/search-" + tag, "asha", 1);
+    std::set<std::int64_t> rung0, rung1;  // configurations
+    std::int64_t best_rung = -1;
+    for (const Json& t : r["trials"]) {
+      EXPECT_TRUE(t["status"] == "ok" || t["status"] == "pruned") << t.dump();
+      const int rung = t["rung"].get<int>();
+      ASSERT_TRUE(rung == 0 || rung == 1) << t.dump();
+      EXPECT_EQ(t["curve"].size(), rung == 0 ? 1u : 2u) << t.dump();  // its rung's epochs, trained from scratch
+      EXPECT_TRUE((rung == 0 ? rung0 : rung1).insert(t["config"].get<std::int64_t>()).second) << t.dump();
+      if (t["index"] == r["best"]) best_rung = rung;
+    }
+    EXPECT_EQ(rung0.size(), 3u) << r.dump();  // every configuration once at 1 epoch
+    EXPECT_GE(rung1.size(), 1u) << r.dump();  // at least the best of the first two promoted
+    for (const std::int64_t c : rung1) EXPECT_EQ(rung0.count(c), 1u) << "config " << c << " promoted unseen";
+    EXPECT_EQ(best_rung, 1) << r.dump();  // only the top rung competes
+  }
+}
+
 #endif
 
 }  // namespace

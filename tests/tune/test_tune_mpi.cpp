@@ -4,6 +4,7 @@
 // synthetic trial checks its group with an allreduce).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "magmadnn/distributed/communicator_factory.h"
@@ -50,15 +51,17 @@ tune::TrialOutcome failing_trial(const tune::Trial& t,
   return group_trial(t, comm);
 }
 
-// Runs a grid search over the world with groups of k; the master's result on rank 0.
-std::optional<MasterView> search(int k, const std::string& name, const tune::TrialFunction& fn = group_trial) {
+// Runs a search (grid unless `config` is given) over the world with groups
+// of k; the master's result on rank 0.
+std::optional<MasterView> search(int k, const std::string& name, const tune::TrialFunction& fn = group_trial,
+                                 const Json& config = tune_json({{"type", "grid"}})) {
   const tune::GroupLayout layout = tune::split_groups(*g_world, k);
   if (g_world->rank() == 0) {
     const std::string dir = fresh_dir(name);
     tune::CommMasterChannel channel(g_world, k);
     tune::MasterOptions o;
     o.out_dir = dir;
-    return MasterView{tune::run_search(tune::parse_tune_config(tune_json({{"type", "grid"}})), channel, o), dir};
+    return MasterView{tune::run_search(tune::parse_tune_config(config), channel, o), dir};
   }
   if (layout.leader) {
     tune::CommWorkerChannel channel(g_world);
@@ -134,6 +137,70 @@ TEST(TuneMpi, AFailedTrialLeavesItsGroupWorking) {
       EXPECT_EQ(t.status, "ok") << "trial " << t.trial.index << ": " << t.outcome.error;
       EXPECT_EQ(t.outcome.extra["members"], k) << "trial " << t.trial.index;
     }
+  }
+}
+
+// One rank per trial, and (3 ranks or more) one group of every worker rank.
+std::vector<int> group_sizes() {
+  std::vector<int> k{1};
+  if (g_world->size() >= 3) k.push_back(g_world->size() - 1);
+  return k;
+}
+
+// Every trial of `r` ended once in its journal, trained by a whole group of k.
+void check_ended_once(const MasterView& v, int k) {
+  for (const auto& t : v.result.trials) {
+    EXPECT_EQ(t.attempts, 1) << "trial " << t.trial.index;
+    EXPECT_EQ(t.outcome.extra["members"], k) << "trial " << t.trial.index;
+  }
+  for (const auto& [i, c] : count_events(tune::read_journal(v.dir + "/journal.jsonl"))) {
+    EXPECT_EQ(c.started, 1) << "trial " << i;
+    EXPECT_EQ(c.finished, 1) << "trial " << i;
+  }
+}
+
+// The random searcher under mpirun: its 12 trials once each, at the points
+// (seed, i) gives whatever the number of workers, one rank per trial and
+// (3 ranks or more) one group of every worker rank.
+TEST(TuneMpi, RandomRunsItsTrialsOnceAtTheirPoints) {
+  if (g_world->size() < 2) GTEST_SKIP() << "needs a master and a worker rank";
+  const Json j = tune_json({{"type", "random"}, {"trials", 12}});
+  const tune::TuneConfig c = tune::parse_tune_config(j);
+  for (const int k : group_sizes()) {
+    const auto r = search(k, "mpi-random-k" + std::to_string(k), group_trial, j);
+    if (!r) continue;
+    ASSERT_EQ(r->result.trials.size(), 12u);
+    for (const auto& t : r->result.trials) {
+      EXPECT_EQ(t.status, "ok") << t.outcome.error;
+      EXPECT_EQ(t.trial.params, c.context.space.random_point(7, static_cast<std::uint64_t>(t.trial.index)));
+    }
+    check_ended_once(*r, k);
+  }
+}
+
+// ASHA under mpirun: 9 configurations at 1 epoch, promoted to 3 and 9
+// (eta 3); with several workers the rungs fill asynchronously, so only the
+// shape is fixed: every configuration once at rung 0, promotions only of
+// configurations seen below, the best from the top rung.
+TEST(TuneMpi, AshaPromotesAcrossRanks) {
+  if (g_world->size() < 2) GTEST_SKIP() << "needs a master and a worker rank";
+  Json j = tune_json({{"type", "asha"}, {"configs", 9}, {"min_epochs", 1}, {"max_epochs", 9}, {"eta", 3}});
+  j["space"] = Json::parse(R"([{"path": "optimizer.learning_rate", "uniform": [0.01, 1.0]}])");
+  for (const int k : group_sizes()) {
+    const auto r = search(k, "mpi-asha-k" + std::to_string(k), group_trial, j);
+    if (!r) continue;
+    std::map<int, std::set<std::int64_t>> rungs;
+    for (const auto& t : r->result.trials) {
+      EXPECT_TRUE(t.status == "ok" || t.status == "pruned") << t.status << " " << t.outcome.error;
+      EXPECT_TRUE(rungs[t.trial.rung].insert(t.trial.config).second) << "config " << t.trial.config << " twice";
+      EXPECT_EQ(t.outcome.curve.size(), t.trial.rung == 0 ? 1u : t.trial.rung == 1 ? 3u : 9u);
+    }
+    EXPECT_EQ(rungs[0].size(), 9u);
+    for (const int rung : {1, 2})
+      for (const std::int64_t c : rungs[rung]) EXPECT_EQ(rungs[rung - 1].count(c), 1u) << "config " << c;
+    ASSERT_TRUE(r->result.best.has_value());
+    EXPECT_EQ(r->result.trials[static_cast<std::size_t>(*r->result.best)].trial.rung, 2);
+    check_ended_once(*r, k);
   }
 }
 

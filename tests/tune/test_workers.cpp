@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "magmadnn/tune/inline_channel.h"
 #include "magmadnn/tune/master.h"
 #include "magmadnn/tune/results.h"
 #include "magmadnn/tune/worker.h"
@@ -338,6 +339,76 @@ TEST(TuneWorkers, ResumingAFinishedSearchRunsNothing) {
   // A different config cannot resume this journal.
   EXPECT_THROW(search_with_workers(tune_json({{"type", "grid"}}, {{"kind", "accuracy"}}), 2, dir, true),
                magmadnn::ValueError);
+}
+
+// A journal whose lines are JSON but not events of this shape: each is
+// refused as a damaged journal, a ValueError naming the file, not the JSON
+// library's own exception nor undefined behaviour. The begin line without
+// "tune" was found by tests/fuzz's journal target (the const operator[] of
+// a missing key); "attempt": 1e300 is a float converted to int.
+TEST(TuneJournal, ALineOfAnotherShapeIsADamagedJournal) {
+  const Json cfg = tune_json({{"type", "grid"}});
+  const std::string begin = Json{{"event", "begin"}, {"tune", cfg}, {"seed", 7}, {"workers", 1}, {"t", 0.0}}.dump();
+  const std::string started =
+      R"({"event":"started","trial":0,"attempt":1,"worker":0,"config":0,"rung":0,"params":{"optimizer.learning_rate":0.1,"batch_size":16},"t":0.1})";
+  for (const std::string& bad :
+       {std::string(R"({"event":"finished","attempt":1})"),          // no "trial"
+        std::string(R"({"event":"started","trial":"zero"})"),        // a string where the index belongs
+        std::string(R"({"event":"resume","t":"late"})"),             // a string where the time belongs
+        started + "\n" + R"({"event":"finished","trial":0,"outcome":{"curve":[{"epoch":1}]}})",
+        std::string(R"({"event":"started","trial":0,"attempt":1e300,"worker":0,"config":0,"rung":0,)") +
+            R"("params":{"optimizer.learning_rate":0.1,"batch_size":16},"t":0.1})",  // a float where an int belongs
+        started + "\n" + R"({"event":"finished","trial":0,"outcome":{"curve":[{"epoch":1e300,"loss":1,"accuracy":1,"seconds":1}]}})"}) {
+    const std::string dir = fresh_dir("journal-shape");
+    std::ofstream(dir + "/journal.jsonl") << begin << "\n" << bad << "\n";
+    try {
+      tune::InlineChannel channel(synthetic_trial);
+      tune::MasterOptions o;
+      o.out_dir = dir;
+      o.resume = true;
+      tune::run_search(tune::parse_tune_config(cfg), channel, o);
+      ADD_FAILURE() << "resumed a journal holding " << bad;
+    } catch (const magmadnn::ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("journal.jsonl has a line that is not an event"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// A begin line without "tune" or "seed" is another search's, refused as
+// such (it was the const operator[] of a missing key: undefined behaviour,
+// an assertion in the fuzz build; tests/fuzz/corpus/journal/crash-begin_without_tune).
+TEST(TuneJournal, ABeginLineWithoutItsConfigIsAnotherSearch) {
+  const Json cfg = tune_json({{"type", "grid"}});
+  for (const Json& begin : {Json{{"event", "begin"}, {"seed", 7}}, Json{{"event", "begin"}, {"tune", cfg}}}) {
+    const std::string dir = fresh_dir("journal-begin");
+    std::ofstream(dir + "/journal.jsonl") << begin.dump() << "\n";
+    tune::InlineChannel channel(synthetic_trial);
+    tune::MasterOptions o;
+    o.out_dir = dir;
+    o.resume = true;
+    try {
+      tune::run_search(tune::parse_tune_config(cfg), channel, o);
+      ADD_FAILURE() << "resumed " << begin.dump();
+    } catch (const magmadnn::ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("differs"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A number too large for a double (1e999) makes the JSON parser throw
+// out_of_range, not parse_error: it escaped read_journal as the library's
+// own exception (tests/fuzz's journal target, after 189,000 executions;
+// reproducer corpus/journal/crash-number_out_of_range).
+TEST(TuneJournal, ANumberOutOfRangeIsNotAJournalLine) {
+  const std::string dir = fresh_dir("journal-range");
+  std::ofstream(dir + "/journal.jsonl") << R"({"event":"begin"})" << "\n" << R"({"t":1e999})" << "\n";
+  try {
+    (void)tune::read_journal(dir + "/journal.jsonl");
+    ADD_FAILURE() << "read a journal holding 1e999";
+  } catch (const magmadnn::ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("journal.jsonl:2: not a journal line"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TuneJournal, DropsATornLastLine) {
