@@ -11,14 +11,16 @@ set -euo pipefail
 #   but libdnnl-dev only recommends it (and we install without recommends).
 # libgtest-dev, libgmock-dev: configuring looks for them (tests are on by
 #   default); gmock/gmock.h is not in libgtest-dev.
+# python3: configuring runs tests/docs/doc_snippets.py (tests are on by
+#   default, so run-main.sh's configure needs it too).
 PKGS=(build-essential cmake ninja-build ccache pkg-config git libdnnl-dev ocl-icd-opencl-dev
       libopenblas-dev libfftw3-dev libopenmpi-dev openmpi-bin zlib1g-dev nlohmann-json3-dev
-      libgtest-dev libgmock-dev dataset-fashion-mnist)
+      libgtest-dev libgmock-dev dataset-fashion-mnist python3)
 if [[ "${1:-}" == "--tests" ]]; then
-  # python3: the v1 example checker. clang: the API forms are compiled by
+  # python3 (above) also runs the v1 example checker. clang: the API forms are compiled by
   # both compilers. chromium, poppler-utils, fonts: the report is rendered
   # and read back. iproute2: tests/netns puts ranks in network namespaces.
-  PKGS+=(python3 clang chromium poppler-utils fonts-dejavu-core iproute2)
+  PKGS+=(clang chromium poppler-utils fonts-dejavu-core iproute2)
 elif [[ $# -gt 0 ]]; then
   echo "usage: $0 [--tests]" >&2
   exit 2
