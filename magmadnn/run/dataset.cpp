@@ -107,6 +107,21 @@ Split synthetic_split(const DataSpec& d, bool train, std::int64_t classes, std::
   return s;
 }
 
+// Keeps the first n samples of a loaded set in s (all of them without a copy;
+// otherwise copies of the first n, so the rest of the file is freed).
+void keep_first(Split& s, data::SourceImageSet<float>& set, std::int64_t n) {
+  s.labels.assign(set.classes.begin(), set.classes.begin() + n);
+  if (n == set.images.rows()) {
+    s.x = std::move(set.images);
+    s.y = std::move(set.labels);
+  } else {
+    std::vector<std::int64_t> first(static_cast<std::size_t>(n));
+    std::iota(first.begin(), first.end(), std::int64_t{0});
+    s.x = set.images.take(first);
+    s.y = set.labels.slice(0, n).to(HOST);
+  }
+}
+
 Split cifar_split(const DataSpec& d, bool train, std::int64_t classes) {
   data::ImageOptions o;
   o.num_classes = classes;
@@ -119,16 +134,7 @@ Split cifar_split(const DataSpec& d, bool train, std::int64_t classes) {
   Split s;
   s.source = d.dir + "/" +
              (d.dataset == "cifar10" ? (train ? "data_batch_*.bin" : "test_batch.bin") : (train ? "train.bin" : "test.bin"));
-  s.labels.assign(set.classes.begin(), set.classes.begin() + n);
-  if (n == total) {
-    s.x = std::move(set.images);
-    s.y = std::move(set.labels);
-  } else {
-    std::vector<std::int64_t> first(static_cast<std::size_t>(n));
-    std::iota(first.begin(), first.end(), std::int64_t{0});
-    s.x = set.images.take(first);
-    s.y = set.labels.slice(0, n).to(HOST);
-  }
+  keep_first(s, set, n);
   return s;
 }
 
@@ -168,17 +174,7 @@ Split load_split(const std::string& dir, const std::string& split, std::int64_t 
   Split s;
   s.source = io::find_plain_or_gz(dir + (split == "train" ? "/train" : "/t10k") + "-images-idx3-ubyte");
   s.label_source = io::find_plain_or_gz(dir + (split == "train" ? "/train" : "/t10k") + "-labels-idx1-ubyte");
-  s.labels.assign(set.classes.begin(), set.classes.begin() + n);
-  if (n == total) {
-    s.x = std::move(set.images);
-    s.y = std::move(set.labels);
-  } else {
-    // Copies of the first n, so the rest of the file is freed.
-    std::vector<std::int64_t> first(static_cast<std::size_t>(n));
-    std::iota(first.begin(), first.end(), std::int64_t{0});
-    s.x = set.images.take(first);
-    s.y = set.labels.slice(0, n).to(HOST);
-  }
+  keep_first(s, set, n);
   return s;
 }
 
