@@ -19,7 +19,7 @@
 
 #include "magmadnn.h"
 #include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/strategy.h"
+#include "magmadnn/distributed/allreduce_strategy.h"
 
 using namespace magmadnn;
 using distributed::Buffer;
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   model::NeuralNetwork<float> net(layers, optimizer::CROSS_ENTROPY, optimizer::SGD, p);
   std::unique_ptr<distributed::Strategy<float>> strategy;
   if (!model_parallel) {
-    strategy = distributed::make_strategy<float>("allreduce", counter, {});
+    strategy = std::make_unique<distributed::AllreduceStrategy<float>>(counter, distributed::StrategyOptions{});
     strategy->attach(net);
   }
 

@@ -10,13 +10,13 @@
 
 #include "magmadnn.h"
 #include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/strategy.h"
+#include "magmadnn/distributed/strategy_registry.h"
 
 using namespace magmadnn;
 
 int main(int argc, char** argv) {
   const int hidden_layers = argc > 1 ? std::atoi(argv[1]) : 4;
-  const std::string name = argc > 2 ? argv[2] : "allreduce";
+  const std::string name = argc > 2 ? argv[2] : distributed::default_strategy().name;
   const double bucket_mb = argc > 3 ? std::atof(argv[3]) : 25.0;
   const int steps = argc > 4 ? std::atoi(argv[4]) : 60;
   const int global_batch = argc > 5 ? std::atoi(argv[5]) : 100;

@@ -108,6 +108,14 @@ SplitArgs split_positional(const std::vector<std::string>& args, const std::vect
   return out;
 }
 
+std::string choices_text(const std::string& title, const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::size_t width = 0;
+  for (const auto& [name, help] : entries) width = std::max(width, name.size());
+  std::string s = "\n\n" + title + ":";
+  for (const auto& [name, help] : entries) s += "\n  " + name + std::string(width - name.size() + 2, ' ') + help;
+  return s;
+}
+
 std::string usage_text(const std::string& synopsis, const std::string& about, const std::vector<OptionSpec>& spec) {
   std::ostringstream o;
   o << "usage: " << synopsis << "\n\n" << about << "\n\noptions:\n";

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "magmadnn/core/errors.h"
@@ -57,6 +58,11 @@ struct SplitArgs {
   std::vector<std::string> positional, options;
 };
 SplitArgs split_positional(const std::vector<std::string>& args, const std::vector<OptionSpec>& spec);
+
+/// A --help section listing registered choices (strategies, searchers,
+/// objectives): a blank line, "title:", then one aligned "  name  help" line
+/// per entry, in the order given.
+std::string choices_text(const std::string& title, const std::vector<std::pair<std::string, std::string>>& entries);
 
 /// The --help text: `synopsis`, `about`, then one aligned line per option.
 std::string usage_text(const std::string& synopsis, const std::string& about, const std::vector<OptionSpec>& spec);

@@ -5,30 +5,36 @@
 #include "args.h"
 #include "run_names.h"
 #include "magmadnn/core/config.h"
+#include "magmadnn/core/registry.h"
+#include "magmadnn/tune/searcher.h"
 
 namespace magmadnn::cli {
 namespace {
 
-const char* kTopHelp =
-    "usage: magmadnn <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  train      train a network from a JSON config or a preset (mlp, lenet5, resnet, resnet50, ...)\n"
-    "             and write a run folder (metrics.csv, summary.json, checkpoint, report.html)\n"
-    "  evaluate   test accuracy and loss of a checkpoint\n"
-    "  predict    class predictions of a checkpoint for IDX or CSV inputs\n"
-    "  bench      benchmarks (bench conv: convolution algorithms)\n"
-    "  compare    loss and accuracy of several run folders against time, on one HTML page\n"
-    "  tune       hyperparameter search (grid, random, asha) in one process, local workers\n"
-    "             or under mpirun; writes a journal, results and the best config\n"
-    "\n"
-    "`magmadnn <command> --help` lists the options of a command.\n";
+// Built when asked, so that the searchers listed are those registered.
+std::string top_help() {
+  return "usage: magmadnn <command> [options]\n"
+         "\n"
+         "commands:\n"
+         "  train      train a network from a JSON config or a preset (mlp, lenet5, resnet, resnet50, ...)\n"
+         "             and write a run folder (metrics.csv, summary.json, checkpoint, report.html)\n"
+         "  evaluate   test accuracy and loss of a checkpoint\n"
+         "  predict    class predictions of a checkpoint for IDX or CSV inputs\n"
+         "  bench      benchmarks (bench conv: convolution algorithms)\n"
+         "  compare    loss and accuracy of several run folders against time, on one HTML page\n"
+         "  tune       hyperparameter search (" +
+         names_text(tune::searcher_names(), ", ") +
+         ") in one process, local workers\n"
+         "             or under mpirun; writes a journal, results and the best config\n"
+         "\n"
+         "`magmadnn <command> --help` lists the options of a command.\n";
+}
 
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    (args.empty() ? err : out) << kTopHelp;
+    (args.empty() ? err : out) << top_help();
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
@@ -44,7 +50,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "bench") return bench_command(rest, out);
     if (args[0] == "compare") return compare_command(rest, out);
     if (args[0] == "tune") return tune_command(rest, out);
-    err << "magmadnn: error: unknown command \"" << args[0] << "\"\n\n" << kTopHelp;
+    err << "magmadnn: error: unknown command \"" << args[0] << "\"\n\n" << top_help();
     return 2;
   } catch (const UsageError& e) {
     err << "magmadnn: error: " << e.what() << "\n";

@@ -18,7 +18,9 @@
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/compute/profiler.h"
+#include "magmadnn/core/registry.h"
 #include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/distributed/strategy_registry.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/data_parallel.h"
 #include "magmadnn/run/presets.h"
@@ -34,7 +36,16 @@ namespace magmadnn::cli {
 namespace {
 namespace fs = std::filesystem;
 
-const std::vector<OptionSpec> kOptions = {
+// "allreduce (default), weight-avg, ps, asgd or ring": the registry's names.
+std::string strategy_choices() {
+  std::vector<std::string> names = distributed::strategy_names();
+  if (!names.empty()) names.front() += " (default)";
+  return names_text(names);
+}
+
+// The options; built when asked, so that every registered strategy is listed.
+std::vector<OptionSpec> train_options() {
+  return {
     {"config", "FILE", "JSON config (merged over --preset when both are given)"},
     {"preset", "NAME", "start from a preset: mlp (default without --config), lenet5, resnet, resnet50, alexnet, alexnet-cifar, googlenet"},
     {"layers", "N", "mlp preset: number of hidden layers of 528 sigmoid units (default 1)"},
@@ -64,9 +75,10 @@ const std::vector<OptionSpec> kOptions = {
                        "or tf32 (both GPU only); may change on --resume"},
     {"loss-scaling", "MODE", "auto (default: on at fp16 only), on or off (not at fp16): dynamic loss scaling, which "
                              "skips a step whose gradients overflow and halves the scale (see docs/mixed_precision.md)"},
-    {"strategy", "NAME", "under mpirun: allreduce (default), weight-avg, ps, asgd or ring"},
+    {"strategy", "NAME", "under mpirun: " + strategy_choices()},
     {"watchdog", "SECONDS", "under mpirun: fail when a rank misses a collective this long (default 60)"},
-};
+  };
+}
 
 const char* kAbout =
     "Trains a network on MNIST-format data (Fashion-MNIST by default) and writes a run folder:\n"
@@ -74,6 +86,13 @@ const char* kAbout =
     "Flags override the config; the config overrides the preset.\n"
     "Under mpirun -np N the ranks train together (srun is detected, not yet tested):\n"
     "--batch-size is the global batch, rank 0 writes the run folder and prints; see docs/distributed.md.";
+
+// kAbout and one line per registered strategy.
+std::string about_text() {
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const distributed::StrategyEntry* e : distributed::strategies()) lines.emplace_back(e->name, e->help);
+  return kAbout + choices_text("strategies (--strategy NAME, distributed.strategy)", lines);
+}
 
 std::string default_out_dir(const std::string& name) {
   const std::time_t now = std::time(nullptr);
@@ -222,9 +241,10 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
 static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out);
 
 int train_command(const std::vector<std::string>& args, std::ostream& out) {
-  const ParsedArgs a = parse_args("magmadnn train", args, kOptions);
+  const std::vector<OptionSpec> options = train_options();
+  const ParsedArgs a = parse_args("magmadnn train", args, options);
   if (a.has("help")) {
-    out << usage_text("magmadnn train [--config FILE] [--preset NAME] [options]", kAbout, kOptions);
+    out << usage_text("magmadnn train [--config FILE] [--preset NAME] [options]", about_text(), options);
     return 0;
   }
   // A single process (no launcher) gets the local communicator: no MPI at all.
@@ -323,9 +343,9 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
   if (comm->size() > 1) ro.communicator = comm;
   if (!quiet) {
     ro.log = &out;
-    // Under asgd rank 0 serves and trains on no data: no running values for a
-    // bar to show, so one line per epoch (its values are the workers' sums).
-    const bool serves = comm->size() > 1 && spec.distributed.strategy == "asgd";
+    // A server that trains on no data (asgd's rank 0) has no running values
+    // for a bar to show, so one line per epoch (its values are the workers' sums).
+    const bool serves = DataParallel::server_rank_for(spec.distributed, comm->size()) >= 0;
     ro.callbacks.push_back(std::make_shared<model::ProgressBar<float>>(
         out, serves ? model::ProgressMode::Plain : model::ProgressMode::Auto));
   }

@@ -16,6 +16,7 @@
 #include "folder_lock.h"
 #include "output_guard.h"
 #include "rank_output.h"
+#include "magmadnn/core/registry.h"
 #include "magmadnn/distributed/communicator_factory.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/tune/comm_channel.h"
@@ -43,12 +44,21 @@ const std::vector<OptionSpec> kOptions = {
     {"worker", "", "(internal) serve trials to the master that started this process"},
 };
 
-const char* kAbout =
-    "Searches hyperparameters: each trial is a training run (as `magmadnn train`) of the config's\n"
-    "\"train\" part with one point of its \"space\" applied; the searcher (grid, random, asha) picks\n"
-    "the points and the objective ranks the trials. The journal makes a killed search resumable\n"
-    "with --resume. Under mpirun, rank 0 is the master and the other ranks are workers, in groups\n"
-    "of --ranks-per-trial. See docs/tune.md for the config format.";
+// Built when asked, so that every registered searcher and objective is listed.
+std::string about_text() {
+  std::vector<std::pair<std::string, std::string>> searchers, objectives;
+  for (const tune::SearcherEntry* e : tune::searchers()) searchers.emplace_back(e->name, e->help);
+  for (const tune::ObjectiveKind* k : tune::objective_kinds()) objectives.emplace_back(k->name, k->help);
+  return "Searches hyperparameters: each trial is a training run (as `magmadnn train`) of the config's\n"
+         "\"train\" part with one point of its \"space\" applied; the searcher (" +
+         names_text(tune::searcher_names(), ", ") +
+         ") picks\n"
+         "the points and the objective ranks the trials. The journal makes a killed search resumable\n"
+         "with --resume. Under mpirun, rank 0 is the master and the other ranks are workers, in groups\n"
+         "of --ranks-per-trial. See docs/tune.md for the config format." +
+         choices_text("searchers (\"searcher\": {\"type\": NAME, ...})", searchers) +
+         choices_text("objectives (\"objective\": {\"kind\": NAME, ...})", objectives);
+}
 
 std::string params_text(const Json& params) {
   std::string s;
@@ -170,7 +180,7 @@ int tune_command(const std::vector<std::string>& args, std::ostream& out) {
   const ParsedArgs a = parse_args("magmadnn tune", split.options, kOptions);
   if (a.has("help")) {
     out << usage_text("magmadnn tune CONFIG --out DIR [--workers N] [--ranks-per-trial K] [--resume] [--seed S]",
-                      kAbout, kOptions);
+                      about_text(), kOptions);
     return 0;
   }
   if (a.has("worker")) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "magmadnn/distributed/flat_params.h"
+#include "magmadnn/distributed/strategy_registry.h"
 
 namespace magmadnn::distributed {
 
@@ -329,5 +330,11 @@ void AllreduceStrategy<T>::comm_loop() {
 
 template class AllreduceStrategy<float>;
 template class AllreduceStrategy<double>;
+
+namespace {
+const StrategyRegistrar<AllreduceStrategy> registrar(
+    {"allreduce", "gradients averaged in buckets that overlap the backward pass (one communication thread)", 10,
+     {.same_gradients_every_step = true, .serves_model_parallel = true}});
+}  // namespace
 
 }  // namespace magmadnn::distributed

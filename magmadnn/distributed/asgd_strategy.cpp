@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 #include <thread>
+#include "magmadnn/distributed/strategy_registry.h"
 
 namespace magmadnn::distributed {
 
@@ -279,5 +280,12 @@ void AsgdStrategy<T>::synchronize() {
 
 template class AsgdStrategy<float>;
 template class AsgdStrategy<double>;
+
+namespace {
+const StrategyRegistrar<AsgdStrategy> registrar(
+    {"asgd",
+     "asynchronous SGD against rank 0 (which trains on no data), staleness at most distributed.staleness steps",
+     40, {.server_trains_no_data = true, .reports_staleness = true}});
+}  // namespace
 
 }  // namespace magmadnn::distributed

@@ -1,5 +1,6 @@
 #include "magmadnn/distributed/dist_momentum_sgd.h"
 
+#include "magmadnn/distributed/allreduce_strategy.h"
 #include "magmadnn/distributed/communicator_factory.h"
 
 namespace magmadnn::optimizer {
@@ -22,7 +23,7 @@ template <typename T>
 void DistMomentumSGD<T>::attached_to(model::NeuralNetwork<T>& net) {
   MAGMADNN_CHECK(strategy_ == nullptr, ValueError,
                  "DistMomentumSGD: already used by a network (give each network its own optimizer)");
-  strategy_ = distributed::make_strategy<T>("allreduce", comm_, options_);
+  strategy_ = std::make_unique<distributed::AllreduceStrategy<T>>(comm_, options_);
   strategy_->attach(net);
 }
 

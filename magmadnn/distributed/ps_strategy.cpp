@@ -1,5 +1,7 @@
 #include "magmadnn/distributed/ps_strategy.h"
 
+#include "magmadnn/distributed/strategy_registry.h"
+
 namespace magmadnn::distributed {
 
 namespace {
@@ -68,5 +70,10 @@ void PsStrategy<T>::on_update_done() {
 
 template class PsStrategy<float>;
 template class PsStrategy<double>;
+
+namespace {
+const StrategyRegistrar<PsStrategy> registrar(
+    {"ps", "rank 0 gathers and averages the gradients, runs the optimizer and broadcasts the weights", 30, {}});
+}  // namespace
 
 }  // namespace magmadnn::distributed

@@ -1,6 +1,7 @@
 #include "magmadnn/distributed/ring_strategy.h"
 
 #include "magmadnn/distributed/flat_params.h"
+#include "magmadnn/distributed/strategy_registry.h"
 
 namespace magmadnn::distributed {
 
@@ -86,5 +87,11 @@ template void ring_allreduce_mean<float>(Communicator&, float*, std::size_t, int
 template void ring_allreduce_mean<double>(Communicator&, double*, std::size_t, int);
 template class RingStrategy<float>;
 template class RingStrategy<double>;
+
+namespace {
+const StrategyRegistrar<RingStrategy> registrar(
+    {"ring", "the gradient average over a fixed-order ring: bit-identical run to run, no overlap", 50,
+     {.same_gradients_every_step = true}});
+}  // namespace
 
 }  // namespace magmadnn::distributed

@@ -1,13 +1,8 @@
 #include "magmadnn/distributed/strategy.h"
 
-#include <sstream>
-
-#include "magmadnn/distributed/allreduce_strategy.h"
-#include "magmadnn/distributed/asgd_strategy.h"
+#include "magmadnn/core/registry.h"
 #include "magmadnn/distributed/flat_params.h"
-#include "magmadnn/distributed/ps_strategy.h"
-#include "magmadnn/distributed/ring_strategy.h"
-#include "magmadnn/distributed/weight_avg_strategy.h"
+#include "magmadnn/distributed/strategy_registry.h"
 
 namespace magmadnn::distributed {
 
@@ -21,8 +16,6 @@ const char* timeline_kind_name(TimelineEvent::Kind k) noexcept {
   }
   return "?";
 }
-
-std::vector<std::string> strategy_names() { return {"allreduce", "ring", "weight-avg", "ps", "asgd"}; }
 
 template <typename T>
 Strategy<T>::Strategy(std::shared_ptr<Communicator> comm, StrategyOptions options)
@@ -96,18 +89,14 @@ std::vector<op::Var<T>> Strategy<T>::exchanged_parameters(const model::NeuralNet
 template <typename T>
 std::unique_ptr<Strategy<T>> make_strategy(const std::string& name, std::shared_ptr<Communicator> comm,
                                            const StrategyOptions& options) {
-  MAGMADNN_CHECK(name == "allreduce" || (options.exchange.empty() && !options.sum_gradients), ValueError,
-                 "distributed strategy '" << name
-                                          << "' cannot serve model-parallel layers (an exchange mask or summed "
-                                             "gradients): only allreduce does");
-  if (name == "allreduce") return std::make_unique<AllreduceStrategy<T>>(std::move(comm), options);
-  if (name == "ring") return std::make_unique<RingStrategy<T>>(std::move(comm), options);
-  if (name == "weight-avg") return std::make_unique<WeightAvgStrategy<T>>(std::move(comm), options);
-  if (name == "ps") return std::make_unique<PsStrategy<T>>(std::move(comm), options);
-  if (name == "asgd") return std::make_unique<AsgdStrategy<T>>(std::move(comm), options);
-  std::ostringstream choices;
-  for (const auto& n : strategy_names()) choices << (choices.tellp() > 0 ? ", " : "") << n;
-  MAGMADNN_THROW(ValueError, "unknown distributed strategy '" << name << "' (choose one of: " << choices.str() << ")");
+  const StrategyEntry& entry = strategy_entry(name);
+  MAGMADNN_CHECK(entry.traits.serves_model_parallel || (options.exchange.empty() && !options.sum_gradients),
+                 ValueError,
+                 "distributed strategy '"
+                     << name << "' cannot serve model-parallel layers (an exchange mask or summed gradients): only "
+                     << names_text(strategy_names_where([](const StrategyTraits& t) { return t.serves_model_parallel; }))
+                     << " does");
+  return entry.factory<T>()(std::move(comm), options);
 }
 
 template class Strategy<float>;

@@ -6,24 +6,15 @@
 /// other ranks through a Communicator.
 ///
 ///   std::shared_ptr<distributed::Communicator> comm = distributed::make_communicator("auto");
-///   auto s = distributed::make_strategy<float>("allreduce", comm, {});
+///   auto s = distributed::make_strategy<float>(name, comm, {});  // strategy_names()
 ///   s->attach(net);          // collective: rank 0's weights go to every rank
 ///   net.fit(x_shard, y_shard, opts);
 ///   s->finalize();           // collective: every rank ends with the same weights
 ///   s->timing();             // compute / communication / overlapped seconds
 ///
-/// The strategies (docs/distributed.md, "Strategies"):
-///  - "allreduce" (default): gradients averaged in buckets that overlap the
-///    backward pass, driven by one communication thread (allreduce_strategy.h);
-///  - "ring": the same average through our fixed-order ring over
-///    point-to-point: bit-identical run to run (ring_strategy.h);
-///  - "weight-avg": local steps, weights averaged every k steps
-///    (weight_avg_strategy.h);
-///  - "ps": rank 0 gathers and averages the gradients, runs the optimizer and
-///    broadcasts the weights (ps_strategy.h);
-///  - "asgd": asynchronous SGD against a server rank with bounded staleness
-///    (asgd_strategy.h). The server rank does not train on data
-///    (model::DataShard::server_rank gives the data to the others).
+/// The strategies (docs/distributed.md, "Strategies") are the entries of
+/// the registry (strategy_registry.h): each strategy's .cpp registers its
+/// name, help, traits and factory; `magmadnn train --help` lists them.
 ///
 /// Requires: every rank attaches the same kind of strategy, with the same
 /// options, to a network of the same architecture, and runs the same number
@@ -138,7 +129,7 @@ class Strategy {
   Strategy(const Strategy&) = delete;
   Strategy& operator=(const Strategy&) = delete;
 
-  /// "allreduce", "ring", "weight-avg", "ps" or "asgd".
+  /// Its registry name (strategy_registry.h).
   virtual std::string name() const = 0;
   /// Collective. Makes every rank start from rank 0's state and installs the
   /// hooks on `net` (replacing any gradient-ready hooks it had).
@@ -184,10 +175,11 @@ class Strategy {
   StepTiming total_, last_;
 };
 
-/// The names make_strategy accepts, the default first.
+/// The names make_strategy accepts (strategy_registry.h), by the
+/// registry's order: the default first.
 std::vector<std::string> strategy_names();
 
-/// A strategy by name (strategy_names()). ValueError naming the choices for
+/// A strategy by name (strategy_names()), built by its registry entry. ValueError naming the choices for
 /// an unknown name or an option out of range (average_every < 1, a negative
 /// staleness bound, a server rank outside [0, size), a bucket size of 0), or
 /// for an exchange mask or sum_gradients given to a strategy other than allreduce.

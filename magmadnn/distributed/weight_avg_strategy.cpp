@@ -1,5 +1,7 @@
 #include "magmadnn/distributed/weight_avg_strategy.h"
 
+#include "magmadnn/distributed/strategy_registry.h"
+
 namespace magmadnn::distributed {
 
 template <typename T>
@@ -46,5 +48,10 @@ void WeightAvgStrategy<T>::finalize() {
 
 template class WeightAvgStrategy<float>;
 template class WeightAvgStrategy<double>;
+
+namespace {
+const StrategyRegistrar<WeightAvgStrategy> registrar(
+    {"weight-avg", "local steps, the weights averaged every distributed.average_every steps", 20, {}});
+}  // namespace
 
 }  // namespace magmadnn::distributed

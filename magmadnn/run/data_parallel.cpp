@@ -16,12 +16,17 @@ DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, cons
   o.exchange = exchange;
   o.sum_gradients = !exchange.empty();
   strategy_ = distributed::make_strategy<float>(spec.strategy, comm_, o);
+  traits_ = distributed::strategy_entry(spec.strategy).traits;
   server_rank_ = server_rank_for(spec, comm_->size());
   staleness_bound_ = spec.staleness;
   strategy_->attach(net_);  // rank 0's initial weights to every rank
 }
 
 DataParallel::~DataParallel() = default;
+
+int DataParallel::server_rank_for(const DistributedSpec& spec, int ranks) {
+  return ranks > 1 && distributed::strategy_entry(spec.strategy).traits.server_trains_no_data ? 0 : -1;
+}
 
 void DataParallel::epoch_end() {
   strategy_->synchronize();
@@ -44,7 +49,7 @@ Json DataParallel::timing() const {
 }
 
 Json DataParallel::staleness() const {
-  if (strategy_->name() != "asgd") return Json();
+  if (!traits_.reports_staleness) return Json();
   const distributed::StalenessStats s = strategy_->staleness();
   Json j;
   j["bound"] = staleness_bound_;

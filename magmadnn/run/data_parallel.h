@@ -10,8 +10,8 @@
 /// rank holds rank 0's initial weights (the strategy's attach broadcasts
 /// them; nothing else does; of a network split by a hybrid plan, those the
 /// exchange mask names); after epoch_end() and after finish() every rank
-/// holds the model's weights and rank 0 its layer state. Under "asgd" rank 0
-/// is the parameter server: it trains on no data (server_rank() is 0), the
+/// holds the model's weights and rank 0 its layer state. Under a strategy
+/// whose server trains on no data (asgd) rank 0 is the parameter server: it trains on no data (server_rank() is 0), the
 /// other ranks share every global batch, and the model is the server's
 /// weights, with the layer state (BatchNorm statistics) of rank 1, the first
 /// worker.
@@ -20,7 +20,7 @@
 #include <memory>
 
 #include "magmadnn/distributed/communicator.h"
-#include "magmadnn/distributed/strategy.h"
+#include "magmadnn/distributed/strategy_registry.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/run/spec.h"
 
@@ -38,10 +38,9 @@ class DataParallel {
   ~DataParallel();
 
   /// The rank that trains on no data (model::DataShard::server_rank): 0
-  /// under asgd on more than one rank, else -1.
-  static int server_rank_for(const DistributedSpec& spec, int ranks) noexcept {
-    return spec.strategy == "asgd" && ranks > 1 ? 0 : -1;
-  }
+  /// on more than one rank under a strategy whose server trains on no data
+  /// (StrategyTraits::server_trains_no_data: asgd), else -1.
+  static int server_rank_for(const DistributedSpec& spec, int ranks);
   int server_rank() const noexcept { return server_rank_; }
 
   /// Collective, at an epoch's end (model::DataShard::at_epoch_end): every
@@ -57,7 +56,8 @@ class DataParallel {
   /// exposed seconds so far.
   Json timing() const;
 
-  /// summary.json's "staleness" (asgd only; null otherwise): the bound, and
+  /// summary.json's "staleness" (a strategy that reports staleness, asgd;
+  /// null otherwise): the bound, and
   /// the count, maximum and mean staleness of the gradients this rank
   /// applied (on the server: all of them) or sent (on a worker).
   Json staleness() const;
@@ -66,6 +66,7 @@ class DataParallel {
   std::shared_ptr<distributed::Communicator> comm_;
   model::NeuralNetwork<float>& net_;
   std::unique_ptr<distributed::Strategy<float>> strategy_;
+  distributed::StrategyTraits traits_;
   int server_rank_ = -1;
   std::int64_t staleness_bound_ = 0;
 };

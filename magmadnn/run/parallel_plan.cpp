@@ -1,5 +1,7 @@
 #include "magmadnn/run/parallel_plan.h"
 
+#include "magmadnn/core/registry.h"
+#include "magmadnn/distributed/strategy_registry.h"
 #include "magmadnn/run/layer_kinds.h"
 
 namespace magmadnn::run {
@@ -39,6 +41,50 @@ bool starts_data_parallel(const TrainSpec& spec) {
 }
 
 enum class Activations { shards, whole, split };  // what the layer about to be built receives
+
+// What a hybrid plan cannot serve: a dropout on whole-batch activations,
+// and a strategy that cannot serve model-parallel layers.
+void refuse_unserved(const TrainSpec& spec, const ParallelPlan& plan) {
+  const auto& ls = spec.layers;
+  for (std::size_t i = 0; i < ls.size(); ++i) {
+    if (ls[i].type == "dropout" && plan.layers[i].placement != Placement::data) {
+      // Right after a data-parallel dense or conv2d layer each rank holds its
+      // own rows: a dropout there draws its own mask (not after the last layer).
+      auto data_layer = [&](std::size_t k) {
+        return (ls[k].type == "dense" || ls[k].type == "conv2d") && plan.layers[k].placement == Placement::data;
+      };
+      std::string spots;
+      for (std::size_t k = i; k-- > 0;)
+        if (data_layer(k)) {
+          spots = "layers[" + std::to_string(k) + "]";
+          break;
+        }
+      for (std::size_t k = i + 1; k + 1 < ls.size(); ++k)
+        if (data_layer(k)) {
+          spots += (spots.empty() ? "" : " or after ") + ("layers[" + std::to_string(k) + "]");
+          break;
+        }
+      throw ConfigError("layers[" + std::to_string(i) + "]",
+                        "dropout on whole-batch activations (after a model-parallel layer) is not supported: every "
+                        "rank would have to draw the same mask; " +
+                            (spots.empty() ? std::string("the network has no data-parallel layer (before the last) "
+                                                         "to put it after: add a dense layer with \"parallel\": "
+                                                         "\"data\" and put the dropout right after it, or remove it")
+                                           : "move it right after " + spots +
+                                                 " (data-parallel, where each rank holds its own rows)"));
+    }
+  }
+  const distributed::StrategyEntry* strategy = distributed::find_strategy(spec.distributed.strategy);
+  if (strategy == nullptr || !strategy->traits.serves_model_parallel) {
+    const std::vector<std::string> serving =
+        distributed::strategy_names_where([](const distributed::StrategyTraits& t) { return t.serves_model_parallel; });
+    throw ConfigError("distributed.strategy",
+                      "the plan has model-parallel layers, which only the " + names_text(serving) +
+                          " strategy serves (it sums the data-parallel layers' gradients and leaves the split weights "
+                          "alone); got \"" +
+                          spec.distributed.strategy + "\"");
+  }
+}
 
 }  // namespace
 
@@ -147,40 +193,7 @@ ParallelPlan plan_parallel(const TrainSpec& spec) {
   }
   if (at == Activations::shards) plan.before_loss = Transition::gather_batch;
 
-  for (std::size_t i = 0; i < ls.size(); ++i) {
-    if (ls[i].type == "dropout" && plan.layers[i].placement != Placement::data) {
-      // Right after a data-parallel dense or conv2d layer each rank holds its
-      // own rows: a dropout there draws its own mask (not after the last layer).
-      auto data_layer = [&](std::size_t k) {
-        return (ls[k].type == "dense" || ls[k].type == "conv2d") && plan.layers[k].placement == Placement::data;
-      };
-      std::string spots;
-      for (std::size_t k = i; k-- > 0;)
-        if (data_layer(k)) {
-          spots = "layers[" + std::to_string(k) + "]";
-          break;
-        }
-      for (std::size_t k = i + 1; k + 1 < ls.size(); ++k)
-        if (data_layer(k)) {
-          spots += (spots.empty() ? "" : " or after ") + ("layers[" + std::to_string(k) + "]");
-          break;
-        }
-      throw ConfigError("layers[" + std::to_string(i) + "]",
-                        "dropout on whole-batch activations (after a model-parallel layer) is not supported: every "
-                        "rank would have to draw the same mask; " +
-                            (spots.empty() ? std::string("the network has no data-parallel layer (before the last) "
-                                                         "to put it after: add a dense layer with \"parallel\": "
-                                                         "\"data\" and put the dropout right after it, or remove it")
-                                           : "move it right after " + spots +
-                                                 " (data-parallel, where each rank holds its own rows)"));
-    }
-  }
-  if (spec.distributed.strategy != "allreduce") {
-    throw ConfigError("distributed.strategy",
-                      "the plan has model-parallel layers, which only the allreduce strategy serves (it sums the "
-                      "data-parallel layers' gradients and leaves the split weights alone); got \"" +
-                          spec.distributed.strategy + "\"");
-  }
+  refuse_unserved(spec, plan);
   return plan;
 }
 

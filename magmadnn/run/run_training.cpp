@@ -9,9 +9,11 @@
 #include "magmadnn/compute/autocast.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/core/determinism.h"
+#include "magmadnn/core/registry.h"
 #include "magmadnn/data/holdout.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/data_parallel.h"
+#include "magmadnn/distributed/strategy_registry.h"
 #include "magmadnn/model/batch_growth.h"
 #include "magmadnn/run/process_memory.h"
 
@@ -24,6 +26,17 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // Images at their source precision (uint8: 1 byte a pixel), labels in float.
 std::uint64_t bytes_of(const Split& s) {
   return s.x.storage_bytes() + sizeof(float) * static_cast<std::uint64_t>(s.y.size());
+}
+
+// Loss scaling across ranks: the skip decision is taken on gradients
+// already summed across ranks only under the strategies that sum them every
+// step (so every rank skips the same steps).
+void check_loss_scaling_strategy(const std::string& strategy, int ranks) {
+  if (ranks == 1 || distributed::strategy_entry(strategy).traits.same_gradients_every_step) return;
+  const std::vector<std::string> serving =
+      distributed::strategy_names_where([](const distributed::StrategyTraits& t) { return t.same_gradients_every_step; });
+  throw ConfigError("loss_scaling", "loss scaling across ranks needs the " + names_text(serving) +
+                                        " strategy (every rank must skip the same steps), not " + strategy);
 }
 
 }  // namespace
@@ -126,12 +139,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
                  "TrainingRun: the config has model-parallel layers, but the network was built without the "
                  "communicator: pass it to TrainingRun's constructor as well as to run()");
   if (loss_scaling_enabled(spec_.loss_scaling, spec_.precision)) {
-    // The skip decision is taken on gradients already summed across ranks
-    // only under the strategies that sum them every step.
-    const std::string& strategy = spec_.distributed.strategy;
-    if (ranks > 1 && strategy != "allreduce" && strategy != "ring")
-      throw ConfigError("loss_scaling", "loss scaling across ranks needs the allreduce or ring strategy (every rank "
-                                        "must skip the same steps), not " + strategy);
+    check_loss_scaling_strategy(spec_.distributed.strategy, ranks);
     optimizer::LossScaler::Options lo;
     lo.init_scale = spec_.loss_scaling.init_scale;
     lo.max_scale = std::max(lo.max_scale, lo.init_scale);

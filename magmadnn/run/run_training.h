@@ -71,8 +71,9 @@ struct RunOptions {
   /// slice of it (data::shard_rows), the epoch metrics, validation and test
   /// scores are summed across ranks (every rank returns the same RunResult),
   /// and only rank 0 writes checkpoints (every rank reads checkpoint_path
-  /// when resuming, so it must be on a file system all ranks see). Under
-  /// "asgd" rank 0 is the parameter server and trains on no data: the other
+  /// when resuming, so it must be on a file system all ranks see). Under a
+  /// strategy whose server trains on no data (asgd; DataParallel) rank 0 is
+  /// the parameter server: the other
   /// ranks share each global batch, and the model is the server's weights.
   /// Only rank 0 should be given callbacks that write or print.
   /// A network split over the ranks (a hybrid plan, built with this

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "magmadnn/distributed/strategy_registry.h"
 #include "magmadnn/optimizer/factory.h"
 #include "magmadnn/optimizer/large_batch_lr.h"
 #include "magmadnn/run/config_object.h"
@@ -113,10 +114,7 @@ const std::vector<std::string>& parallel_choices() {
   return names;
 }
 
-const std::vector<std::string>& strategy_names() {
-  static const std::vector<std::string> names = {"allreduce", "weight-avg", "ps", "asgd", "ring"};
-  return names;
-}
+std::string default_strategy_name() { return distributed::default_strategy().name; }
 
 bool loss_scaling_enabled(const LossScalingSpec& spec, Precision precision) {
   return spec.mode == "on" || (spec.mode == "auto" && precision == Precision::FP16);
@@ -243,7 +241,7 @@ TrainSpec parse_config(const Json& j) {
                 {"strategy", "parallel", "bucket_mb", "average_every", "staleness", "watchdog_s"},
                 "the distributed settings");
     auto& d = s.distributed;
-    d.strategy = o.choice("strategy", d.strategy, strategy_names());
+    d.strategy = o.choice("strategy", d.strategy, distributed::strategy_names());
     d.parallel = o.choice("parallel", d.parallel, parallel_choices());
     d.bucket_mb = o.number("bucket_mb", d.bucket_mb, 0.0, 4096.0);
     if (d.bucket_mb == 0.0) {

@@ -199,9 +199,13 @@ struct EarlyStoppingSpec {
 /// How a run across ranks (mpirun -np N) trains; a single process ignores
 /// it. batch_size stays the global batch, split among the ranks
 /// (docs/distributed.md, "Training across ranks").
+/// The default data-parallel strategy (distributed/strategy_registry.h).
+std::string default_strategy_name();
+
 struct DistributedSpec {
-  /// allreduce, weight-avg, ps, asgd or ring (distributed/strategy.h).
-  std::string strategy = "allreduce";
+  /// A registered strategy's name (distributed/strategy_registry.h; the
+  /// config accepts distributed::strategy_names()).
+  std::string strategy = default_strategy_name();
   /// The layout of every dense and conv2d layer that names none: "data"
   /// (every layer data-parallel: the network replicated, the batch split),
   /// "model" or "auto" (run/parallel_plan.h, docs/distributed.md "Hybrid plans").
@@ -216,8 +220,6 @@ struct DistributedSpec {
 /// The values data.dataset accepts.
 const std::vector<std::string>& dataset_names();
 
-/// The strategy names DistributedSpec::strategy accepts.
-const std::vector<std::string>& strategy_names();
 /// The values a layer's "parallel" and distributed.parallel accept.
 const std::vector<std::string>& parallel_choices();
 

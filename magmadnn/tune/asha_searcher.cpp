@@ -72,4 +72,9 @@ std::string AshaSearcher::final_status(const TrialRecord& r) const {
 
 bool AshaSearcher::competes(const TrialRecord& r) const { return r.trial.rung == highest_; }
 
+namespace {
+const SearcherRegistrar<AshaSearcher> registrar(
+    {"asha", "asynchronous successive halving: the top 1/eta of each rung train on, for eta times more epochs", 30});
+}  // namespace
+
 }  // namespace magmadnn::tune

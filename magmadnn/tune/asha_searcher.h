@@ -1,5 +1,10 @@
 /// @file asha_searcher.h
-/// AshaSearcher: asynchronous successive halving (searcher.h). A trial is one
+/// AshaSearcher: asynchronous successive halving (Li et al. 2018):
+///   {"type": "asha", "configs": 27, "min_epochs": 1, "max_epochs": 9, "eta": 3}
+/// rungs train min_epochs * eta^k epochs (the last rung max_epochs); a free
+/// worker promotes the best not yet promoted configuration among the top
+/// 1/eta of a rung's finished trials, else starts a new configuration at
+/// rung 0. A trial is one
 /// configuration trained for its rung's epochs from scratch; results.json
 /// shows a configuration that stopped below the top rung as "pruned", and
 /// only the trials of the highest rung reached compete for the best.

@@ -21,4 +21,9 @@ Proposal GridSearcher::next(double) {
   return propose(make_trial(i, i, 0, ctx_.space.grid_point(static_cast<std::uint64_t>(i))));
 }
 
+namespace {
+const SearcherRegistrar<GridSearcher> registrar(
+    {"grid", "every point of the space once, in grid order (the last dimension fastest)", 10});
+}  // namespace
+
 }  // namespace magmadnn::tune

@@ -1,6 +1,8 @@
 /// @file grid_searcher.h
 /// GridSearcher: every point of a finite space exactly once; trial i is grid
 /// point i (SearchSpace::grid_point), so its parameters depend on i alone.
+///   {"type": "grid"}    every point of the space exactly once, in grid order
+///                       (space.h; the last dimension fastest); the default
 #pragma once
 
 #include "magmadnn/tune/searcher.h"

@@ -2,7 +2,7 @@
 /// What a search optimizes: a number per finished trial, and whether more is
 /// better. Kinds (the "objective" object of the tune config):
 ///   {"kind": "accuracy"}   the last epoch's accuracy (validation, else training); maximized
-///   {"kind": "loss"}       the last epoch's loss; minimized
+///   {"kind": "loss"}       the last epoch's loss; minimized  (the default)
 ///   {"kind": "time"}       the trial's wall seconds; minimized
 ///   {"kind": "weighted", "accuracy_weight": 1, "time_weight": 0.001}
 ///                          accuracy_weight * accuracy - time_weight * seconds; maximized
@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "magmadnn/tune/trial.h"
 
@@ -39,8 +40,58 @@ struct ObjectiveCallback {
 /// The callbacks a tune config may name ({"kind": "callback", "name": ...}).
 using ObjectiveCallbacks = std::map<std::string, ObjectiveCallback>;
 
+class Settings;
+
+/// What an objective kind's factory makes of its settings.
+struct ObjectiveSetup {
+  /// The value of a finished trial that did not fail (nullopt: none).
+  ObjectiveFunction value;
+  bool maximize = false;
+  /// results.json's settings of the objective, beside "kind" and "direction".
+  Json settings = Json::object();
+};
+
+/// The registry of objective kinds: one entry per kind holds its name (the
+/// "kind" key), one line of help, its place in lists, the settings it reads
+/// and its factory. Objective::parse, the tune config's default and
+/// `magmadnn tune --help` read it, so a new kind is one registrar
+///
+///   const ObjectiveRegistrar registrar({"mine", "one line of help", 70, false, {"weight"}, &make_mine});
+///
+/// in its own .cpp file and a test. The built-ins (objective.cpp), by order:
+/// accuracy, loss (the default), time, weighted, loss_area, callback.
+/// Requires: registration before main() or before the first parse that names
+/// it; one kind is the default. Guarantees: a second kind of the same name
+/// is a ValueError.
+struct ObjectiveKind {
+  std::string name;
+  std::string help;  ///< one line, for --help and docs
+  int order = 0;     ///< lists show kinds by increasing order
+  bool is_default = false;        ///< the kind of a tune config that gives no "objective"
+  std::vector<std::string> keys;  ///< its settings, besides "kind"
+  /// Reads the settings (`s` refuses unknown keys and checks ranges; `j` is
+  /// the object) into a setup; ConfigError naming the path for a mistake.
+  ObjectiveSetup (*make)(const Settings& s, const Json& j, const ObjectiveCallbacks& callbacks) = nullptr;
+};
+
+void register_objective(ObjectiveKind kind);
+/// Every kind, by increasing order.
+std::vector<const ObjectiveKind*> objective_kinds();
+/// The kind called `name`; nullptr if there is none.
+const ObjectiveKind* find_objective(const std::string& name);
+std::vector<std::string> objective_names();
+/// The default kind (ValueError if none is registered as the default).
+const ObjectiveKind& default_objective();
+
+/// Registers a kind from a namespace-scope constant in its .cpp file.
+struct ObjectiveRegistrar {
+  explicit ObjectiveRegistrar(ObjectiveKind kind) { register_objective(std::move(kind)); }
+};
+
 class Objective {
  public:
+  /// The default kind's objective (default_objective(), with no settings).
+  Objective();
   /// Parses the "objective" object at JSON path `where` (ConfigError naming the path).
   static Objective parse(const Json& j, const std::string& where, const ObjectiveCallbacks& callbacks = {});
   /// A user callback given in code.
@@ -55,11 +106,12 @@ class Objective {
   const std::string& kind() const noexcept { return kind_; }
 
  private:
-  std::string kind_ = "loss";
+  Objective(std::string kind, ObjectiveSetup setup);
+
+  std::string kind_;
   bool maximize_ = false;
-  double accuracy_weight_ = 1.0, time_weight_ = 0.0, threshold_ = 0.0;
-  std::string axis_ = "seconds", name_;
-  ObjectiveFunction function_;
+  Json settings_ = Json::object();
+  ObjectiveFunction value_;
 };
 
 /// The area under `curve`'s loss against training seconds (by_epochs: epochs),

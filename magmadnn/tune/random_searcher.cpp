@@ -34,4 +34,9 @@ Json RandomSearcher::describe() const {
   return j;
 }
 
+namespace {
+const SearcherRegistrar<RandomSearcher> registrar(
+    {"random", "random points until \"trials\" have started, \"seconds\" have passed or \"target_accuracy\" is reached", 20});
+}  // namespace
+
 }  // namespace magmadnn::tune

@@ -1,7 +1,11 @@
 /// @file random_searcher.h
 /// RandomSearcher: trial i at SearchSpace::random_point(seed, i), until a
 /// budget (trials, seconds) is spent or a finished trial reaches the target
-/// accuracy (searcher.h). Trials already running when it stops still finish.
+/// accuracy. Trials already running when it stops still finish.
+///   {"type": "random", "trials": 100, "seconds": 600, "target_accuracy": 0.9}
+///       random points until `trials` have started, or `seconds` of search
+///       have passed, or a finished trial reached target_accuracy (its
+///       last-epoch accuracy); at least one of the three is required
 #pragma once
 
 #include <optional>

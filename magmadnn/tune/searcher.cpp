@@ -1,8 +1,6 @@
 #include "magmadnn/tune/searcher.h"
 
-#include "magmadnn/tune/asha_searcher.h"
-#include "magmadnn/tune/grid_searcher.h"
-#include "magmadnn/tune/random_searcher.h"
+#include "magmadnn/core/registry.h"
 
 namespace magmadnn::tune {
 
@@ -17,13 +15,34 @@ Trial Searcher::make_trial(std::int64_t index, std::int64_t config, int rung, Js
   return t;
 }
 
+namespace {
+// A function-local static: searchers register from static initializers in
+// their own translation units, possibly before this file's run.
+NamedRegistry<SearcherEntry>& registry() {
+  static NamedRegistry<SearcherEntry> r("searcher");
+  return r;
+}
+}  // namespace
+
+void register_searcher(SearcherEntry entry) {
+  MAGMADNN_CHECK(entry.make != nullptr, ValueError, "searcher '" << entry.name << "' registered without a factory");
+  registry().add(std::move(entry));
+}
+std::vector<const SearcherEntry*> searchers() { return registry().entries(); }
+const SearcherEntry* find_searcher(const std::string& name) { return registry().find(name); }
+std::vector<std::string> searcher_names() { return registry().names(); }
+
+Json default_searcher_object() {
+  const std::vector<const SearcherEntry*> all = searchers();
+  MAGMADNN_CHECK(!all.empty(), ValueError, "no searcher is registered");
+  return Json{{"type", all.front()->name}};
+}
+
 std::unique_ptr<Searcher> make_searcher(const Json& j, const std::string& where, const SearchContext& context) {
   if (!j.is_object()) throw run::ConfigError(where, "expected an object {\"type\": ...}, got " + j.dump());
   const std::string type = j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
-  if (type == "grid") return std::make_unique<GridSearcher>(j, where, context);
-  if (type == "random") return std::make_unique<RandomSearcher>(j, where, context);
-  if (type == "asha") return std::make_unique<AshaSearcher>(j, where, context);
-  throw run::ConfigError(where + ".type", "expected \"grid\", \"random\" or \"asha\", got " +
+  if (const SearcherEntry* e = find_searcher(type)) return e->make(j, where, context);
+  throw run::ConfigError(where + ".type", "expected " + names_text(searcher_names(), " or ", "\"") + ", got " +
                                               (j.contains("type") ? j["type"].dump() : "nothing"));
 }
 

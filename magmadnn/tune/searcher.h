@@ -1,21 +1,10 @@
 /// @file searcher.h
-/// Searchers: what trial comes next. The "searcher" object of the tune config:
-///   {"type": "grid"}                 every point of the space exactly once, in
-///                                    grid order (space.h; the last dimension fastest)
-///   {"type": "random", "trials": 100, "seconds": 600, "target_accuracy": 0.9}
-///                                    random points until `trials` have started, or
-///                                    `seconds` of search have passed, or a finished
-///                                    trial reached target_accuracy (its last-epoch
-///                                    accuracy); at least one of the three is required
-///   {"type": "asha", "configs": 27, "min_epochs": 1, "max_epochs": 9, "eta": 3}
-///                                    asynchronous successive halving (Li et al. 2018):
-///                                    rungs train min_epochs * eta^k epochs (the last
-///                                    rung max_epochs); a free worker promotes the best
-///                                    not yet promoted configuration among the top 1/eta
-///                                    of a rung's finished trials, else starts a new
-///                                    configuration at rung 0
-/// Random and ASHA draw trial (or configuration) c's point as
-/// SearchSpace::random_point(seed, c), so parameters depend on (seed, c) only.
+/// Searchers: what trial comes next. The "searcher" object of the tune
+/// config is {"type": NAME, ...its settings}, NAME a registered searcher
+/// (SearcherEntry below; `magmadnn tune --help` lists them): each documents
+/// its settings in its own header (grid_searcher.h, random_searcher.h,
+/// asha_searcher.h). Random and ASHA draw trial (or configuration) c's point
+/// as SearchSpace::random_point(seed, c), so parameters depend on (seed, c) only.
 ///
 /// Requires: the master calls next() and report() from one thread; it
 /// replays a journal by making the same calls in the same order, with the
@@ -26,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "magmadnn/tune/objective.h"
 #include "magmadnn/tune/space.h"
@@ -54,7 +44,7 @@ class Searcher {
   Searcher(const Searcher&) = delete;
   Searcher& operator=(const Searcher&) = delete;
 
-  /// "grid", "random" or "asha".
+  /// Its registry name (SearcherEntry::name).
   virtual std::string name() const = 0;
   /// The next trial (index: the number proposed so far), or wait (nothing to
   /// start until a running trial reports), or done. `elapsed` is the search's
@@ -80,7 +70,48 @@ class Searcher {
 };
 
 /// The searcher the "searcher" object `j` (at JSON path `where`) describes
-/// (ConfigError naming the path for a mistake, e.g. a grid over a distribution).
+/// (ConfigError naming the path for a mistake, e.g. a grid over a distribution,
+/// or an unknown "type", naming the registered ones).
 std::unique_ptr<Searcher> make_searcher(const Json& j, const std::string& where, const SearchContext& context);
+
+/// The registry of searchers: one entry per searcher, registered by its own
+/// .cpp file, holds the name the "type" key gives, one line of help, its
+/// place in lists and its factory. make_searcher, the tune config's default
+/// and `magmadnn tune --help` read it, so a new searcher is its .h and .cpp,
+/// the latter ending with
+///
+///   const SearcherRegistrar<MySearcher> registrar({"mine", "one line of help", 40});
+///
+/// (MySearcher constructed from (const Json&, const std::string& where,
+/// const SearchContext&)) and a test. Built-ins by order: grid (10, the
+/// default), random (20), asha (30). Requires: registration before main()
+/// or before the first search that names it. Guarantees: a second searcher
+/// of the same name is a ValueError.
+struct SearcherEntry {
+  std::string name;
+  std::string help;  ///< one line, for --help and docs
+  int order = 0;     ///< lists show searchers by increasing order; the lowest is the default
+  std::unique_ptr<Searcher> (*make)(const Json& j, const std::string& where, const SearchContext& context) = nullptr;
+};
+
+void register_searcher(SearcherEntry entry);
+/// Every searcher, by increasing order.
+std::vector<const SearcherEntry*> searchers();
+/// The searcher called `name`; nullptr if there is none.
+const SearcherEntry* find_searcher(const std::string& name);
+std::vector<std::string> searcher_names();
+/// The "searcher" object of a tune config that gives none: {"type": <the default>}.
+Json default_searcher_object();
+
+/// Registers S under `entry`, from a namespace-scope constant in S's .cpp file.
+template <class S>
+struct SearcherRegistrar {
+  explicit SearcherRegistrar(SearcherEntry entry) {
+    entry.make = [](const Json& j, const std::string& where, const SearchContext& c) -> std::unique_ptr<Searcher> {
+      return std::make_unique<S>(j, where, c);
+    };
+    register_searcher(std::move(entry));
+  }
+};
 
 }  // namespace magmadnn::tune

@@ -89,7 +89,7 @@ TuneConfig parse_tune_config(const Json& j, const ObjectiveCallbacks& callbacks,
   if (seed_override) c.context.seed = *seed_override;
   c.retries = static_cast<int>(s.integer("retries", 1, 0, 10));
   c.context.space = parse_space(j.contains("space") ? j["space"] : Json::array(), "space", c.context.base);
-  c.context.objective = Objective::parse(j.contains("objective") ? j["objective"] : Json{{"kind", "loss"}},
+  c.context.objective = Objective::parse(j.contains("objective") ? j["objective"] : Json{{"kind", default_objective().name}},
                                          "objective", callbacks);
   if (j.contains("searcher")) c.searcher = j["searcher"];
   c.make_searcher();  // refuses a bad searcher object now, with its path

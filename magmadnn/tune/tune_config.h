@@ -3,8 +3,8 @@
 ///
 ///   { "train":     { ...a train config (run/spec.h), or {"preset": "lenet5", ...overrides} },
 ///     "space":     [ ...dimensions (space.h) ],
-///     "searcher":  { "type": "grid" | "random" | "asha", ... }   (searcher.h; default grid)
-///     "objective": { "kind": "loss" | "accuracy" | ..., ... }   (objective.h; default loss)
+///     "searcher":  { "type": NAME, ... }   (a registered searcher, searcher.h; default the first, grid)
+///     "objective": { "kind": NAME, ... }   (a registered objective kind, objective.h; default loss)
 ///     "seed":      0,            the search's seed: trial i's point derives from (seed, i)
 ///     "retries":   1 }           times a trial lost with its worker is started again (0..10)
 ///
@@ -25,7 +25,7 @@ namespace magmadnn::tune {
 struct TuneConfig {
   Json source;             ///< the document as given (the journal keeps it, --resume compares it)
   SearchContext context;   ///< space, base train config, seed, objective
-  Json searcher = {{"type", "grid"}};  ///< the searcher's object (make_searcher)
+  Json searcher = default_searcher_object();  ///< the searcher's object (make_searcher)
   int retries = 1;
 
   std::unique_ptr<Searcher> make_searcher() const;

@@ -11,6 +11,8 @@
 
 #include "magmadnn/distributed/allreduce_strategy.h"
 #include "magmadnn/distributed/local_communicator.h"
+#include "magmadnn/distributed/ring_strategy.h"
+#include "magmadnn/distributed/strategy_registry.h"
 #include "strategy_test_util.h"
 
 namespace {
@@ -414,6 +416,30 @@ TEST(Strategies, AFailedExchangeOnTheCommunicationThreadIsRethrownFromTheStep) {
   }
   EXPECT_GE(strategy.timing().steps, 1);
   EXPECT_NE(weights(*net), before);
+}
+
+// Every built-in registers itself from its own .cpp (the shared library's
+// static initializers): all five are there, in the order messages list them,
+// with the traits the run asks for instead of names.
+TEST(Strategies, RegistryHoldsTheBuiltInsWithTheirTraits) {
+  const std::vector<std::string> builtin = {"allreduce", "weight-avg", "ps", "asgd", "ring"};
+  EXPECT_EQ(distributed::strategy_names(), builtin);
+  EXPECT_EQ(distributed::default_strategy().name, "allreduce");
+  const auto where = [](auto pred) { return distributed::strategy_names_where(pred); };
+  using Names = std::vector<std::string>;
+  using distributed::StrategyTraits;
+  EXPECT_EQ(where([](const StrategyTraits& t) { return t.same_gradients_every_step; }), (Names{"allreduce", "ring"}));
+  EXPECT_EQ(where([](const StrategyTraits& t) { return t.serves_model_parallel; }), (Names{"allreduce"}));
+  EXPECT_EQ(where([](const StrategyTraits& t) { return t.server_trains_no_data; }), (Names{"asgd"}));
+  EXPECT_EQ(where([](const StrategyTraits& t) { return t.reports_staleness; }), (Names{"asgd"}));
+  for (const distributed::StrategyEntry* e : distributed::strategies()) {
+    EXPECT_FALSE(e->help.empty()) << e->name;
+    EXPECT_EQ(distributed::find_strategy(e->name), e);
+  }
+  EXPECT_EQ(distributed::find_strategy("hogwild"), nullptr);
+  EXPECT_THROW(distributed::register_strategy({"ring", "a second ring", 99, {}, nullptr, nullptr}), ValueError);
+  EXPECT_THROW(distributed::StrategyRegistrar<distributed::RingStrategy>({"ring", "a second ring", 99, {}}), ValueError);
+  EXPECT_EQ(distributed::strategy_names(), builtin);
 }
 
 TEST(Strategies, FactoryKnowsTheNamesAndRejectsBadOptions) {

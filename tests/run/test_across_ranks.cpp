@@ -182,6 +182,26 @@ TEST_F(TrainingAcrossRanks, ThreeRanksEqualOneProcessOnTheSameGlobalBatch) {
   EXPECT_FALSE(one.summary.contains("strategy"));
 }
 
+// Loss scaling across ranks needs a strategy under which every rank skips
+// the same steps (the registry's same_gradients_every_step trait); the
+// refusal names those strategies and comes before any collective, so one
+// rank of two alone sees it.
+TEST_F(TrainingAcrossRanks, LossScalingIsRefusedUnderAStrategyThatDoesNotSumEveryStep) {
+  TrainSpec s = spec(1);
+  s.loss_scaling.mode = "on";
+  s.distributed.strategy = "ps";
+  TrainingRun run(s);
+  RunOptions o;
+  o.communicator = std::make_shared<dtest::ThreadCommunicator>(std::make_shared<dtest::ThreadGroup>(2), 0);
+  try {
+    run.run(o);
+    ADD_FAILURE() << "ps took loss scaling across ranks";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "loss_scaling: loss scaling across ranks needs the allreduce or ring strategy "
+                                     "(every rank must skip the same steps), not ps");
+  }
+}
+
 TEST_F(TrainingAcrossRanks, ACheckpointResumesOnAnotherRankCount) {
   TrainingRun alone(spec(4));
   alone.run();

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "magmadnn/tune/counter_rng.h"
+#include "magmadnn/tune/grid_searcher.h"
 #include "magmadnn/tune/space.h"
 #include "magmadnn/tune/tune_config.h"
 #include "tune_fixtures.h"
@@ -132,6 +133,41 @@ TEST(TuneConfigReader, RefusesMistakesWithTheirPath) {
             std::string::npos);
   EXPECT_NE(with("/searcher", Json{{"type", "asha"}, {"configs", 9}}).find("searcher.max_epochs: missing"),
             std::string::npos);
+}
+
+// The searchers and objective kinds each register from their own .cpp: the
+// lists, the defaults and the messages naming the choices come from the
+// registries, in their order (the messages as they were before them).
+TEST(TuneConfigReader, SearchersAndObjectivesComeFromTheirRegistries) {
+  EXPECT_EQ(tune::searcher_names(), (std::vector<std::string>{"grid", "random", "asha"}));
+  EXPECT_EQ(tune::objective_names(),
+            (std::vector<std::string>{"accuracy", "loss", "time", "weighted", "loss_area", "callback"}));
+  EXPECT_EQ(tune::default_searcher_object(), (Json{{"type", "grid"}}));
+  EXPECT_EQ(tune::default_objective().name, "loss");
+  EXPECT_EQ(tune::Objective().describe(), (Json{{"kind", "loss"}, {"direction", "minimize"}}));
+  for (const tune::SearcherEntry* e : tune::searchers()) EXPECT_FALSE(e->help.empty()) << e->name;
+  for (const tune::ObjectiveKind* k : tune::objective_kinds()) EXPECT_FALSE(k->help.empty()) << k->name;
+
+  Json j = tune_json({{"type", "bayes"}});
+  EXPECT_EQ(refusal(j), R"(searcher.type: expected "grid", "random" or "asha", got "bayes")");
+  j = tune_json({{"type", "grid"}});
+  j["objective"] = {{"kind", "f1"}};
+  EXPECT_EQ(refusal(j), R"(objective.kind: expected one of "accuracy", "loss", "time", "weighted", "loss_area", )"
+                        R"("callback", got "f1")");
+  j.erase("objective");
+  const tune::TuneConfig c = tune::parse_tune_config(j);
+  EXPECT_EQ(c.context.objective.kind(), "loss");
+  try {
+    tune::SearcherRegistrar<tune::GridSearcher>({"grid", "a second grid", 99});
+    ADD_FAILURE() << "a second grid was registered";
+  } catch (const magmadnn::ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("searcher 'grid' is registered twice"), std::string::npos) << e.what();
+  }
+  const auto none = +[](const tune::Settings&, const Json&, const tune::ObjectiveCallbacks&) {
+    return tune::ObjectiveSetup{};
+  };
+  EXPECT_THROW(tune::ObjectiveRegistrar({"loss", "a second loss", 99, false, {}, none}), magmadnn::ValueError);
+  EXPECT_EQ(tune::objective_names().size(), 6u);
 }
 
 TEST(TuneConfigReader, TakesAPresetAndTheSeedFlag) {
