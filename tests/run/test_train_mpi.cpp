@@ -472,8 +472,8 @@ TEST_F(TrainUnderMpirun, EvaluateAndPredictPrintOnRankZeroOnly) {
   }
 }
 
-// The accuracy claim of every strategy (docs/distributed.md, "Accuracy per
-// strategy"), cheaply: a small network on 600 synthetic images reaches on 2
+// The accuracy claim of every strategy (docs/notes/distributed-measurements.md,
+// "Accuracy per strategy"), cheaply: a small network on 600 synthetic images reaches on 2
 // and 4 ranks, with each strategy, the test accuracy of one process that saw
 // the same samples (same global batch, epochs and seed), within 3 points (9
 // of the 300 test images).
