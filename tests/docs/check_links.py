@@ -38,8 +38,8 @@ def markdown_files(src):
 
 
 def prose_lines(path):
-    """(line number, text) of the lines outside code blocks, inline code removed,
-    and the line numbers where a ```cpp block opens."""
+    """(line number, text, raw text) of the lines outside code blocks (text with
+    inline code removed), and the line numbers where a ```cpp block opens."""
     out, cpp, fence = [], [], None
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
@@ -54,7 +54,7 @@ def prose_lines(path):
                 if line.strip().startswith(fence):
                     fence = None
                 continue
-            out.append((n, INLINE_CODE.sub("", line)))
+            out.append((n, INLINE_CODE.sub("", line), line))
     return out, cpp
 
 
@@ -71,8 +71,8 @@ _anchors = {}
 def anchors(path):
     if path not in _anchors:
         seen, found = {}, set()
-        for _, line in prose_lines(path)[0]:
-            m = HEADING.match(line)
+        for _, _, raw in prose_lines(path)[0]:
+            m = HEADING.match(raw)
             if not m:
                 continue
             s = slug(m.group(2))
@@ -92,7 +92,7 @@ def check(src):
             for n in cpp:
                 errors.append(f"{rel}:{n}: a ```cpp block outside README.md and docs/*.md is not compiled "
                               "by tests/docs/doc_snippets.py; keep C++ examples in a guide")
-        for n, line in lines:
+        for n, line, _ in lines:
             targets = [m.group(1) for m in LINK.finditer(line)]
             m = REFDEF.match(line)
             if m:
