@@ -10,6 +10,12 @@ GitHub spells anchors (lower case, punctuation dropped, spaces as '-',
 repeats numbered -1, -2, ...). Text inside code blocks and `inline code` is
 not read.
 
+Citations in the sources count too: a `docs/NAME.md` written in a comment,
+a script or a doc (magmadnn/, apps/, tests/, bench/, tools/, examples/,
+cmake/, README.md, docs/) must name a file that exists, and one followed by
+a section in quotes (`docs/distributed.md, "Strategies"`) a heading of that
+file that holds the quoted words.
+
 It also fails on a ```cpp block in a Markdown file below docs/'s top level:
 doc_snippets.py compiles the blocks of README.md and docs/*.md only, so a
 C++ example moved into docs/notes/ would silently stop being compiled.
@@ -111,11 +117,51 @@ def check(src):
     return errors
 
 
+CITE = re.compile(r"(?<![\w./-])(docs/[\w./-]+?\.md)(?:[,]? \(?\"([^\"]+)\")?")
+SOURCE_DIRS = ("magmadnn", "apps", "tests", "bench", "tools", "examples", "cmake", "docs")
+SOURCE_EXT = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".inc", ".py", ".sh", ".cmake", ".txt", ".md", ".in", "")
+
+
+def cited_files(src):
+    yield os.path.join(src, "README.md")
+    for d in SOURCE_DIRS:
+        for root, dirs, files in os.walk(os.path.join(src, d)):
+            dirs[:] = [x for x in dirs if not x.startswith((".", "build"))]
+            for f in files:
+                if os.path.splitext(f)[1] in SOURCE_EXT:
+                    yield os.path.join(root, f)
+
+
+def check_citations(src):
+    errors = []
+    for path in cited_files(src):
+        try:
+            text = open(path, encoding="utf-8").read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        rel = os.path.relpath(path, src)
+        for n, line in enumerate(text.split("\n"), 1):
+            for m in CITE.finditer(line):
+                doc, section = m.group(1), m.group(2)
+                if "*" in doc or doc.startswith("docs/NAME"):
+                    continue
+                target = os.path.join(src, doc)
+                if not os.path.isfile(target):
+                    errors.append(f"{rel}:{n}: cites {doc}, which does not exist")
+                    continue
+                if section:
+                    heads = [HEADING.match(raw).group(2).replace("`", "")
+                             for _, _, raw in prose_lines(target)[0] if HEADING.match(raw)]
+                    if not any(section.replace("`", "") in h for h in heads):
+                        errors.append(f"{rel}:{n}: cites {doc}, \"{section}\", but {doc} has no such heading")
+    return errors
+
+
 def main():
     if len(sys.argv) != 2:
         sys.stderr.write("usage: check_links.py SOURCE_DIR\n")
         return 2
-    errors = check(sys.argv[1])
+    errors = check(sys.argv[1]) + check_citations(sys.argv[1])
     for e in errors:
         print(e)
     n = len(markdown_files(sys.argv[1]))
