@@ -18,7 +18,7 @@
 // steps (default 10, about 13 ms), so that both see the same machine: this
 // VM's speed drifts by 10-20% over seconds, and alternating whole rounds
 // left single rounds anywhere from 1.0 to 1.4. magmadnn's ratio to the floor
-// (docs/benchmarks.md) is to be read against this one.
+// (docs/benchmarks.md; docs/notes/benchmarks-mlp.md) is to be read against this one.
 //
 // --fixed-batch skips the gather and trains on the first batch over and
 // over: it says how much of the gap is the fresh batch (its copy, and the

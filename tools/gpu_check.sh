@@ -24,7 +24,7 @@
 #                 and its tests (nccl_communicator_*) need it: carry Open MPI
 #                 in DEPS_PREFIX too (openmpi-bin, libopenmpi-dev and the
 #                 libraries they depend on) and set OPAL_PREFIX to its usr/
-#                 so that mpirun finds its components (docs/gpu.md)
+#                 so that mpirun finds its components (docs/notes/gpu-runs.md)
 #
 # Exit status: non-zero when configuring, building or any test failed.
 set -uo pipefail

@@ -172,7 +172,7 @@ void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& n
     // writes W and its copy (LowPrecisionCache::gemm_update; CPU, bf16);
     // elsewhere the GEMM writes the gradient and the caller's update pass
     // writes W and its copy (LowPrecisionCache::axpby). Either way the next
-    // forward casts no weight (bench_bf16_update, docs/benchmarks.md).
+    // forward casts no weight (bench_bf16_update, docs/notes/benchmarks-bf16.md).
     if (needed[1]) {
       const auto* t = targets[1];
       if (t != nullptr && t->low != nullptr && this->in(1).size() >= kFoldMinWeights &&

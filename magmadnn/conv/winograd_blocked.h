@@ -4,7 +4,7 @@
 /// inputs, multiplies in the transformed domain and transforms back while
 /// all of it is in its own cache, so the only memory traffic is reading x
 /// and writing y once. WinogradConv<float, 2> uses it for all three passes
-/// of blocked problems (docs/conv.md, "Winograd on the blocked layouts").
+/// of blocked problems (docs/notes/conv.md, "Winograd on the blocked layouts").
 ///
 /// Why: at 16-32 channels the unfused Winograd (transforms through memory,
 /// then alpha^2 GEMMs with K = C = 16) was 1.3-2.5x slower than oneDNN's

@@ -12,9 +12,10 @@
 ///   s->finalize();           // collective: every rank ends with the same weights
 ///   s->timing();             // compute / communication / overlapped seconds
 ///
-/// The strategies (docs/distributed.md, "Strategies") are the entries of
-/// the registry (strategy_registry.h): each strategy's .cpp registers its
-/// name, help, traits and factory; `magmadnn train --help` lists them.
+/// The strategies (docs/distributed.md, "Strategies"; docs/notes/data-parallel.md)
+/// are the entries of the registry (strategy_registry.h): each strategy's
+/// .cpp registers its name, help, traits and factory; `magmadnn train
+/// --help` lists them.
 ///
 /// Requires: every rank attaches the same kind of strategy, with the same
 /// options, to a network of the same architecture, and runs the same number
@@ -54,7 +55,7 @@ struct StrategyOptions {
   /// or out, PyTorch DDP's gradient_as_bucket_view); smaller ones are packed
   /// into shared buckets, so that a layer's bias costs no collective of its
   /// own. 256 KiB: above it a collective's fixed cost is under 5% of its
-  /// transfer on shared memory (docs/distributed.md, "Performance").
+  /// transfer on shared memory (docs/notes/distributed-measurements.md, "Performance").
   std::size_t in_place_bytes = std::size_t{256} << 10;
   /// weight-avg: average the weights every k steps (k >= 1).
   int average_every = 1;

@@ -1,6 +1,6 @@
 /// @file parallel_plan.h
 /// How a config's layers are laid out over the ranks: the hybrid plan of
-/// data- and model-parallel layers (docs/distributed.md, "Hybrid plans").
+/// data- and model-parallel layers (docs/hybrid.md; docs/notes/hybrid-plans.md).
 /// plan_parallel() reads only the spec, never the rank count, so a config
 /// means the same plan on any number of ranks; build_network turns the plan
 /// into layers and transitions (with one rank: the plain network).

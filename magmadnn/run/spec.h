@@ -208,7 +208,7 @@ struct DistributedSpec {
   std::string strategy = default_strategy_name();
   /// The layout of every dense and conv2d layer that names none: "data"
   /// (every layer data-parallel: the network replicated, the batch split),
-  /// "model" or "auto" (run/parallel_plan.h, docs/distributed.md "Hybrid plans").
+  /// "model" or "auto" (run/parallel_plan.h, docs/hybrid.md).
   std::string parallel = "data";
   double bucket_mb = 25.0;          ///< allreduce: gradient bucket size, MiB (0, 4096]
   std::int64_t average_every = 4;   ///< weight-avg: local steps between averages

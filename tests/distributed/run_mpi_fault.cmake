@@ -12,7 +12,7 @@ endif()
 if(_rc MATCHES "timeout")
   # Open MPI 4.1's mpirun sometimes never returns when a rank has finalized
   # and another calls MPI_Abort, even with every rank gone (reproduced with
-  # plain MPI; docs/distributed.md). Only then is a hung launcher excused,
+  # plain MPI; docs/notes/open-mpi-behaviour.md). Only then is a hung launcher excused,
   # and only once every rank has reported and the abort was made.
   if(NOT MODE STREQUAL "exit" OR NOT _err MATCHES "MPI_ABORT was invoked")
     message(FATAL_ERROR "${MODE}: the job hung")

@@ -10,7 +10,7 @@
 // classes by a seeded random two-layer teacher, argmax(tanh(x W1) W2). The
 // student is 32-64-64-10 (ReLU, softmax, cross-entropy). Every run takes a
 // fraction of a second. The numbers in the comments are those measured
-// when the bounds were set (docs/distributed.md, "Large-batch training").
+// when the bounds were set (docs/notes/large-batch.md, "Measured").
 #include <gtest/gtest.h>
 
 #include <algorithm>

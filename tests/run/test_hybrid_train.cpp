@@ -164,7 +164,7 @@ TEST_F(HybridTrain, RefusesAStrategyOtherThanAllreduce) {
 // scored on the 10,000 test images. The ranks agree with one process to
 // rounding step for step (test_hybrid), which SGD with momentum amplifies
 // over the run: the scores agree within that noise, as plain data
-// parallelism's do (measured in docs/distributed.md, "Hybrid plans"). The
+// parallelism's do (measured in docs/notes/hybrid-plans.md, "Tests"). The
 // bound is the data-parallel issue's, 2 points: with 1.5 the test failed
 // once at 1.59 while another build shared the two cores. Convolutions are
 // picked by rule ("deterministic"), so the machine's load cannot change

@@ -356,9 +356,10 @@ TEST(TuneCliMpi, StartMistakesExitTwoWithoutASourceLocation) {
   }
 }
 
-// The launcher's option that lets the other ranks run when one dies (Open
-// MPI 4's name; the library itself does not depend on it).
-const char* kKeepSurvivors = "--mca orte_abort_on_non_zero_status 0";
+// The launcher's option that lets the other ranks run when one dies: Open MPI
+// 4's `--mca orte_abort_on_non_zero_status 0` or Open MPI 5's
+// `--enable-recovery`, chosen by the build (the library does not depend on it).
+const char* kKeepSurvivors = MAGMADNN_MPI_KEEP_GOING;
 
 // Issue 39 point 12: under the option above, a killed worker rank left the
 // master waiting forever. Now its group is lost to the master's watchdog

@@ -74,7 +74,7 @@ class MpiCommunicator final : public Communicator {
   /// Whether device buffers go to MPI directly (CUDA-aware MPI in a CUDA build).
   bool cuda_aware() const noexcept;
 
-  /// Strict checks, the checking mode docs/distributed.md names (off by
+  /// Strict checks, the checking mode docs/notes/communicators.md names (off by
   /// default; the environment variable MAGMADNN_COLLECTIVE_CHECK=strict turns
   /// them on for communicators created afterwards, "overlap" or unset leaves
   /// them off): each collective waits, before its data operation is posted,
@@ -83,7 +83,7 @@ class MpiCommunicator final : public Communicator {
   /// CommError on every rank and never reaches MPI (which would match the
   /// two calls and write past the smaller buffer). The cost is one exchange
   /// of 40-byte descriptors ahead of each collective's data, during which
-  /// the data does not move (docs/distributed.md measures it). Off, the
+  /// the data does not move (docs/notes/communicators.md measures it). Off, the
   /// exchange runs beside the collective: the mismatch is still named, but
   /// after MPI has matched the calls. A communicator split from this one
   /// inherits the setting. Every rank should use the same setting.

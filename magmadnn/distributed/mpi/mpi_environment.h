@@ -22,7 +22,7 @@
 ///
 /// When it starts MPI for a job of 2 or 3 Open MPI ranks, it asks Open MPI's
 /// non-blocking allreduce for its ring algorithm unless the user chose one
-/// (OMPI_MCA_coll_libnbc_iallreduce_algorithm); see docs/distributed.md.
+/// (OMPI_MCA_coll_libnbc_iallreduce_algorithm); see docs/notes/open-mpi-behaviour.md.
 #pragma once
 
 #include <memory>

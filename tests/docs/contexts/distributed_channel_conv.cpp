@@ -1,4 +1,4 @@
-// docs/distributed.md: a channel-parallel convolution on {N, 1, 28, 28}
+// docs/hybrid.md: a channel-parallel convolution on {N, 1, 28, 28}
 // images (one rank here: every filter on rank 0).
 #include <iostream>
 

@@ -1,4 +1,4 @@
-// docs/distributed.md: dMath's distributed matrices, on however many ranks
+// docs/hybrid.md: dMath's distributed matrices, on however many ranks
 // run it (one here: every layout is the whole matrix on rank 0).
 #include <iostream>
 #include <vector>

@@ -1,4 +1,4 @@
-// docs/distributed.md: layers split over a group, built on a {N, 784} input
+// docs/hybrid.md: layers split over a group, built on a {N, 784} input
 // (one rank here: the split layers hold the whole matrices).
 #include <iostream>
 
