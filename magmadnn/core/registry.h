@@ -1,17 +1,19 @@
 /// @file registry.h
 /// NamedRegistry<Entry>: the list of the things of one kind that the code
 /// may name (data-parallel strategies, searchers, tune objectives), each
-/// declared once by the file that implements it. An entry is any struct
-/// with a `std::string name` and an `int order`; lists (messages, --help,
+/// declared once by the file that implements it. Lists (messages, --help,
 /// choices) show the entries by increasing order, so where a new entry
 /// appears does not depend on the order in which translation units
 /// initialise. Built-ins register from a static initializer in their own
 /// .cpp file (as conv/direct_conv.cpp does), so the registry object lives in
 /// a function-local static of the registering module (see the users).
 ///
+/// An entry is any struct with `name`, `help` and `order` members.
+///
 /// Requires: entries are added before they are asked for (static
 /// initialisation, or before the first use); names are unique.
-/// Guarantees: add() of a name already present throws ValueError naming it;
+/// Guarantees: add() of a name already present with another help or order
+/// throws ValueError naming it (the identical declaration is ignored);
 /// an entry's address never changes once added (entries are never removed),
 /// so callers may keep `const Entry*`; every member is thread-safe.
 #pragma once
@@ -31,11 +33,17 @@ class NamedRegistry {
  public:
   explicit NamedRegistry(std::string what) : what_(std::move(what)) {}
 
-  /// Adds `e`; ValueError if an entry of that name exists.
+  /// Adds `e`. The same declaration again (same name, help and order: one
+  /// translation unit linked twice, as the fuzzers link instrumented copies
+  /// of the readers beside the library's) is ignored; another entry of a
+  /// name already present is a ValueError.
   const Entry& add(Entry e) {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& p : entries_) {
-      MAGMADNN_CHECK(p->name != e.name, ValueError, what_ << " '" << e.name << "' is registered twice");
+      if (p->name != e.name) continue;
+      MAGMADNN_CHECK(p->help == e.help && p->order == e.order, ValueError,
+                     what_ << " '" << e.name << "' is registered twice");
+      return *p;
     }
     auto owned = std::make_unique<const Entry>(std::move(e));
     const Entry& ref = *owned;

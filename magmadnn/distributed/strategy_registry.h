@@ -16,7 +16,8 @@
 ///
 /// Requires: strategies register before main() (a namespace-scope
 /// registrar) or at least before the first run that may name them.
-/// Guarantees: a second strategy of the same name is a ValueError; the
+/// Guarantees: another strategy of a name already registered is a
+/// ValueError (the identical declaration again is ignored); the
 /// entry of the lowest order is the default (DistributedSpec's default).
 #pragma once
 

@@ -61,8 +61,8 @@ struct ObjectiveSetup {
 /// in its own .cpp file and a test. The built-ins (objective.cpp), by order:
 /// accuracy, loss (the default), time, weighted, loss_area, callback.
 /// Requires: registration before main() or before the first parse that names
-/// it; one kind is the default. Guarantees: a second kind of the same name
-/// is a ValueError.
+/// it; one kind is the default. Guarantees: another kind of a name already
+/// registered is a ValueError (the identical declaration again is ignored).
 struct ObjectiveKind {
   std::string name;
   std::string help;  ///< one line, for --help and docs

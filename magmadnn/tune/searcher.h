@@ -85,8 +85,9 @@ std::unique_ptr<Searcher> make_searcher(const Json& j, const std::string& where,
 /// (MySearcher constructed from (const Json&, const std::string& where,
 /// const SearchContext&)) and a test. Built-ins by order: grid (10, the
 /// default), random (20), asha (30). Requires: registration before main()
-/// or before the first search that names it. Guarantees: a second searcher
-/// of the same name is a ValueError.
+/// or before the first search that names it. Guarantees: another searcher
+/// of a name already registered is a ValueError (the identical
+/// declaration again is ignored, core/registry.h).
 struct SearcherEntry {
   std::string name;
   std::string help;  ///< one line, for --help and docs
