@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz with a few Clang compiles (the
-# 28 files below) instead of a Clang build of the whole library (about 220):
+# 29 files below) instead of a Clang build of the whole library (about 220):
 # only the readers' own sources (the list below) and the fuzz entries are
 # compiled with Clang and instrumented (libFuzzer coverage, ASan, UBSan with
 # -fno-sanitize-recover); everything else comes uninstrumented from an
@@ -24,7 +24,7 @@ mkdir -p "$out/obj"
 
 readers=(
   magmadnn/io/byte_reader.cpp magmadnn/io/cifar.cpp magmadnn/data/cifar.cpp
-  magmadnn/run/spec.cpp magmadnn/run/presets.cpp magmadnn/run/parallel_plan.cpp
+  magmadnn/run/spec.cpp magmadnn/run/layer_kinds.cpp magmadnn/run/presets.cpp magmadnn/run/parallel_plan.cpp
   magmadnn/tune/tune_config.cpp magmadnn/tune/space.cpp magmadnn/tune/searcher.cpp
   magmadnn/tune/grid_searcher.cpp magmadnn/tune/random_searcher.cpp magmadnn/tune/asha_searcher.cpp
   magmadnn/tune/objective.cpp magmadnn/tune/settings.cpp magmadnn/tune/trial.cpp
