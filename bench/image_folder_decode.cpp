@@ -7,7 +7,10 @@
 // chroma (ImageNet's usual form), 10 class folders.
 //
 // Usage: bench_image_folder_decode [--out DIR] [--images N] [--side S]
-//          [--batch B] [--threads 1,2] [--rounds R]
+//          [--batch B] [--threads 1,2] [--rounds R] [--noise A]
+// --noise A adds uniform noise in [-A, A] to each pixel before encoding:
+// the smooth upscaled images make JPEGs of about 5 KiB, photographs of the
+// same size several times more, and the entropy decoding grows with them.
 // DIR/train and DIR/test are written when DIR/train does not exist yet
 // (bench_resnet50_step --folder DIR reads the same folder). Each
 // measurement decodes every image R times (R = 2 by default) in batches of
@@ -34,7 +37,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // 28 x 28 grey -> S x S RGB, bilinear, tinted by class.
-std::vector<std::uint8_t> upscale(const std::uint8_t* g, int side, int label) {
+std::vector<std::uint8_t> upscale(const std::uint8_t* g, int side, int label, int noise, std::uint64_t& state) {
   std::vector<std::uint8_t> out(static_cast<std::size_t>(side * side * 3));
   const double tint[3] = {0.6 + 0.04 * label, 1.0 - 0.03 * label, 0.7 + 0.02 * (label % 5)};
   for (int y = 0; y < side; ++y) {
@@ -47,21 +50,25 @@ std::vector<std::uint8_t> upscale(const std::uint8_t* g, int side, int label) {
       const double fx = sx - x0;
       const double v = (g[y0 * 28 + x0] * (1 - fx) + g[y0 * 28 + x0 + 1] * fx) * (1 - fy) +
                        (g[(y0 + 1) * 28 + x0] * (1 - fx) + g[(y0 + 1) * 28 + x0 + 1] * fx) * fy;
-      for (int c = 0; c < 3; ++c)
-        out[static_cast<std::size_t>((y * side + x) * 3 + c)] = static_cast<std::uint8_t>(std::min(255.0, v * tint[c]));
+      for (int c = 0; c < 3; ++c) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        const int n = noise > 0 ? static_cast<int>((state >> 33) % static_cast<std::uint64_t>(2 * noise + 1)) - noise : 0;
+        out[static_cast<std::size_t>((y * side + x) * 3 + c)] =
+            static_cast<std::uint8_t>(std::clamp(v * tint[c] + n, 0.0, 255.0));
+      }
     }
   }
   return out;
 }
 
-void write_split(const std::string& dir, data::dataset_type split, std::int64_t n, int side) {
+void write_split(const std::string& dir, data::dataset_type split, std::int64_t n, int side, int noise) {
   const data::SourceImageSet<float> set = data::load_mnist_source<float>(data::kFashionMnistDir, split);
   n = std::min(n, set.images.rows());
   tjhandle tj = tjInitCompress();
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0, state = 42;
   for (std::int64_t i = 0; i < n; ++i) {
     const int label = set.classes[static_cast<std::size_t>(i)];
-    const auto px = upscale(set.images.byte_data() + i * 784, side, label);
+    const auto px = upscale(set.images.byte_data() + i * 784, side, label, noise, state);
     unsigned char* buf = nullptr;
     unsigned long size = 0;
     if (tjCompress2(tj, px.data(), side, 0, side, TJPF_RGB, &buf, &size, TJSAMP_420, 90, 0) != 0) {
@@ -115,7 +122,7 @@ double images_per_second(const data::FolderIndex& idx, int threads, int side, st
 int main(int argc, char** argv) {
   std::string out = "/tmp/magmadnn_jpeg_folder", threads_arg = "1,2";
   std::int64_t images = 512, batch = 32;
-  int side = 224, rounds = 2;
+  int side = 224, rounds = 2, noise = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--out") out = argv[i + 1];
@@ -124,10 +131,11 @@ int main(int argc, char** argv) {
     if (a == "--batch") batch = std::atoll(argv[i + 1]);
     if (a == "--threads") threads_arg = argv[i + 1];
     if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
+    if (a == "--noise") noise = std::atoi(argv[i + 1]);
   }
   if (!fs::exists(fs::path(out) / "train")) {
-    write_split(out + "/train", data::Train, images, side);
-    write_split(out + "/test", data::Test, std::max<std::int64_t>(images / 8, 10), side);
+    write_split(out + "/train", data::Train, images, side, noise);
+    write_split(out + "/test", data::Test, std::max<std::int64_t>(images / 8, 10), side, noise);
   }
   data::ImageFolderOptions scan;
   scan.height = scan.width = side;
