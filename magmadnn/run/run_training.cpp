@@ -91,6 +91,20 @@ Json folder_report(const data::ImageFolderSource<float>& f, std::ostream* log, c
   return j;
 }
 
+// Batches of an image folder are decoded and augmented on a loader thread,
+// which gives each sample its generator for the random crops.
+void use_folder_loader(const Split& train, const Split& test, model::FitOptions<float>& fo, std::ostream* log) {
+  if (!train.folder) return;
+  fo.loader_workers = 1;
+  if (log == nullptr) return;
+  log_folder_scan(*log, "train", *train.folder);
+  log_folder_scan(*log, "test", *test.folder);
+}
+
+Json folder_reports(const Split& train, const Split& test, std::ostream* log) {
+  return {{"train", folder_report(*train.folder, log, "train")}, {"test", folder_report(*test.folder, log, "test")}};
+}
+
 // An image folder's listing as a fingerprint: each file's path below the
 // root, size and label, and the classes. Decoding every image on every rank
 // to compare values would cost an epoch; two copies of a folder whose files
@@ -205,15 +219,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
   fo.checkpoint_every_epochs = options.checkpoint_path.empty() ? 0 : 1;
   fo.checkpoint_every_batches = options.checkpoint_path.empty() ? 0 : options.checkpoint_every_steps;
   fo.resume = options.resume;
-  if (train_.folder) {
-    // Batches of an image folder are decoded and augmented on a loader
-    // thread, which gives each sample its generator for the random crops.
-    fo.loader_workers = 1;
-    if (options.log != nullptr) {
-      log_folder_scan(*options.log, "train", *train_.folder);
-      log_folder_scan(*options.log, "test", *test_.folder);
-    }
-  }
+  use_folder_loader(train_, test_, fo, options.log);
 
   const std::shared_ptr<distributed::Communicator>& comm = options.communicator;
   const int ranks = comm ? comm->size() : 1;
@@ -295,10 +301,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
   r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
   r.summary["memory"] = memory(peak, peak_is_training);
   if (fo.loss_scaler) r.summary["loss_scaling"] = loss_scaling(*fo.loss_scaler);
-  if (train_.folder) {
-    r.summary["image_folder"] = {{"train", folder_report(*train_.folder, options.log, "train")},
-                                 {"test", folder_report(*test_.folder, options.log, "test")}};
-  }
+  if (train_.folder) r.summary["image_folder"] = folder_reports(train_, test_, options.log);
   if (parallel) {
     r.summary["timing"] = parallel->timing();
     if (const Json st = parallel->staleness(); !st.is_null()) r.summary["staleness"] = st;
