@@ -17,8 +17,8 @@
 #include <string>
 
 #include "cli.h"
-#include "magmadnn/distributed/local_communicator.h"
-#include "magmadnn/distributed/strategy_registry.h"
+#include "magmadnn/comm/local_communicator.h"
+#include "magmadnn/parallel/strategy_registry.h"
 #include "magmadnn/run/data_parallel.h"
 #include "magmadnn/run/spec.h"
 #include "magmadnn/tune/settings.h"

@@ -1,4 +1,4 @@
-# The data-parallel strategies (magmadnn/distributed/strategy.h), and a rank
+# The data-parallel strategies (magmadnn/parallel/strategy.h), and a rank
 # that fails telling the others (test_rank_failure.cpp): one test program,
 # run directly (one local rank, label cpu) and, with MPI, under the launcher
 # at 1, 2 and 4 ranks (label mpi), oversubscribed, each bounded.

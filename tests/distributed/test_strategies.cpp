@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <thread>
 
-#include "magmadnn/distributed/allreduce_strategy.h"
-#include "magmadnn/distributed/local_communicator.h"
-#include "magmadnn/distributed/ring_strategy.h"
-#include "magmadnn/distributed/strategy_registry.h"
+#include "magmadnn/parallel/allreduce_strategy.h"
+#include "magmadnn/comm/local_communicator.h"
+#include "magmadnn/parallel/ring_strategy.h"
+#include "magmadnn/parallel/strategy_registry.h"
 #include "strategy_test_util.h"
 
 namespace {
