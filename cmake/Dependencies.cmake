@@ -35,6 +35,22 @@ if(MAGMADNN_FFTW)
   endif()
 endif()
 
+# libjpeg-turbo's TurboJPEG and libpng: JPEG and PNG image folders
+# (data/image_folder.h, "dataset": "folder"). Without them the rest builds,
+# and a folder data set is refused with a message saying what to install.
+set(MAGMADNN_HAVE_IMAGES 0)
+if(MAGMADNN_IMAGES)
+  find_path(TURBOJPEG_INCLUDE_DIR turbojpeg.h)
+  find_library(TURBOJPEG_LIBRARY NAMES turbojpeg)
+  find_package(PNG QUIET)
+  if(TURBOJPEG_INCLUDE_DIR AND TURBOJPEG_LIBRARY AND PNG_FOUND)
+    set(MAGMADNN_HAVE_IMAGES 1)
+  else()
+    message(STATUS "magmadnn: TurboJPEG or libpng not found (apt-get install libturbojpeg0-dev libpng-dev); "
+                   "image folders (\"dataset\": \"folder\") disabled")
+  endif()
+endif()
+
 # MPI for processes and collectives.
 set(MAGMADNN_HAVE_MPI 0)
 if(MAGMADNN_MPI)

@@ -11,11 +11,13 @@ set -euo pipefail
 #   but libdnnl-dev only recommends it (and we install without recommends).
 # libgtest-dev, libgmock-dev: configuring looks for them (tests are on by
 #   default); gmock/gmock.h is not in libgtest-dev.
+# libturbojpeg0-dev, libpng-dev: JPEG and PNG image folders ("dataset": "folder");
+#   optional at configure time, but installed so the build has them.
 # python3: configuring runs tests/docs/doc_snippets.py (tests are on by
 #   default, so run-main.sh's configure needs it too).
 PKGS=(build-essential cmake ninja-build ccache pkg-config git libdnnl-dev ocl-icd-opencl-dev
       libopenblas-dev libfftw3-dev libopenmpi-dev openmpi-bin zlib1g-dev nlohmann-json3-dev
-      libgtest-dev libgmock-dev dataset-fashion-mnist python3)
+      libturbojpeg0-dev libpng-dev libgtest-dev libgmock-dev dataset-fashion-mnist python3)
 if [[ "${1:-}" == "--tests" ]]; then
   # python3 (above) also runs the v1 example checker. clang: the API forms are compiled by
   # both compilers. chromium, poppler-utils, fonts: the report is rendered

@@ -320,7 +320,9 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
     out << "magmadnn train: " << spec.name << " (" << net.num_params() << " parameters) on "
         << run.train().x.shape()[0] << " training and " << run.test().x.shape()[0] << " test samples ("
         << run.validation().x.shape()[0] << " training samples held out for validation) from "
-        << (spec.data.dataset == "synthetic" ? std::string("synthetic data (seeded random images)") : spec.data.dir)
+        << (spec.data.dataset == "synthetic" ? std::string("synthetic data (seeded random images)")
+            : spec.data.dataset == "folder" ? spec.data.train_dir + " and " + spec.data.test_dir
+                                            : spec.data.dir)
         << " (" << std::fixed << std::setprecision(1) << static_cast<double>(run.dataset_bytes()) / 1e6
         << std::defaultfloat << " MB in memory, images as " << run.train().x.storage_type() << ")"
         << "; run folder " << rf.dir() << (resume ? " (resuming)" : "");

@@ -11,6 +11,7 @@
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/random.h"
+#include "magmadnn/data/sample_rng.h"
 
 namespace magmadnn::data {
 
@@ -89,14 +90,20 @@ struct DataLoader<T>::Impl {
     Tensor<T> bx(with_rows(x.shape(), m), stage), by(with_rows(y.shape(), m), stage);
     T* px = bx.mutable_host_data();
     T* py = by.mutable_host_data();
-    x.gather(ord.data(), begin, m, px);  // promoted from the data set's type here
+    // One generator per sample, from (seed, epoch, sample): a source that
+    // computes its rows (an image folder's random crops) draws first, the
+    // augmentations go on from there.
+    std::vector<SampleRng> rngs;
+    const bool random_rows = x.source() != nullptr;
+    if (random_rows || !augment.empty()) {
+      rngs.reserve(static_cast<std::size_t>(m));
+      for (std::int64_t i = 0; i < m; ++i) rngs.emplace_back(seed, augment_stream(ep, ord[begin + i]));
+    }
+    x.gather(ord.data(), begin, m, px, random_rows ? rngs.data() : nullptr);  // promoted from the data set's type here
     for (std::int64_t i = 0; i < m; ++i) {
       const std::int64_t s = ord[begin + i];
       std::memcpy(py + i * y_row, yh + s * y_row, sizeof(T) * y_row);
-      if (!augment.empty()) {
-        SampleRng rng(seed, augment_stream(ep, s));
-        for (const auto& t : augment) t->apply(px + i * x_row, x_sample, rng);
-      }
+      for (const auto& t : augment) t->apply(px + i * x_row, x_sample, rngs[static_cast<std::size_t>(i)]);
     }
     Batch<T> out;
     out.index = b;

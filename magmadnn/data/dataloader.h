@@ -10,7 +10,9 @@
 ///    sample's augmentation only on (seed, epoch, sample index), never on
 ///    threads or timing. workers = 0 and workers = N give identical batches,
 ///    and start_epoch(c.epoch, c.batch) with the seed of a Cursor resumes
-///    exactly where that cursor was taken.
+///    exactly where that cursor was taken. Samples computed by a RowSource
+///    (samples.h; an image folder) get each sample's generator for its
+///    random form (random crops), drawn before the augmentations.
 ///  - Background threads (`workers`) prepare up to max(prefetch, workers)
 ///    batches ahead; with memory DEVICE or MANAGED they also start the copy
 ///    to the GPU, so the copy overlaps the training step. An exception thrown

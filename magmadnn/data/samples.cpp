@@ -104,6 +104,17 @@ Samples<T> Samples<T>::generated(const Shape& shape, std::shared_ptr<const RowFi
 }
 
 template <typename T>
+Samples<T> Samples<T>::from_source(const Shape& shape, std::shared_ptr<const RowSource<T>> source) {
+  MAGMADNN_CHECK(source != nullptr, ValueError, "Samples::from_source: no source");
+  MAGMADNN_CHECK(shape.ndim() >= 1, ShapeError, "Samples::from_source: a scalar shape has no sample axis");
+  Samples s;
+  s.shape_ = shape;
+  s.tensor_.reset();
+  s.source_ = std::move(source);
+  return s;
+}
+
+template <typename T>
 std::int64_t Samples<T>::row_size() const {
   const std::int64_t n = rows();
   return n > 0 ? size() / n : 0;
@@ -140,7 +151,8 @@ memory_t Samples<T>::get_memory_type() const noexcept {
 }
 
 template <typename T>
-void Samples<T>::gather(const std::int64_t* rows, std::int64_t begin, std::int64_t count, T* dst) const {
+void Samples<T>::gather(const std::int64_t* rows, std::int64_t begin, std::int64_t count, T* dst,
+                        SampleRng* rngs) const {
   const std::int64_t n = this->rows(), row = row_size();
   if (rows == nullptr) {
     MAGMADNN_CHECK(begin >= 0 && count >= 0 && begin + count <= n, IndexError,
@@ -151,6 +163,16 @@ void Samples<T>::gather(const std::int64_t* rows, std::int64_t begin, std::int64
                      "Samples::gather: row " << rows[begin + i] << " outside [0, " << n << ") of " << shape_);
   }
   auto row_of = [&](std::int64_t i) { return rows ? rows[begin + i] : begin + i; };
+  if (source_ != nullptr) {
+    const std::int64_t* ids = ids_ ? ids_->data() + offset_ : nullptr;
+    std::vector<std::int64_t> batch(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::int64_t r = row_of(i);
+      batch[static_cast<std::size_t>(i)] = ids ? ids[r] : offset_ + r;
+    }
+    source_->fill(batch.data(), count, dst, rngs);
+    return;
+  }
   if (is_generated()) {
     const RowFill& fill = *fill_;
     const std::int64_t* ids = ids_ ? ids_->data() + offset_ : nullptr;

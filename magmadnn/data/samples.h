@@ -11,6 +11,10 @@
 ///  - none: values computed row by row when a batch is assembled, by a
 ///    function of the sample's index (synthetic data, run/dataset.h), so a
 ///    data set of any size costs no memory.
+///  - a RowSource: an object that computes whole batches of rows from the
+///    samples' ids, and may draw from a per-sample random generator when one
+///    is given (an image folder decodes and augments its files so,
+///    data/image_folder.h).
 /// Whoever assembles a batch (the DataLoader, NeuralNetwork's feed) calls
 /// gather(), which promotes the batch's rows only. A byte b always becomes
 /// the same T: the 256 values are computed once with the loaders' own
@@ -34,9 +38,27 @@
 #include <memory>
 #include <vector>
 
+#include "magmadnn/data/sample_rng.h"
 #include "magmadnn/tensor/tensor.h"
 
 namespace magmadnn::data {
+
+/// Rows computed on demand, a batch at a time (Samples::from_source).
+/// Requires of implementations: fill is thread-safe (several DataLoader
+/// workers may call it at once) and row i of its output depends only on
+/// ids[i] and on rngs[i]'s draws, never on the other rows, on threads or on
+/// timing.
+template <typename T>
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  /// Writes sample ids[i] (0 .. the source's sample count - 1) to
+  /// dst + i x row_size for i in [0, count). `rngs`: null, or count
+  /// generators, one per row: a source with a random form (training
+  /// augmentation) takes it only when given them, and draws from rngs[i]
+  /// for row i; null asks for the deterministic form (evaluation).
+  virtual void fill(const std::int64_t* ids, std::int64_t count, T* dst, SampleRng* rngs) const = 0;
+};
 
 /// value = byte x scale + shift.
 struct ByteScale {
@@ -62,6 +84,11 @@ class Samples {
   /// Samples {N, ...} = `shape` that are computed, never stored: gather()
   /// calls `fill` for each row it writes.
   static Samples generated(const Shape& shape, std::shared_ptr<const RowFill> fill);
+  /// Samples {N, ...} = `shape` computed by `source` a batch at a time
+  /// (is_generated() is true for them too).
+  static Samples from_source(const Shape& shape, std::shared_ptr<const RowSource<T>> source);
+  /// The source of from_source samples (null otherwise).
+  const std::shared_ptr<const RowSource<T>>& source() const noexcept { return source_; }
 
   const Shape& shape() const noexcept { return shape_; }
   std::int64_t ndim() const noexcept { return shape_.ndim(); }
@@ -75,7 +102,7 @@ class Samples {
   /// True for byte storage.
   bool is_bytes() const noexcept { return bytes_ != nullptr; }
   /// True for computed samples (generated()).
-  bool is_generated() const noexcept { return fill_ != nullptr; }
+  bool is_generated() const noexcept { return fill_ != nullptr || source_ != nullptr; }
   /// The tensor of tensor storage (ValueError for bytes and computed samples).
   const Tensor<T>& tensor() const;
   /// The bytes of the rows this handle spans, {rows(), ...} (ValueError for a tensor).
@@ -93,7 +120,11 @@ class Samples {
   /// count x row_size() values. Requires host-readable storage
   /// (NotSupportedError for a tensor in DEVICE memory); IndexError for a row
   /// outside [0, rows()).
-  void gather(const std::int64_t* rows, std::int64_t begin, std::int64_t count, T* dst) const;
+  /// `rngs`: null, or `count` generators, one per row written, passed on to
+  /// a RowSource (which may draw from them: data augmentation); other
+  /// storage ignores them.
+  void gather(const std::int64_t* rows, std::int64_t begin, std::int64_t count, T* dst,
+              SampleRng* rngs = nullptr) const;
 
   /// Rows [begin, end), sharing storage (IndexError outside [0, rows()]).
   Samples slice(std::int64_t begin, std::int64_t end) const;
@@ -113,6 +144,7 @@ class Samples {
   // Computed samples: row r of this handle is sample ids_[offset_ + r], or
   // offset_ + r without ids_ (take() makes ids_, slice() moves offset_).
   std::shared_ptr<const RowFill> fill_;
+  std::shared_ptr<const RowSource<T>> source_;
   std::shared_ptr<const std::vector<std::int64_t>> ids_;
   // How gather promotes: by the table, or by arithmetic in T that gives the
   // table's 256 values exactly (checked in from_bytes), which vectorises.

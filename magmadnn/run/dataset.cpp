@@ -64,6 +64,7 @@ std::int64_t dataset_classes(const std::string& dataset) {
 }
 
 std::int64_t dataset_classes(const DataSpec& d) {
+  if (d.dataset == "folder") return static_cast<std::int64_t>(data::image_folder_classes(d.train_dir).size());
   return d.dataset == "synthetic" ? d.classes : dataset_classes(d.dataset);
 }
 
@@ -138,12 +139,66 @@ Split cifar_split(const DataSpec& d, bool train, std::int64_t classes) {
   return s;
 }
 
+data::ImageFolderOptions folder_options(const DataSpec& d) {
+  data::ImageFolderOptions o;
+  o.channels = static_cast<int>(d.shape.at(0));
+  o.height = d.shape.at(1);
+  o.width = d.shape.at(2);
+  o.mean = d.mean;
+  o.std = d.std;
+  o.augment = d.augment;
+  o.min_scale = d.min_scale;
+  o.center_crop = d.center_crop;
+  o.on_bad = d.on_error == "refuse" ? data::BadImage::Refuse : data::BadImage::Skip;
+  o.verify = d.verify;
+  o.threads = static_cast<int>(d.decode_threads);
+  return o;
+}
+
+Split folder_split(const DataSpec& d, bool train, std::int64_t classes) {
+  MAGMADNN_CHECK(d.shape.size() == 3, ValueError, "data.shape: image folders need [C, H, W], got " << Shape(d.shape));
+  data::ImageFolderOptions o = folder_options(d);
+  o.classes = data::image_folder_classes(d.train_dir);
+  MAGMADNN_CHECK(classes <= 0 || classes == static_cast<std::int64_t>(o.classes.size()), IOError,
+                 "image folder " << d.train_dir << ": " << o.classes.size() << " class folders, but " << classes
+                                 << " classes were asked for");
+  const std::string& root = train ? d.train_dir : d.test_dir;
+  data::FolderIndex idx = data::scan_image_folder(root, o);
+  const std::int64_t total = static_cast<std::int64_t>(idx.files.size());
+  const std::int64_t limit = train ? d.limit_train : d.limit_test;
+  if (limit > 0 && limit < total) {
+    // Spread over the listing, so every class keeps its share.
+    data::FolderIndex kept = idx;
+    kept.files.clear();
+    kept.labels.clear();
+    for (std::int64_t i = 0; i < limit; ++i) {
+      const auto k = static_cast<std::size_t>(i * total / limit);
+      kept.files.push_back(idx.files[k]);
+      kept.labels.push_back(idx.labels[k]);
+    }
+    idx = std::move(kept);
+  }
+  const auto n = static_cast<std::int64_t>(idx.files.size());
+  const auto k = static_cast<std::int64_t>(idx.classes.size());
+  Split s;
+  s.source = root;
+  s.labels = idx.labels;
+  s.y = Tensor<float>(Shape({n, k}), {ZERO}, HOST);
+  float* y = n > 0 ? s.y.mutable_host_data() : nullptr;
+  for (std::int64_t i = 0; i < n; ++i) y[i * k + s.labels[static_cast<std::size_t>(i)]] = 1.0f;
+  auto source = std::make_shared<const data::ImageFolderSource<float>>(std::move(idx), o);
+  s.x = data::image_folder_samples<float>(source);
+  s.folder = std::move(source);
+  return s;
+}
+
 }  // namespace
 
 Split load_data(const DataSpec& d, const std::string& split, std::int64_t classes, std::uint64_t seed) {
   MAGMADNN_CHECK(split == "train" || split == "test", ValueError, "unknown split \"" << split << "\"");
   const bool train = split == "train";
   if (d.dataset == "synthetic") return synthetic_split(d, train, classes, seed);
+  if (d.dataset == "folder") return folder_split(d, train, classes);
   if (d.dataset == "cifar10" || d.dataset == "cifar100") return cifar_split(d, train, classes);
   return load_split(d.dir, split, train ? d.limit_train : d.limit_test, classes);
 }
@@ -182,6 +237,7 @@ Split subset(const Split& s, const std::vector<std::int64_t>& rows) {
   Split out;
   out.source = s.source;
   out.label_source = s.label_source;
+  out.folder = s.folder;
   out.x = s.x.take(rows);
   out.y = data::take_rows(s.y, rows);
   out.labels.reserve(rows.size());

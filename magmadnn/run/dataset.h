@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "magmadnn/data/image_folder.h"
 #include "magmadnn/data/samples.h"
 #include "magmadnn/run/spec.h"
 #include "magmadnn/tensor/tensor.h"
@@ -26,6 +29,9 @@ struct Split {
   std::vector<std::int64_t> labels;  ///< N class indices
   std::string source;                ///< the image file, for messages
   std::string label_source;          ///< the label file, for messages
+  /// An image folder's reader (dataset "folder"; null otherwise): its scan
+  /// report, decode failures and decode-thread tuning, for the run's log.
+  std::shared_ptr<const data::ImageFolderSource<float>> folder;
 };
 
 /// The "train" or "test" split of a config's data, by data.dataset:
@@ -39,12 +45,22 @@ struct Split {
 ///    time a batch is assembled (data::Samples::generated: no memory for the
 ///    images), and labels drawn uniformly from d.classes the same way (held
 ///    as one-hot rows: 4 x classes bytes a sample). Its source is "synthetic".
+///  - folder: the JPEG and PNG images of d.train_dir or d.test_dir
+///    (data/image_folder.h), classes named by the training folder's
+///    sub-folders (so the test folder's labels agree with it), samples
+///    d.shape computed as batches are assembled: training rows given a
+///    generator by the DataLoader are randomly cropped and flipped, all
+///    others centre-cropped; d.on_error "skip" leaves bad files out (named in
+///    Split::folder's index), "refuse" throws naming the first. A limit
+///    keeps that many files spread evenly over the listing (every class
+///    keeps its share), not the first ones.
 /// The first d.limit_train / d.limit_test samples (0: all). `classes` as in
 /// load_split (0: from the data). IOError for a missing or malformed file.
 Split load_data(const DataSpec& d, const std::string& split, std::int64_t classes, std::uint64_t seed);
 
 /// The class count of a config's data: dataset_classes(d.dataset), or
-/// d.classes for synthetic data.
+/// d.classes for synthetic data, or the training folder's sub-folders for
+/// an image folder.
 std::int64_t dataset_classes(const DataSpec& d);
 
 /// The class count of a config's data.dataset: 10 for "fashion-mnist" and

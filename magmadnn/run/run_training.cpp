@@ -39,6 +39,55 @@ void check_loss_scaling_strategy(const std::string& strategy, int ranks) {
                                         " strategy (every rank must skip the same steps), not " + strategy);
 }
 
+// An image folder's scan, one line, then each file left out (the first 20).
+void log_folder_scan(std::ostream& log, const char* split, const data::ImageFolderSource<float>& f) {
+  const data::FolderIndex& idx = f.index();
+  log << "image folder " << idx.root << " (" << split << "): " << idx.files.size() << " images of "
+      << idx.classes.size() << " classes";
+  if (!idx.skipped.empty()) log << ", " << idx.skipped.size() << " bad files skipped";
+  log << std::endl;
+  for (std::size_t i = 0; i < idx.skipped.size() && i < 20; ++i)
+    log << "  skipped " << idx.skipped[i].file << ": " << idx.skipped[i].reason << std::endl;
+  if (idx.skipped.size() > 20) log << "  (" << idx.skipped.size() - 20 << " more in summary.json)" << std::endl;
+}
+
+// The decode threads in use and how they were chosen, and the files that
+// failed while batches were prepared.
+Json folder_report(const data::ImageFolderSource<float>& f, std::ostream* log, const char* split) {
+  const data::DecodeTuning t = f.tuning();
+  Json j;
+  j["root"] = f.index().root;
+  j["images"] = f.index().files.size();
+  j["classes"] = f.index().classes.size();
+  Json skipped = Json::array(), failed = Json::array(), measured = Json::array();
+  for (std::size_t i = 0; i < f.index().skipped.size() && i < 1000; ++i)
+    skipped.push_back({{"file", f.index().skipped[i].file}, {"reason", f.index().skipped[i].reason}});
+  j["skipped_files"] = f.index().skipped.size();
+  j["skipped"] = skipped;
+  for (const auto& b : f.decode_failures()) failed.push_back({{"file", b.file}, {"reason", b.reason}});
+  j["decode_failures"] = failed;
+  j["blank_rows"] = f.blank_rows();
+  for (const auto& [threads, ips] : t.measured) measured.push_back({{"threads", threads}, {"images_per_second", ips}});
+  j["decode_threads"] = t.threads;
+  j["decode_threads_tuned"] = t.tuned;
+  j["decode_threads_measured"] = measured;
+  if (log == nullptr) return j;
+  std::ostream& o = *log;
+  o << "image folder " << f.index().root << " (" << split << "): " << t.threads << " decode thread"
+    << (t.threads == 1 ? "" : "s");
+  if (f.options().threads > 0) {
+    o << " (data.decode_threads)";
+  } else if (!t.measured.empty()) {
+    o << " (tuned:";
+    for (const auto& [threads, ips] : t.measured) o << " " << threads << " -> " << static_cast<long>(ips) << " images/s;";
+    o << (t.tuned ? " kept the fastest)" : " still measuring)");
+  }
+  o << std::endl;
+  for (const auto& b : f.decode_failures())
+    o << "  served blank: " << b.file << ": " << b.reason << std::endl;
+  return j;
+}
+
 }  // namespace
 
 double training_seconds(const model::History& h) {
@@ -131,6 +180,15 @@ RunResult TrainingRun::run(const RunOptions& options) {
   fo.checkpoint_every_epochs = options.checkpoint_path.empty() ? 0 : 1;
   fo.checkpoint_every_batches = options.checkpoint_path.empty() ? 0 : options.checkpoint_every_steps;
   fo.resume = options.resume;
+  if (train_.folder) {
+    // Batches of an image folder are decoded and augmented on a loader
+    // thread, which gives each sample its generator for the random crops.
+    fo.loader_workers = 1;
+    if (options.log != nullptr) {
+      log_folder_scan(*options.log, "train", *train_.folder);
+      log_folder_scan(*options.log, "test", *test_.folder);
+    }
+  }
 
   const std::shared_ptr<distributed::Communicator>& comm = options.communicator;
   const int ranks = comm ? comm->size() : 1;
@@ -212,6 +270,10 @@ RunResult TrainingRun::run(const RunOptions& options) {
   r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
   r.summary["memory"] = memory(peak, peak_is_training);
   if (fo.loss_scaler) r.summary["loss_scaling"] = loss_scaling(*fo.loss_scaler);
+  if (train_.folder) {
+    r.summary["image_folder"] = {{"train", folder_report(*train_.folder, options.log, "train")},
+                                 {"test", folder_report(*test_.folder, options.log, "test")}};
+  }
   if (parallel) {
     r.summary["timing"] = parallel->timing();
     if (const Json st = parallel->staleness(); !st.is_null()) r.summary["staleness"] = st;

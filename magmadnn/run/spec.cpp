@@ -64,6 +64,68 @@ LayerSpec parse_layer(const Json& j, const std::string& path) {
   return l;
 }
 
+// The keys of "dataset": "folder" (data/image_folder.h).
+void parse_folder(const Obj& o, DataSpec& p) {
+  const bool folder = p.dataset == "folder";
+  for (const char* key : {"train", "test", "mean", "std", "augment", "min_scale", "center_crop", "on_error", "verify",
+                          "decode_threads"}) {
+    if (!folder && o.has(key)) {
+      throw ConfigError(o.at(key), "only \"dataset\": \"folder\" takes it (the image folders' options)");
+    }
+  }
+  if (!folder) return;
+  if (o.has("dir")) throw ConfigError(o.at("dir"), "\"dataset\": \"folder\" reads the folders \"train\" and \"test\", not \"dir\"");
+  for (const char* key : {"train", "test"}) {
+    if (!o.has(key)) {
+      throw ConfigError(o.at(key), "missing (the folder of " + std::string(key) +
+                                       " images: one sub-folder per class holding .jpg, .jpeg or .png files)");
+    }
+    const std::string dir = o.string(key, "");
+    if (dir.empty()) throw ConfigError(o.at(key), "expected a directory, got \"\"");
+    (std::string(key) == "train" ? p.train_dir : p.test_dir) = dir;
+  }
+  for (auto [key, values] : {std::pair{"mean", &p.mean}, std::pair{"std", &p.std}}) {
+    if (!o.has(key)) continue;
+    const Json& v = o.get(key);
+    bool ok = v.is_number() || (v.is_array() && (v.size() == 1 || v.size() == 3));
+    std::vector<double> got;
+    for (const Json& x : v.is_array() ? v : Json::array({v})) {
+      ok = ok && x.is_number() && std::isfinite(x.get<double>()) && (std::string(key) == "mean" || x.get<double>() > 0);
+      if (ok) got.push_back(x.get<double>());
+    }
+    if (!ok) {
+      throw ConfigError(o.at(key), std::string("expected a ") + (std::string(key) == "std" ? "positive " : "") +
+                                       "number or an array of 1 or 3 such numbers (one per channel), got " + v.dump());
+    }
+    *values = got;
+  }
+  p.augment = o.boolean("augment", p.augment);
+  p.min_scale = o.number("min_scale", p.min_scale, 0.0, 1.0);
+  p.center_crop = o.number("center_crop", p.center_crop, 0.0, 1.0);
+  for (auto [key, x] : {std::pair{"min_scale", p.min_scale}, std::pair{"center_crop", p.center_crop}}) {
+    if (x == 0.0) throw ConfigError(o.at(key), "expected a number in (0, 1], got 0");
+  }
+  p.on_error = o.choice("on_error", p.on_error, {"skip", "refuse"});
+  p.verify = o.boolean("verify", p.verify);
+  p.decode_threads = o.integer("decode_threads", p.decode_threads, limits::decode_threads);
+}
+
+void check_folder_shape(const Obj& o, const DataSpec& p) {
+  if (p.dataset != "folder") return;
+  const std::size_t channels = p.shape.size() == 3 ? static_cast<std::size_t>(p.shape[0]) : 0;
+  if (p.shape.size() != 3 || (channels != 1 && channels != 3)) {
+    throw ConfigError(o.at("shape"), "expected [C, H, W] with C 1 (grey) or 3 (RGB) for image folders, got " +
+                                         Json(p.shape).dump());
+  }
+  for (auto [key, v] : {std::pair{"mean", &p.mean}, std::pair{"std", &p.std}}) {
+    if (v->size() != 1 && v->size() != channels) {
+      throw ConfigError(o.at(key), std::to_string(v->size()) + " values for images of " + std::to_string(channels) +
+                                       " channel" + (channels == 1 ? "" : "s") + " (give 1 or " +
+                                       std::to_string(channels) + ")");
+    }
+  }
+}
+
 void parse_data(const Obj& o, DataSpec& p) {
   p.dataset = o.choice("dataset", p.dataset, dataset_names());
   const bool synthetic = p.dataset == "synthetic";
@@ -77,12 +139,16 @@ void parse_data(const Obj& o, DataSpec& p) {
   p.limit_train = o.integer("limit_train", p.limit_train, limits::samples);
   p.limit_test = o.integer("limit_test", p.limit_test, limits::samples);
   p.val_split = o.number("val_split", p.val_split, 0.0, 1.0, /*hi_open=*/true);
+  const bool folder = p.dataset == "folder";
   for (const char* key : {"shape", "classes", "train_samples", "test_samples"}) {
-    if (!synthetic && o.has(key)) {
-      throw ConfigError(o.at(key), "only \"dataset\": \"synthetic\" takes it (the " + p.dataset +
-                                       " files say their own shape and classes)");
+    if (!synthetic && !(folder && std::string(key) == "shape") && o.has(key)) {
+      throw ConfigError(o.at(key), std::string("only \"dataset\": \"synthetic\"") +
+                                       (std::string(key) == "shape" ? " and \"folder\" take it" : " takes it") +
+                                       " (the " + p.dataset + (folder ? " data's classes are its sub-folders)"
+                                                                      : " files say their own shape and classes)"));
     }
   }
+  parse_folder(o, p);
   if (o.has("shape")) {
     const Json& v = o.get("shape");
     bool ok = v.is_array() && !v.empty() && v.size() <= 3;
@@ -100,12 +166,13 @@ void parse_data(const Obj& o, DataSpec& p) {
   p.classes = o.integer("classes", p.classes, limits::classes);
   p.train_samples = o.integer("train_samples", p.train_samples, limits::synthetic_samples);
   p.test_samples = o.integer("test_samples", p.test_samples, limits::synthetic_samples);
+  check_folder_shape(o, p);
 }
 
 }  // namespace
 
 const std::vector<std::string>& dataset_names() {
-  static const std::vector<std::string> names = {"fashion-mnist", "mnist", "idx", "cifar10", "cifar100", "synthetic"};
+  static const std::vector<std::string> names = {"fashion-mnist", "mnist", "idx", "cifar10", "cifar100", "synthetic", "folder"};
   return names;
 }
 
@@ -219,7 +286,8 @@ TrainSpec parse_config(const Json& j) {
     }
     const Obj o(data, "data",
                 {"dataset", "dir", "limit_train", "limit_test", "val_split", "shape", "classes", "train_samples",
-                 "test_samples"},
+                 "test_samples", "train", "test", "mean", "std", "augment", "min_scale", "center_crop", "on_error",
+                 "verify", "decode_threads"},
                 "the data");
     parse_data(o, s.data);
   }
@@ -436,6 +504,20 @@ Json to_json(const TrainSpec& s) {
                {"limit_train", d.limit_train},
                {"limit_test", d.limit_test},
                {"val_split", d.val_split}};
+  if (d.dataset == "folder") {
+    j["data"].erase("dir");
+    j["data"]["train"] = d.train_dir;
+    j["data"]["test"] = d.test_dir;
+    j["data"]["shape"] = d.shape;
+    j["data"]["mean"] = d.mean;
+    j["data"]["std"] = d.std;
+    j["data"]["augment"] = d.augment;
+    j["data"]["min_scale"] = d.min_scale;
+    j["data"]["center_crop"] = d.center_crop;
+    j["data"]["on_error"] = d.on_error;
+    j["data"]["verify"] = d.verify;
+    j["data"]["decode_threads"] = d.decode_threads;
+  }
   if (d.dataset == "synthetic") {
     j["data"]["shape"] = d.shape;
     j["data"]["classes"] = d.classes;

@@ -103,6 +103,7 @@ inline constexpr IntRange growth_max{1, 4'294'967'295};  ///< batch_growth.max (
 inline constexpr IntRange growth_interval{1, 1'000'000'000};  ///< loss_scaling.growth_interval (steps)
 inline constexpr IntRange classes{2, 1'000'000};           ///< data.classes (synthetic)
 inline constexpr IntRange synthetic_samples{1, 2'147'483'647};  ///< data.train_samples, data.test_samples
+inline constexpr IntRange decode_threads{0, 256};  ///< data.decode_threads (folder; 0: tuned)
 }  // namespace limits
 
 /// One layer of the network. Layers are listed so that every layer comes
@@ -168,11 +169,28 @@ struct DataSpec {
   /// IDX files, whose classes are 0 .. the largest training label; cifar10
   /// or cifar100 (their binary files in `dir`: run/dataset.h); synthetic:
   /// seeded random images of `shape` and labels of `classes`, computed as
-  /// batches are assembled (for throughput runs; results say "synthetic").
+  /// batches are assembled (for throughput runs; results say "synthetic");
+  /// folder: JPEG and PNG image folders `train` and `test` (one sub-folder
+  /// per class, data/image_folder.h), decoded and augmented to `shape` as
+  /// batches are assembled.
   std::string dataset = "fashion-mnist";
   std::string dir = "/usr/share/datasets/fashion-mnist";
-  /// synthetic only (written to the config only then):
+  /// synthetic and folder only (written to the config only then):
   std::vector<std::int64_t> shape{3, 224, 224};  ///< one sample, {C, H, W}
+  /// folder only (written to the config only then): the two image folders
+  /// (config keys "train" and "test"), per-channel normalisation (1 value
+  /// or one per channel), random resized crop and flip of training images,
+  /// bad files "skip" (named, counted, left out) or "refuse" (an error),
+  /// a full decode of every file before training (else headers only), and
+  /// decode threads per batch (0: tuned at run time).
+  std::string train_dir, test_dir;
+  std::vector<double> mean{0.0}, std{1.0};
+  bool augment = true;
+  double min_scale = 0.08;
+  double center_crop = 0.875;
+  std::string on_error = "skip";
+  bool verify = false;
+  std::int64_t decode_threads = 0;
   std::int64_t classes = 1000;
   std::int64_t train_samples = 1280;
   std::int64_t test_samples = 256;
