@@ -4,6 +4,7 @@
 // resumed on another rank count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,8 @@
 #include "magmadnn/io/idx.h"
 #include "magmadnn/run/run_training.h"
 #include "magmadnn/comm/thread_communicator.h"
+#include "magmadnn/core/registry.h"
+#include "magmadnn/parallel/strategy_registry.h"
 
 using namespace magmadnn;
 using namespace magmadnn::run;
@@ -197,8 +200,15 @@ TEST_F(TrainingAcrossRanks, LossScalingIsRefusedUnderAStrategyThatDoesNotSumEver
     run.run(o);
     ADD_FAILURE() << "ps took loss scaling across ranks";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "loss_scaling: loss scaling across ranks needs the allreduce or ring strategy "
-                                     "(every rank must skip the same steps), not ps");
+    // The strategies named are the registry's with the trait (the built-ins
+    // allreduce and ring among them), so a new one needs no edit here.
+    const std::vector<std::string> same = distributed::strategy_names_where(
+        [](const distributed::StrategyTraits& t) { return t.same_gradients_every_step; });
+    ASSERT_GE(same.size(), 2u);
+    EXPECT_EQ(same.front(), "allreduce");
+    EXPECT_NE(std::find(same.begin(), same.end(), "ring"), same.end());
+    EXPECT_EQ(std::string(e.what()), "loss_scaling: loss scaling across ranks needs the " + names_text(same) +
+                                         " strategy (every rank must skip the same steps), not ps");
   }
 }
 
