@@ -18,6 +18,9 @@
 /// bucket and copies the packed means back; the optimizer step then runs on
 /// every rank with the same averaged gradients.
 ///
+/// Not final: a variant that changes only how the buckets travel derives
+/// from it, passing a decorating communicator, and overrides name().
+///
 /// With StrategyOptions::exchange only the parameters it names are
 /// bucketed and reduced (the hooks of the others return at once); with
 /// sum_gradients the seed is 1 and the allreduce leaves the sum.
@@ -43,7 +46,7 @@
 namespace magmadnn::distributed {
 
 template <typename T>
-class AllreduceStrategy final : public Strategy<T> {
+class AllreduceStrategy : public Strategy<T> {
  public:
   AllreduceStrategy(std::shared_ptr<Communicator> comm, StrategyOptions options);
   ~AllreduceStrategy() override;
