@@ -232,12 +232,12 @@ TEST(AllreduceBf16, SelectedByTheRunConfigForDataAndHybridPlans) {
   }
 }
 
+using DoubleNets = std::vector<std::unique_ptr<model::NeuralNetwork<double>>>;
+
 // One rank's side of the per-step check: three copies of the network at the
 // same weights take one step each on this rank's part of the global batch,
 // under allreduce, under allreduce-bf16 and alone (its local gradient, for
 // the bound); then all three move to the float run's weights.
-using DoubleNets = std::vector<std::unique_ptr<model::NeuralNetwork<double>>>;
-
 void per_step_check(std::shared_ptr<Communicator> comm, int rank, DoubleNets& nets, double& worst_ratio) {
   const int n = comm->size();
   constexpr std::int64_t kLocal = 8, kSteps = 4;
@@ -261,7 +261,7 @@ void per_step_check(std::shared_ptr<Communicator> comm, int rank, DoubleNets& ne
       g.emplace_back(w.size());
       for (std::size_t i = 0; i < w.size(); ++i) g.back()[i] = (w[i] - after[i]) / kLr;
     }
-    // mean over ranks of |local gradient|, the magnitude the bound scales.
+    // The mean over ranks of |local gradient|: the magnitude the bound scales.
     std::vector<double> mag(w.size());
     for (std::size_t i = 0; i < w.size(); ++i) mag[i] = std::abs(g[2][i]) / n;
     comm->allreduce(distributed::host_buffer(mag.data(), mag.size()), distributed::ReduceOp::sum);
