@@ -261,6 +261,60 @@ Taps taps(double start, double length, std::int64_t n, std::int64_t src) {
 
 }  // namespace
 
+namespace {
+
+// Source row `row` resampled horizontally: W x C floats, interleaved.
+template <int C>
+void resample_row(const std::uint8_t* row, const Taps& tx, std::int64_t x_next, float* out) {
+  const auto w = static_cast<std::int64_t>(tx.lo.size());
+  for (std::int64_t x = 0; x < w; ++x) {
+    const std::uint8_t* p = row + tx.lo[static_cast<std::size_t>(x)] * C;
+    const float f = tx.frac[static_cast<std::size_t>(x)];
+    for (int c = 0; c < C; ++c)
+      out[x * C + c] = static_cast<float>(p[c]) * (1.0f - f) + static_cast<float>(p[c + x_next]) * f;
+  }
+}
+
+// Separable bilinear resize of the box ty x tx, then (p / 255 - mean) x
+// (1 / std) per channel, written planar (mirrored when `flip`). Each source
+// row is resampled once however many output rows use it.
+template <int C, typename T>
+void resize_normalise(const Image8& img, const Taps& ty, const Taps& tx, const float* mean, const float* inv, bool flip,
+                      T* dst) {
+  const auto H = static_cast<std::int64_t>(ty.lo.size()), W = static_cast<std::int64_t>(tx.lo.size());
+  const std::int64_t stride = img.width * C, x_next = img.width > 1 ? C : 0;
+  std::vector<float> buf(static_cast<std::size_t>(2 * W * C));
+  float* rows[2] = {buf.data(), buf.data() + W * C};
+  std::int64_t have[2] = {-1, -1};
+  auto row = [&](std::int64_t r, int slot) {
+    if (have[slot] == r) return;
+    if (have[1 - slot] == r) {
+      std::swap(rows[0], rows[1]);
+      std::swap(have[0], have[1]);
+      if (have[slot] == r) return;
+    }
+    resample_row<C>(img.pixels.data() + r * stride, tx, x_next, rows[slot]);
+    have[slot] = r;
+  };
+  for (std::int64_t y = 0; y < H; ++y) {
+    const std::int64_t lo = ty.lo[static_cast<std::size_t>(y)];
+    row(lo, 0);
+    row(std::min(lo + 1, img.height - 1), 1);
+    const float fy = ty.frac[static_cast<std::size_t>(y)];
+    for (int c = 0; c < C; ++c) {
+      T* out = dst + (static_cast<std::int64_t>(c) * H + y) * W;
+      const float* a = rows[0] + c;
+      const float* b = rows[1] + c;
+      for (std::int64_t x = 0; x < W; ++x) {
+        const float v = a[x * C] * (1.0f - fy) + b[x * C] * fy;
+        out[flip ? W - 1 - x : x] = static_cast<T>((v * (1.0f / 255.0f) - mean[c]) * inv[c]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 template <typename T>
 void prepare_image(const Image8& img, const ImageFolderOptions& o, SampleRng* rng, T* dst) {
   MAGMADNN_CHECK(img.channels == o.channels, ValueError,
@@ -271,28 +325,15 @@ void prepare_image(const Image8& img, const ImageFolderOptions& o, SampleRng* rn
                                     static_cast<double>(o.height), static_cast<double>(o.width), o.center_crop);
   const bool flip = random && rng->bernoulli(0.5);
   const Taps ty = taps(b.y0, b.h, o.height, img.height), tx = taps(b.x0, b.w, o.width, img.width);
-  const int C = o.channels;
-  const std::int64_t W = o.width, H = o.height, stride = img.width * C;
-  const std::uint8_t* px = img.pixels.data();
-  const std::int64_t x_next = img.width > 1 ? C : 0, y_next = img.height > 1 ? stride : 0;
-  for (int c = 0; c < C; ++c) {
-    const float m = static_cast<float>(o.mean.size() == 1 ? o.mean[0] : o.mean[static_cast<std::size_t>(c)]);
-    const float inv = static_cast<float>(1.0 / (o.std.size() == 1 ? o.std[0] : o.std[static_cast<std::size_t>(c)]));
-    T* out = dst + static_cast<std::int64_t>(c) * H * W;
-    for (std::int64_t y = 0; y < H; ++y) {
-      const std::uint8_t* r0 = px + ty.lo[static_cast<std::size_t>(y)] * stride + c;
-      const std::uint8_t* r1 = r0 + y_next;
-      const float fy = ty.frac[static_cast<std::size_t>(y)];
-      T* row = out + y * W;
-      for (std::int64_t x = 0; x < W; ++x) {
-        const std::int64_t k = tx.lo[static_cast<std::size_t>(x)] * C;
-        const float fx = tx.frac[static_cast<std::size_t>(x)];
-        const float top = static_cast<float>(r0[k]) * (1.0f - fx) + static_cast<float>(r0[k + x_next]) * fx;
-        const float bottom = static_cast<float>(r1[k]) * (1.0f - fx) + static_cast<float>(r1[k + x_next]) * fx;
-        const float v = top * (1.0f - fy) + bottom * fy;
-        row[flip ? W - 1 - x : x] = static_cast<T>((v * (1.0f / 255.0f) - m) * inv);
-      }
-    }
+  float mean[3], inv[3];
+  for (int c = 0; c < o.channels; ++c) {
+    mean[c] = static_cast<float>(o.mean.size() == 1 ? o.mean[0] : o.mean[static_cast<std::size_t>(c)]);
+    inv[c] = static_cast<float>(1.0 / (o.std.size() == 1 ? o.std[0] : o.std[static_cast<std::size_t>(c)]));
+  }
+  if (o.channels == 3) {
+    resize_normalise<3>(img, ty, tx, mean, inv, flip, dst);
+  } else {
+    resize_normalise<1>(img, ty, tx, mean, inv, flip, dst);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <filesystem>
 #include <sstream>
 
 #include "magmadnn/backend/registry.h"
@@ -81,11 +82,49 @@ Json folder_report(const data::ImageFolderSource<float>& f, std::ostream* log, c
     o << " (tuned:";
     for (const auto& [threads, ips] : t.measured) o << " " << threads << " -> " << static_cast<long>(ips) << " images/s;";
     o << (t.tuned ? " kept the fastest)" : " still measuring)");
+  } else {
+    o << (t.tuned ? " (one hardware thread)" : " (too few batches to measure others)");
   }
   o << std::endl;
   for (const auto& b : f.decode_failures())
     o << "  served blank: " << b.file << ": " << b.reason << std::endl;
   return j;
+}
+
+// Batches of an image folder are decoded and augmented on a loader thread,
+// which gives each sample its generator for the random crops.
+void use_folder_loader(const Split& train, const Split& test, model::FitOptions<float>& fo, std::ostream* log) {
+  if (!train.folder) return;
+  fo.loader_workers = 1;
+  if (log == nullptr) return;
+  log_folder_scan(*log, "train", *train.folder);
+  log_folder_scan(*log, "test", *test.folder);
+}
+
+Json folder_reports(const Split& train, const Split& test, std::ostream* log) {
+  return {{"train", folder_report(*train.folder, log, "train")}, {"test", folder_report(*test.folder, log, "test")}};
+}
+
+// An image folder's listing as a fingerprint: each file's path below the
+// root, size and label, and the classes. Decoding every image on every rank
+// to compare values would cost an epoch; two copies of a folder whose files
+// have the same names, sizes and labels are taken as the same.
+std::uint64_t folder_fingerprint(const data::ImageFolderSource<float>& f) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix_text = [&h](const std::string& t) {
+    for (unsigned char c : t) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xffu) * 1099511628211ull;
+  };
+  const data::FolderIndex& idx = f.index();
+  for (const auto& c : idx.classes) mix_text(c);
+  for (std::size_t i = 0; i < idx.files.size(); ++i) {
+    mix_text(std::filesystem::path(idx.files[i]).lexically_relative(idx.root).string());
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(idx.files[i], ec);
+    h = (h ^ (ec ? ~0ull : static_cast<std::uint64_t>(size))) * 1099511628211ull;
+    h = (h ^ static_cast<std::uint64_t>(idx.labels[i])) * 1099511628211ull;
+  }
+  return h;
 }
 
 }  // namespace
@@ -180,15 +219,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
   fo.checkpoint_every_epochs = options.checkpoint_path.empty() ? 0 : 1;
   fo.checkpoint_every_batches = options.checkpoint_path.empty() ? 0 : options.checkpoint_every_steps;
   fo.resume = options.resume;
-  if (train_.folder) {
-    // Batches of an image folder are decoded and augmented on a loader
-    // thread, which gives each sample its generator for the random crops.
-    fo.loader_workers = 1;
-    if (options.log != nullptr) {
-      log_folder_scan(*options.log, "train", *train_.folder);
-      log_folder_scan(*options.log, "test", *test_.folder);
-    }
-  }
+  use_folder_loader(train_, test_, fo, options.log);
 
   const std::shared_ptr<distributed::Communicator>& comm = options.communicator;
   const int ranks = comm ? comm->size() : 1;
@@ -270,10 +301,7 @@ RunResult TrainingRun::run(const RunOptions& options) {
   r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
   r.summary["memory"] = memory(peak, peak_is_training);
   if (fo.loss_scaler) r.summary["loss_scaling"] = loss_scaling(*fo.loss_scaler);
-  if (train_.folder) {
-    r.summary["image_folder"] = {{"train", folder_report(*train_.folder, options.log, "train")},
-                                 {"test", folder_report(*test_.folder, options.log, "test")}};
-  }
+  if (train_.folder) r.summary["image_folder"] = folder_reports(train_, test_, options.log);
   if (parallel) {
     r.summary["timing"] = parallel->timing();
     if (const Json st = parallel->staleness(); !st.is_null()) r.summary["staleness"] = st;
@@ -380,19 +408,25 @@ std::vector<InputRecord> TrainingRun::inputs(const RunOptions& options) const {
     if (s.source == "synthetic") return std::string();
     return labels && !s.label_source.empty() ? s.label_source : s.source;
   };
+  // Image folders by their listing (folder_fingerprint); the rows each split
+  // takes of it follow from the seed, compared with the config.
+  const auto images = [&](const Split& s) { return s.folder ? folder_fingerprint(*s.folder) : fingerprint(s.x); };
   std::vector<InputRecord> r;
-  r.push_back({"the training data", "images", file(train_, false), mixed(fingerprint(train_.x), fingerprint(val_.x))});
+  r.push_back({"the training data", "images", file(train_, false),
+               train_.folder ? images(train_) : mixed(fingerprint(train_.x), fingerprint(val_.x))});
   r.push_back({"the training data", "labels", file(train_, true), mixed(fingerprint(train_.y), fingerprint(val_.y))});
-  r.push_back({"the test data", "images", file(test_, false), fingerprint(test_.x)});
+  r.push_back({"the test data", "images", file(test_, false), images(test_)});
   r.push_back({"the test data", "labels", file(test_, true), fingerprint(test_.y)});
   if (options.resume && !options.checkpoint_path.empty()) {
     const std::optional<std::uint64_t> ck = file_fingerprint(options.checkpoint_path);
     r.push_back({"the checkpoint", "", options.checkpoint_path, ck.value_or(0), ck.has_value()});
   }
-  // The config without the data folder's path: ranks may hold copies of
+  // The config without the data folders' paths: ranks may hold copies of
   // the data at other paths (node-local disks); their contents are compared above.
   Json c = to_json(spec_);
-  if (c.contains("data")) c["data"].erase("dir");
+  if (c.contains("data")) {
+    for (const char* key : {"dir", "train", "test"}) c["data"].erase(key);
+  }
   const std::string config = c.dump();
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : config) h = (h ^ c) * 1099511628211ull;

@@ -18,6 +18,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "magmadnn/core/config.h"
+#if MAGMADNN_HAVE_IMAGES
+#include "data/jpeg_files.h"
+#endif
 #include "magmadnn/backend/cpu/cpu_gemm.h"
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/run/presets.h"
@@ -406,6 +410,44 @@ TEST_F(CliEndToEnd, SyntheticDataIsLabelledWhereverResultsAreShown) {
             std::string::npos)
       << refused.err;
 }
+
+#if MAGMADNN_HAVE_IMAGES
+// An image folder through `magmadnn train` and `magmadnn evaluate`: the
+// output names the folders, the bad file skipped and the decode threads;
+// summary.json keeps them; the checkpoint scores the test folder again.
+TEST_F(CliEndToEnd, AnImageFolderTrainsAndEvaluates) {
+  for (const char* split : {"train", "test"}) {
+    for (int c = 0; c < 2; ++c) {
+      const fs::path cls = fs::path(path("images")) / split / ("c" + std::to_string(c));
+      fs::create_directories(cls);
+      for (int i = 0; i < (std::string(split) == "train" ? 10 : 3); ++i)
+        test::write_jpeg((cls / (std::to_string(i) + ".jpg")).string(), 14, 12, 3, test::pattern(14, 12, 3, 50 * c + i));
+    }
+  }
+  test::write_text(path("images/train/c1/notes.txt"), "not an image");
+  Json cfg = read(path("tiny.json"));
+  cfg["layers"].back()["units"] = 2;
+  cfg["epochs"] = 1;
+  cfg["data"] = {{"dataset", "folder"}, {"train", path("images/train")}, {"test", path("images/test")},
+                 {"shape", {1, 8, 8}}, {"val_split", 0.2}};
+  std::ofstream(path("folder.json")) << cfg.dump();
+  const Result r = run_cmd({"train", "--config", path("folder.json"), "--out", path("folder"), "--overwrite"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("from " + path("images/train") + " and " + path("images/test")), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped " + path("images/train/c1/notes.txt") + ": not a .jpg, .jpeg or .png file"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(train): 20 images of 2 classes, 1 bad files skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("decode thread"), std::string::npos) << r.out;
+  const Json summary = read(path("folder/summary.json"));
+  EXPECT_EQ(summary["dataset"], "folder");
+  EXPECT_EQ(summary["image_folder"]["test"]["images"], 6);
+  EXPECT_EQ(summary["image_folder"]["train"]["skipped_files"], 1);
+  const Result e = run_cmd({"evaluate", "--checkpoint", path("folder/checkpoint.bin"), "--json"});
+  ASSERT_EQ(e.rc, 0) << e.err;
+  EXPECT_EQ(Json::parse(e.out)["samples"], 6);
+  EXPECT_EQ(Json::parse(e.out)["test_loss"].get<double>(), summary["test_loss"].get<double>());
+}
+#endif
 
 TEST_F(CliEndToEnd, MistakesExitWithTwoAndNameTheProblem) {
   Result r = run_cmd({"train", "--epochz", "3"});

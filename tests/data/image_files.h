@@ -1,16 +1,18 @@
 /// @file image_files.h
 /// Writing small JPEG and PNG files for the image-folder tests, with the
 /// same libraries the reader uses (TurboJPEG and libpng's simplified API).
+/// The JPEG half is jpeg_files.h, for tests whose include path has another
+/// png.h (the command line's report encoder).
 #pragma once
 
 #include <png.h>
-#include <turbojpeg.h>
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "data/jpeg_files.h"
 #include "data/temp_dir.h"
 
 namespace magmadnn::test {
@@ -25,38 +27,6 @@ inline void write_png(const std::string& path, int w, int h, int channels, const
   im.format = formats[channels - 1];
   if (!png_image_write_to_file(&im, path.c_str(), 0, px.data(), 0, nullptr))
     throw std::runtime_error("write_png " + path + ": " + im.message);
-}
-
-/// The bytes of a JPEG of interleaved pixels, channels 1 (grey) or 3 (RGB, 4:4:4).
-inline std::vector<std::uint8_t> jpeg_bytes(int w, int h, int channels, const std::vector<std::uint8_t>& px,
-                                            int quality = 95) {
-  tjhandle tj = tjInitCompress();
-  unsigned char* buf = nullptr;
-  unsigned long size = 0;
-  const int rc = tjCompress2(tj, px.data(), w, 0, h, channels == 1 ? TJPF_GRAY : TJPF_RGB, &buf, &size,
-                             channels == 1 ? TJSAMP_GRAY : TJSAMP_444, quality, 0);
-  std::vector<std::uint8_t> out(buf, buf + (rc == 0 ? size : 0));
-  tjFree(buf);
-  tjDestroy(tj);
-  if (rc != 0) throw std::runtime_error("jpeg_bytes failed");
-  return out;
-}
-
-inline void write_jpeg(const std::string& path, int w, int h, int channels, const std::vector<std::uint8_t>& px,
-                       int quality = 95) {
-  const auto b = jpeg_bytes(w, h, channels, px, quality);
-  write_bytes(path, std::vector<unsigned char>(b.begin(), b.end()));
-}
-
-/// A smooth test pattern (JPEG keeps it within a few levels), varied by `seed`.
-inline std::vector<std::uint8_t> pattern(int w, int h, int channels, int seed) {
-  std::vector<std::uint8_t> px(static_cast<std::size_t>(w * h * channels));
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x)
-      for (int c = 0; c < channels; ++c)
-        px[static_cast<std::size_t>((y * w + x) * channels + c)] =
-            static_cast<std::uint8_t>((40 + seed * 23 + x * 180 / w + y * 60 / h + c * 50) % 256);
-  return px;
 }
 
 }  // namespace magmadnn::test

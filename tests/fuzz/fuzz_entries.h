@@ -52,6 +52,11 @@ bool journal(const std::uint8_t* data, std::size_t size);
 /// results.json of a search as the report page reads it: cli::read_tune_results,
 /// best_trial() and minimize().
 bool results(const std::uint8_t* data, std::size_t size);
+/// data::decode_image (JPEG or PNG from memory) then data::prepare_image to
+/// a tiny sample; the first byte picks the channels (bit 0), the sample's
+/// height and width (bits 1-3, 4-6) and the random form (bit 7). Only in
+/// builds with JPEG and PNG decoding (MAGMADNN_HAVE_IMAGES).
+bool image(const std::uint8_t* data, std::size_t size);
 /// A run folder as `magmadnn compare` reads it: the first byte picks which of
 /// metrics.csv, summary.json, test_per_epoch.csv and config.json holds the
 /// rest of the input (the others hold a valid run's files); then

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of tests/fuzz/corpus/<target>/: a few small valid
 and invalid inputs per reader. Run from anywhere; overwrites the seed files
-(crash reproducers, named crash-*, are left alone)."""
+(crash reproducers, named crash-*, are left alone). corpus/image/ is not
+written here: its JPEG and PNG seeds were encoded with libjpeg-turbo and
+libpng (tests/data/image_files.h) and are kept as committed."""
 import gzip, os, struct, zlib
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")

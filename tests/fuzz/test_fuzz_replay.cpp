@@ -29,6 +29,9 @@ const Target kTargets[] = {{"idx", magmadnn::fuzz::idx},     {"gzip", magmadnn::
 #if defined(MAGMADNN_FUZZ_HAVE_CLI)
                            {"results", magmadnn::fuzz::results},   {"compare", magmadnn::fuzz::compare},
 #endif
+#if defined(MAGMADNN_FUZZ_HAVE_IMAGES)
+                           {"image", magmadnn::fuzz::image},
+#endif
 };
 
 std::vector<std::uint8_t> slurp(const fs::path& p) {

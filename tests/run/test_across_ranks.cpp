@@ -13,11 +13,15 @@
 #include <unistd.h>
 
 #include "support/run_fixtures.h"
+#include "magmadnn/core/config.h"
 #include "magmadnn/data/shard.h"
 #include "magmadnn/io/checkpoint.h"
 #include "magmadnn/io/idx.h"
 #include "magmadnn/run/run_training.h"
 #include "magmadnn/comm/thread_communicator.h"
+#if MAGMADNN_HAVE_IMAGES
+#include "data/image_files.h"
+#endif
 
 using namespace magmadnn;
 using namespace magmadnn::run;
@@ -304,3 +308,49 @@ TEST_F(TrainingAcrossRanks, AGrowingGlobalBatchIsSplitAsItGrows) {
     EXPECT_LT(max_abs_diff(o.weights, w1), 2e-5f);
   }
 }
+
+#if MAGMADNN_HAVE_IMAGES
+// An image folder across ranks: batches decoded and randomly cropped on each
+// rank give the one-process run; copies of the folder at other paths are
+// the same data, a copy with one more image is named before training.
+TEST_F(TrainingAcrossRanks, AnImageFolderTrainsAsInOneProcessFromCopiesAtOtherPaths) {
+  const std::string a = dir_ + "/folder_a", b = dir_ + "/folder_b";
+  for (const char* split : {"train", "test"}) {
+    for (int c = 0; c < 2; ++c) {
+      const fs::path cls = fs::path(a) / split / ("class" + std::to_string(c));
+      fs::create_directories(cls);
+      for (int i = 0; i < (std::string(split) == "train" ? 9 : 3); ++i) {
+        test::write_png((cls / ("x" + std::to_string(i) + ".png")).string(), 10, 9, 3,
+                        test::pattern(10, 9, 3, c * 40 + i));
+      }
+    }
+  }
+  fs::copy(a, b, fs::copy_options::recursive);
+  auto folder_spec = [](const std::string& root) {
+    return parse_config({{"name", "folder"},
+                         {"layers", Json::array({{{"type", "flatten"}},
+                                                 {{"type", "dense"}, {"units", 2}, {"activation", "softmax"}}})},
+                         {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.1}}},
+                         {"epochs", 2},
+                         {"batch_size", 6},
+                         {"seed", 5},
+                         {"data", {{"dataset", "folder"}, {"train", root + "/train"}, {"test", root + "/test"},
+                                   {"shape", {3, 6, 6}}, {"val_split", 0}}}});
+  };
+  TrainingRun alone(folder_spec(a));
+  const RunResult one = alone.run();
+  const std::vector<float> w1 = weights(alone.network());
+  const TrainSpec other_path = folder_spec(b);
+  const std::vector<RankOutcome> two = run_on(2, folder_spec(a), "", false, &other_path);
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_EQ(two[r].error, "");
+    EXPECT_LT(max_abs_diff(two[r].weights, w1), 2e-5f);
+    EXPECT_NEAR(two[r].result.test.loss, one.test.loss, 1e-5);
+  }
+  test::write_png(b + "/train/class1/extra.png", 10, 9, 3, test::pattern(10, 9, 3, 99));
+  const std::vector<RankOutcome> differ = run_on(2, folder_spec(a), "", false, &other_path);
+  EXPECT_NE(differ[1].error.find("rank 1: the training data differs from rank 0's"), std::string::npos)
+      << differ[1].error;
+}
+#endif
