@@ -11,7 +11,11 @@
 // beside its wall time: on a shared machine the wall time also counts the
 // time other processes held the cores.
 //
-// Usage: bench_resnet50_step [--batch B] [--steps S] [--classes K] [--folder DIR]   (threads: OMP_NUM_THREADS)
+// With --profile 1, every step after the first is profiled (op::Profiler):
+// the per-node table, then the time per (phase, op kind) summed over nodes.
+//
+// Usage: bench_resnet50_step [--batch B] [--steps S] [--classes K] [--folder DIR] [--profile 0|1]
+//   (threads: OMP_NUM_THREADS)
 // The data is synthetic: a measure of speed and memory, not of learning.
 // With --folder, the images are JPEGs of DIR/train and DIR/test instead
 // (bench_image_folder_decode writes such a folder), decoded, cropped and
@@ -27,10 +31,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <string>
 #include <numeric>
 #include <vector>
 
+#include "magmadnn/compute/profiler.h"
 #include "magmadnn/data/image_folder.h"
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/process_memory.h"
@@ -45,17 +51,43 @@ double cpu_seconds() {
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
+
+// The profile summed over nodes: one row per (phase, op kind).
+void print_by_kind(std::int64_t steps) {
+  std::map<std::pair<std::string, std::string>, std::pair<std::uint64_t, double>> sum;
+  double total = 0;
+  for (const auto& e : op::Profiler::entries()) {
+    auto& s = sum[{e.phase, e.kind}];
+    s.first += e.calls;
+    s.second += e.seconds;
+    total += e.seconds;
+  }
+  std::vector<std::pair<double, std::string>> rows;
+  for (const auto& [k, v] : sum) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%-10s %-24s %8llu %10.1f ms/step %6.1f%%", k.first.c_str(), k.second.c_str(),
+                  static_cast<unsigned long long>(v.first), 1e3 * v.second / static_cast<double>(steps),
+                  total > 0 ? 100.0 * v.second / total : 0.0);
+    rows.emplace_back(v.second, line);
+  }
+  std::sort(rows.rbegin(), rows.rend());
+  std::printf("profile by (phase, op kind), %lld steps:\n", static_cast<long long>(steps));
+  for (const auto& r : rows) std::printf("%s\n", r.second.c_str());
+  std::printf("total profiled %.1f ms/step\n", 1e3 * total / static_cast<double>(steps));
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   std::int64_t batch = 32, steps = 3;
   std::string folder;
   std::int64_t classes = 1000;
+  bool profile = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--batch")) batch = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--steps")) steps = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--folder")) folder = argv[i + 1];
     if (!std::strcmp(argv[i], "--classes")) classes = std::atoll(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--profile")) profile = std::atoi(argv[i + 1]) != 0;
   }
   run::Json j = run::preset("resnet50");
   j["batch_size"] = batch;
@@ -88,13 +120,18 @@ int main(int argc, char** argv) {
     seconds.push_back(std::chrono::duration<double>(now - t).count());
     const double c_now = cpu_seconds();
     cpu.push_back(c_now - c);
-    t = now;
-    c = c_now;
+    if (profile && seconds.size() == 1) {  // the first step (the chooser's) stays out of the profile
+      op::Profiler::reset();
+      op::Profiler::enable();
+    }
+    t = Clock::now();
+    c = cpu_seconds();
   };
   cb->epoch_begin = [&](model::NeuralNetwork<float>&, unsigned) {
     t = Clock::now();
     c = cpu_seconds();
   };
+  cb->epoch_end = [&](model::NeuralNetwork<float>&, const model::EpochRecord&) { op::Profiler::enable(false); };
   run::RunOptions o;
   o.callbacks.push_back(cb);
   o.log = folder.empty() ? nullptr : &std::cout;
@@ -115,6 +152,11 @@ int main(int argc, char** argv) {
   }
   std::printf("train loss %.4f (%s)\n", r.history.at(0).train_loss,
               folder.empty() ? "synthetic labels: ln(classes) is chance" : "ln(classes) at the start");
+  if (profile) {
+    op::Profiler::print(std::cout, steps);
+    std::cout.flush();
+    print_by_kind(steps);
+  }
   std::printf("peak RSS %.2f GiB\n", static_cast<double>(run::peak_rss_bytes()) / (1024.0 * 1024.0 * 1024.0));
   return 0;
 }

@@ -6,6 +6,7 @@ set(_magmadnn_libraries "")
 foreach(_layer IN LISTS MAGMADNN_LAYERS)
   list(APPEND _magmadnn_libraries ${MAGMADNN_LAYER_TARGET_${_layer}})
 endforeach()
+list(APPEND _magmadnn_libraries ${MAGMADNN_MODULES})  # loaded at run time from beside magmadnn_core
 install(TARGETS ${_magmadnn_libraries} EXPORT magmadnnTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

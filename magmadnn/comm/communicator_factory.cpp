@@ -13,9 +13,8 @@
 #include "magmadnn/comm/mpi/mpi_communicator.h"
 #include "magmadnn/comm/mpi/mpi_environment.h"
 #endif
-#if defined(MAGMADNN_HAVE_NCCL)
-#include "magmadnn/comm/nccl/nccl_communicator.h"
-#endif
+#include "magmadnn/backend/registry.h"
+#include "magmadnn/core/module.h"
 
 namespace magmadnn::distributed {
 
@@ -36,9 +35,18 @@ std::unique_ptr<Communicator> make_mpi() {
 #endif
 }
 
+// The NCCL communicator is a module (core/module.h), loaded only once a GPU
+// is known to be there, so a process without one maps no NCCL library.
 std::unique_ptr<Communicator> make_nccl() {
 #if defined(MAGMADNN_HAVE_NCCL)
-  return make_nccl_communicator();
+  MAGMADNN_CHECK(has_cuda_device(), DeviceError,
+                 "the NCCL communicator needs a GPU: " << cuda_unavailable_reason()
+                                                       << "; use the MPI communicator (\"mpi\") instead");
+  std::string why;
+  using Make = Communicator* (*)(long long timeout_ms);
+  auto make = reinterpret_cast<Make>(module_symbol(load_module("nccl", &why), "magmadnn_nccl_make_communicator", &why));
+  MAGMADNN_CHECK(make != nullptr, NotSupportedError, "make_communicator(\"nccl\"): " << why);
+  return std::unique_ptr<Communicator>(make(60000));
 #else
   MAGMADNN_THROW(NotSupportedError,
                  "make_communicator(\"nccl\"): this magmadnn was built without NCCL (it needs MAGMADNN_CUDA=ON, "

@@ -57,8 +57,12 @@ class Conv2dNode : public Operation<T>, public BlockedOutput<T> {
   Tensor<T> x_plain_;   // x in NCHW, when the producer's blocked x could not be used
 };
 
+/// Reads x in any layout where it is a global average (output NCHW) or a
+/// max pooling the blocked kernel takes (conv/pool_blocked.h); a max
+/// pooling of a blocked x produces that layout (BlockedOutput) when
+/// keep_blocked_layouts allowed it, else reorders its output to NCHW.
 template <typename T>
-class PoolingNode : public Operation<T> {
+class PoolingNode : public Operation<T>, public BlockedOutput<T> {
  public:
   PoolingNode(OpPtr<T> x, const conv::PoolParams& params);
   std::string kind() const override { return params_.mode == conv::PoolMode::Max ? "max_pool" : "average_pool"; }
@@ -72,7 +76,8 @@ class PoolingNode : public Operation<T> {
  private:
   conv::PoolParams params_;
   Tensor<std::int32_t> argmax_;
-  int x_block_ = 0;  // the layout x came in at the last forward pass (blocked: a global average)
+  int x_block_ = 0;  // the layout x came in at the last forward pass
+  Tensor<T> g_blocked_;  // a plain gradient in x's layout (a blocked max pooling whose output went NCHW)
 };
 
 /// y = conv2d(x, w) without bias.

@@ -167,15 +167,29 @@ Shape PoolingNode<T>::infer_shape(const std::vector<Shape>& in) const {
 template <typename T>
 void PoolingNode<T>::forward() {
   // A blocked x comes only from a producer that keep_blocked_layouts let
-  // keep the layout, which it does for a global average alone; its output
-  // is NCHW in any layout (conv/pool_blocked.h).
+  // keep the layout, which it does for the poolings that read it: a global
+  // average (its output is NCHW in any layout) and a max pooling the
+  // blocked kernel takes (its output keeps x's layout where allowed).
   x_block_ = output_block_of(*this->inputs_[0]);
+  this->block_ = 0;
   if constexpr (std::is_same_v<T, float>) {
     if (x_block_ != 0) {
-      MAGMADNN_CHECK(conv::is_global_average(this->in(0).shape(), params_), Error,
-                     "pooling: a blocked input " << this->in(0).shape()
-                                                 << " reached a pooling that is not a global average");
-      this->output_ = conv::global_average_pool_blocked(this->in(0), x_block_);
+      const Shape& xs = this->in(0).shape();
+      if (conv::is_global_average(xs, params_)) {
+        this->output_ = conv::global_average_pool_blocked(this->in(0), x_block_);
+        return;
+      }
+      MAGMADNN_CHECK(conv::max_pool_blocked_supports(xs, params_, x_block_), Error,
+                     "pooling: a blocked input " << xs << " reached a pooling that cannot read it");
+      Tensor<T> y = conv::max_pool_blocked(this->in(0), params_, x_block_, &argmax_);
+      if (this->output_block_for(y.shape(), y) == x_block_) {
+        this->block_ = x_block_;
+        this->output_ = std::move(y);
+      } else {
+        Tensor<T> plain;
+        (void)in_layout(y, x_block_, 0, plain);
+        this->output_ = std::move(plain);
+      }
       return;
     }
   }
@@ -187,7 +201,13 @@ void PoolingNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& neede
   if (!needed[0]) return;
   if constexpr (std::is_same_v<T, float>) {
     if (x_block_ != 0) {  // d(input) in the input's layout
-      gin[0] = conv::global_average_pool_blocked_backward(g, this->in(0).shape(), x_block_);
+      const Shape& xs = this->in(0).shape();
+      if (conv::is_global_average(xs, params_)) {
+        gin[0] = conv::global_average_pool_blocked_backward(g, xs, x_block_);
+        return;
+      }
+      const Tensor<T>& gb = in_layout(g, this->block_, x_block_, g_blocked_);
+      gin[0] = conv::max_pool_blocked_backward(gb, argmax_, xs, params_, x_block_);
       return;
     }
   }

@@ -14,6 +14,7 @@
 #include "magmadnn/compute/linalg.h"
 #include "magmadnn/compute/nodes.h"
 #include "magmadnn/compute/regularization.h"
+#include "magmadnn/conv/layout.h"
 #include "magmadnn/conv/pool_blocked.h"
 #include "magmadnn/core/errors.h"
 
@@ -225,6 +226,10 @@ Expr<T> relu_after_max_pool(const Expr<T>& root) {
     const OpPtr<T>& r = n->get_inputs()[0];
     auto* u = dynamic_cast<UnaryNode<T>*>(r.get());
     if (u == nullptr || u->op() != UnaryOp::Relu || g.uses(r.get()) != 1) continue;
+    // A ReLU that fuse_batchnorm_activation will take into its batch
+    // normalisation costs nothing where it is (and keeps the pooling's
+    // input in the normalisation's layout).
+    if (plain_batchnorm(g, r->get_inputs()[0]) != nullptr) continue;
     auto pooled = std::make_shared<PoolingNode<T>>(r->get_inputs()[0], pool->params());
     g.replace(n, std::make_shared<UnaryNode<T>>(UnaryOp::Relu, T(0), std::move(pooled)));
   }
@@ -264,7 +269,9 @@ bool reads_any_layout(const Operation<T>& n, std::size_t slot) {
   if (dynamic_cast<const Conv2dNode<T>*>(&n) != nullptr) return slot == 0;
   if (dynamic_cast<const BatchNormNode<T>*>(&n) != nullptr) return slot == 0 || slot == 3;
   if (const auto* p = dynamic_cast<const PoolingNode<T>*>(&n); p != nullptr && std::is_same_v<T, float>) {
-    return slot == 0 && conv::is_global_average(p->get_inputs()[0]->get_output_shape(), p->params());
+    const Shape x = p->get_inputs()[0]->get_output_shape();
+    return slot == 0 && (conv::is_global_average(x, p->params()) ||
+                         conv::max_pool_blocked_supports(x, p->params(), conv::blocked_layout_block()));
   }
   return false;
 }

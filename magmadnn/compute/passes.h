@@ -72,7 +72,10 @@ Expr<T> fuse_conv_activation(const Expr<T>& root);
 /// pass zero. The rewritten form runs the ReLU, and its backward mask, on
 /// the pooled tensor (a quarter of the size for 2x2 windows) instead of the
 /// convolution's output. Run before fuse_conv_activation, which would
-/// otherwise take the ReLU into the convolution. Returns the new root.
+/// otherwise take the ReLU into the convolution. A ReLU of a batch
+/// normalisation that fuse_batchnorm_activation can fuse (plain, read only
+/// by the ReLU) stays: fused, it costs nothing, and the pooling then reads
+/// the normalisation's (possibly blocked) output. Returns the new root.
 template <typename T>
 Expr<T> relu_after_max_pool(const Expr<T>& root);
 
@@ -92,9 +95,11 @@ Expr<T> fuse_batchnorm_activation(const Expr<T>& root);
 /// layout between them (blocked_output.h, conv/layout.h): a node may
 /// produce it exactly when it is not the root and every one of its
 /// consumers in the graph is a convolution reading it as x, a batch
-/// normalisation reading it as x or residual input, or a global average
+/// normalisation reading it as x or residual input, a global average
 /// pooling (float; conv/pool_blocked.h), whose output is NCHW in any
-/// layout. Nodes that read it
+/// layout, or a max pooling the blocked kernel takes (float;
+/// conv/pool_blocked.h), whose output may keep the layout in turn. Nodes
+/// that read it
 /// convert where their computation needs NCHW, so the values and gradients
 /// are those of the NCHW graph up to the rounding of oneDNN's kernels and of
 /// the blocked batch normalisation's sums. Rewires nothing; returns root.

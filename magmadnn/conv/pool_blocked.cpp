@@ -1,5 +1,7 @@
 #include "magmadnn/conv/pool_blocked.h"
 
+#include <algorithm>
+
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/cpu/cpu_parallel.h"
 #include "magmadnn/conv/layout.h"
@@ -46,7 +48,102 @@ void spread_planes(const float* dy, float* dx, const Shape& s) {
   });
 }
 
+// Max over each window of one channel block's plane, B lanes at once.
+template <int B>
+void max_planes(const float* x, float* y, std::int32_t* am, const Shape& xs, const Shape& ys, const PoolParams& p) {
+  const std::int64_t h = xs[2], w = xs[3], oh = ys[2], ow = ys[3];
+  for_planes(xs, B, [&](std::int64_t t, std::int64_t, std::int64_t) {
+    const float* xp = x + t * h * w * B;
+    for (std::int64_t i = 0; i < oh; ++i) {
+      const std::int64_t h0 = std::max<std::int64_t>(i * p.stride_h - p.pad_h, 0);
+      const std::int64_t h1 = std::min(i * p.stride_h - p.pad_h + p.kernel_h, h);
+      for (std::int64_t j = 0; j < ow; ++j) {
+        const std::int64_t w0 = std::max<std::int64_t>(j * p.stride_w - p.pad_w, 0);
+        const std::int64_t w1 = std::min(j * p.stride_w - p.pad_w + p.kernel_w, w);
+        float m[B];
+        std::int32_t at[B];
+        for (int l = 0; l < B; ++l) m[l] = xp[(h0 * w + w0) * B + l], at[l] = static_cast<std::int32_t>(h0 * w + w0);
+        for (std::int64_t a = h0; a < h1; ++a)
+          for (std::int64_t b = w0; b < w1; ++b) {
+            const float* v = xp + (a * w + b) * B;
+            const auto pos = static_cast<std::int32_t>(a * w + b);
+            for (int l = 0; l < B; ++l) {
+              const bool more = v[l] > m[l];
+              m[l] = more ? v[l] : m[l];
+              at[l] = more ? pos : at[l];
+            }
+          }
+        const std::int64_t o = ((t * oh + i) * ow + j) * B;
+        for (int l = 0; l < B; ++l) y[o + l] = m[l];
+        if (am)
+          for (int l = 0; l < B; ++l) am[o + l] = at[l];
+      }
+    }
+  });
+}
+
+template <int B>
+void scatter_planes(const float* dy, const std::int32_t* am, float* dx, const Shape& xs, const Shape& ys) {
+  const std::int64_t r = xs[2] * xs[3], outs = ys[2] * ys[3];
+  for_planes(xs, B, [&](std::int64_t t, std::int64_t, std::int64_t) {
+    float* d = dx + t * r * B;
+    std::fill(d, d + r * B, 0.0f);
+    const float* g = dy + t * outs * B;
+    const std::int32_t* a = am + t * outs * B;
+    for (std::int64_t o = 0; o < outs * B; o += B)
+      for (int l = 0; l < B; ++l) d[static_cast<std::int64_t>(a[o + l]) * B + l] += g[o + l];
+  });
+}
+
 }  // namespace
+
+bool max_pool_blocked_supports(const Shape& x, const PoolParams& p, int block) noexcept {
+  return p.mode == PoolMode::Max && (block == 8 || block == 16) && blockable(x, block) && p.kernel_h > 0 &&
+         p.kernel_w > 0 && p.stride_h > 0 && p.stride_w > 0 && p.pad_h >= 0 && p.pad_w >= 0 &&
+         p.pad_h < p.kernel_h && p.pad_w < p.kernel_w && p.kernel_h <= x[2] + 2 * p.pad_h &&
+         p.kernel_w <= x[3] + 2 * p.pad_w;
+}
+
+Tensor<float> max_pool_blocked(const Tensor<float>& x, const PoolParams& p, int block, Tensor<std::int32_t>* argmax) {
+  const Shape& s = x.shape();
+  MAGMADNN_CHECK(max_pool_blocked_supports(s, p, block), ValueError,
+                 "max pooling (blocked): x " << s << " with a " << p.kernel_h << "x" << p.kernel_w
+                                             << " window (padding " << p.pad_h << "," << p.pad_w
+                                             << ") cannot be pooled with a channel block of " << block);
+  MAGMADNN_CHECK(!x.on_device(), ValueError, "max pooling (blocked): the blocked layout is for host tensors");
+  const Shape ys = pool_output_shape(s, p);
+  Tensor<float> y(ys, x.get_memory_type(), x.get_device_id());
+  std::int32_t* am = nullptr;
+  if (argmax) {
+    if (argmax->shape() != ys || argmax->on_device()) *argmax = Tensor<std::int32_t>(ys, x.get_memory_type(), 0);
+    am = argmax->mutable_data();
+  }
+  if (block == 8) {
+    max_planes<8>(x.data(), y.mutable_data(), am, s, ys, p);
+  } else {
+    max_planes<16>(x.data(), y.mutable_data(), am, s, ys, p);
+  }
+  return y;
+}
+
+Tensor<float> max_pool_blocked_backward(const Tensor<float>& dy, const Tensor<std::int32_t>& argmax,
+                                        const Shape& x_shape, const PoolParams& p, int block) {
+  MAGMADNN_CHECK(max_pool_blocked_supports(x_shape, p, block), ValueError,
+                 "max pooling backward (blocked): x " << x_shape << " cannot be pooled with a channel block of "
+                                                      << block);
+  const Shape ys = pool_output_shape(x_shape, p);
+  MAGMADNN_CHECK(dy.shape() == ys && argmax.shape() == ys && !dy.on_device() && !argmax.on_device(), ValueError,
+                 "max pooling backward (blocked): dy " << dy.shape() << " and argmax " << argmax.shape()
+                                                       << " must be host tensors of shape " << ys << " for x "
+                                                       << x_shape);
+  Tensor<float> dx(x_shape, dy.get_memory_type(), dy.get_device_id());
+  if (block == 8) {
+    scatter_planes<8>(dy.data(), argmax.data(), dx.mutable_data(), x_shape, ys);
+  } else {
+    scatter_planes<16>(dy.data(), argmax.data(), dx.mutable_data(), x_shape, ys);
+  }
+  return dx;
+}
 
 bool is_global_average(const Shape& x, const PoolParams& p) noexcept {
   return x.ndim() == 4 && p.mode == PoolMode::Average && p.pad_h == 0 && p.pad_w == 0 && p.kernel_h == x[2] &&

@@ -209,6 +209,47 @@ TEST(BlockedLayout, GlobalAveragePoolingReadsTheBlockedLayout) {
                ValueError);
 }
 
+// Max pooling on the blocked layout gives the plain pooling's values and
+// gradient (the stem's 3x3 / 2 with padding 1, where windows overlap and
+// hang over the edge; 2x2 / 2; a window of the whole image), with ties
+// broken as the plain pooling breaks them (rows of equal values).
+TEST(BlockedLayout, MaxPoolingReadsAndKeepsTheBlockedLayout) {
+  struct Case {
+    Shape x;
+    std::int64_t k, stride, pad;
+  };
+  for (int b : {8, 16}) {
+    for (const Case& c : {Case{Shape{3, 2 * b, 9, 7}, 3, 2, 1}, Case{Shape{2, b, 6, 6}, 2, 2, 0},
+                          Case{Shape{2, b, 4, 5}, 4, 1, 0}, Case{Shape{1, b, 1, 1}, 3, 2, 1}}) {
+      SCOPED_TRACE(::testing::Message() << "block " << b << " x " << c.x << " window " << c.k);
+      conv::PoolParams p;
+      p.mode = conv::PoolMode::Max;
+      p.kernel_h = p.kernel_w = c.k, p.stride_h = p.stride_w = c.stride, p.pad_h = p.pad_w = c.pad;
+      ASSERT_TRUE(conv::max_pool_blocked_supports(c.x, p, b));
+      Tensor<float> x = random_tensor<float>(c.x, 31);
+      float* xp = x.mutable_data();
+      for (std::int64_t i = 0; i + 1 < x.size(); i += 5) xp[i + 1] = xp[i];  // ties
+      Tensor<std::int32_t> am, am_b;
+      const Tensor<float> y = conv::pool2d_forward(x, p, &am);
+      const Tensor<float> dy = random_tensor<float>(y.shape(), 32);
+      const Tensor<float> dx = conv::pool2d_backward(x, dy, p, &am);
+      const Tensor<float> yb = conv::max_pool_blocked(to_blocked_ref(x, b), p, b, &am_b);
+      ASSERT_EQ(yb.shape(), y.shape());
+      EXPECT_TRUE(close(to_plain_ref(yb, b).to_vector(), y.to_vector(), 0.0, 0.0)) << "y";
+      const Tensor<float> dxb = conv::max_pool_blocked_backward(to_blocked_ref(dy, b), am_b, c.x, p, b);
+      EXPECT_TRUE(close(to_plain_ref(dxb, b).to_vector(), dx.to_vector(), 1e-6, 1e-7)) << "dx";
+    }
+  }
+  conv::PoolParams p;
+  p.kernel_h = p.kernel_w = 3, p.stride_h = p.stride_w = 2, p.pad_h = p.pad_w = 1;
+  EXPECT_FALSE(conv::max_pool_blocked_supports({2, 12, 8, 8}, p, 8));  // channels do not fill blocks
+  p.pad_h = 3;
+  EXPECT_FALSE(conv::max_pool_blocked_supports({2, 8, 8, 8}, p, 8));  // a window could lie in the padding
+  p.pad_h = 1, p.mode = conv::PoolMode::Average;
+  EXPECT_FALSE(conv::max_pool_blocked_supports({2, 8, 8, 8}, p, 8));
+  EXPECT_THROW(conv::max_pool_blocked(random_tensor<float>({2, 8, 8, 8}, 1), p, 8, nullptr), ValueError);
+}
+
 // -- the pass ----------------------------------------------------------------------------------------
 namespace {
 
@@ -315,10 +356,12 @@ TEST(BlockedLayout, ThePassAllowsTheLayoutOnlyWhereEveryConsumerReadsIt) {
   }
   // Allowed: the convolutions (read by batch normalisations), the stem's and
   // the block's normalisations (read by convolutions and as the skip).
-  // Refused: the last normalisation, read by the pooling.
+  // Refused: the last normalisation, read by the (2x2 average) pooling,
+  // and the pooling, the root.
   EXPECT_EQ(allowed.size(), 7u) << ::testing::PrintToString(allowed);
-  ASSERT_EQ(refused.size(), 1u) << ::testing::PrintToString(refused);
+  ASSERT_EQ(refused.size(), 2u) << ::testing::PrintToString(refused);
   EXPECT_EQ(refused[0], "batchnorm:conv2d");
+  EXPECT_EQ(refused[1], "average_pool:batchnorm");
   // A global average pooling reads it: nothing is refused.
   Net global_net(conv::Algo::Auto, true);
   auto global_out = op::optimize(global_net.out);
@@ -334,6 +377,63 @@ TEST(BlockedLayout, ThePassAllowsTheLayoutOnlyWhereEveryConsumerReadsIt) {
   op::keep_blocked_layouts(root);
   EXPECT_TRUE(dynamic_cast<op::BlockedOutput<float>*>(c1.get())->blocked_output_allowed());
   EXPECT_FALSE(dynamic_cast<op::BlockedOutput<float>*>(root.get())->blocked_output_allowed());
+}
+
+// A ResNet stem in small: conv -> bn -> relu -> 3x3 / 2 max pooling ->
+// two convolutions reading the pooled tensor -> bn + skip + relu. The
+// optimized graph keeps the ReLU in the normalisation (it is not moved past
+// the pooling), the pooling reads and keeps the blocked layout, and values
+// and gradients are those of the NCHW twin.
+TEST(BlockedLayout, AStemWithMaxPoolingKeepsTheLayoutThroughThePooling) {
+  if (blk() == 0) GTEST_SKIP() << "blocked layouts are off here (no AVX2, or MAGMADNN_BLOCKED_LAYOUT=0)";
+  auto build = [](std::vector<op::Var<float>>& params, op::Var<float>& x, op::Expr<float>& pool) {
+    x->set_value(random_tensor<float>(x->output().shape(), 3));
+    auto w = [&](const Shape& s) {
+      params.push_back(param<float>("w" + std::to_string(params.size()), s, 40 + params.size()));
+      return params.back();
+    };
+    auto bn = [&](const op::Expr<float>& in) {
+      auto g = w({16});
+      g->set_value(random_tensor<float>({16}, 60 + params.size(), 0.5, 1.5));
+      return op::batchnorm(in, g, w({16}));
+    };
+    conv::ConvParams same;
+    same.pad_h = same.pad_w = 1;
+    conv::PoolParams mp;
+    mp.kernel_h = mp.kernel_w = 3, mp.stride_h = mp.stride_w = 2, mp.pad_h = mp.pad_w = 1;
+    pool = op::pooling(op::relu(bn(op::conv2d(x, w({16, 3, 3, 3}), same))), mp);
+    auto a = bn(op::conv2d(pool, w({16, 16, 3, 3}), same));
+    auto skip = bn(op::conv2d(pool, w({16, 16, 1, 1})));
+    conv::PoolParams avg;
+    avg.mode = conv::PoolMode::Average;
+    avg.kernel_h = avg.kernel_w = avg.stride_h = avg.stride_w = 5;
+    return op::pooling(op::relu(op::add(a, skip)), avg);
+  };
+  Result r[2];
+  op::Expr<float> pools[2];
+  for (int blocked : {0, 1}) {
+    std::vector<op::Var<float>> params;
+    op::Var<float> x = op::var<float>("x", {2, 3, 10, 9}, {NONE}, HOST);
+    op::OptimizeOptions o;
+    o.keep_blocked_layouts = blocked == 1;
+    auto out = op::optimize(build(params, x, pools[blocked]), o);
+    r[blocked].value = out->eval()->to_vector();
+    auto loss = op::reduce_sum(op::product(out, op::constant<float>("R", random_tensor<float>(out->output().shape(), 9))));
+    std::vector<op::Expr<float>> wrt(params.begin(), params.end());
+    wrt.push_back(x);
+    auto table = op::gradients(loss, wrt);
+    for (const auto& v : wrt) r[blocked].grads.push_back(table.get(v)->to_vector());
+    // The ReLU stayed in the normalisation, which the pooling reads.
+    EXPECT_EQ(pools[blocked]->get_inputs()[0]->kind(), "batchnorm_relu");
+  }
+  EXPECT_EQ(op::output_block_of(*pools[1].get()), blk());
+  EXPECT_EQ(op::output_block_of(*pools[1]->get_inputs()[0]), blk());
+  EXPECT_EQ(op::output_block_of(*pools[0].get()), 0);
+  EXPECT_TRUE(close(r[1].value, r[0].value, 1e-4, 1e-5)) << "value";
+  ASSERT_EQ(r[1].grads.size(), r[0].grads.size());
+  for (std::size_t i = 0; i < r[0].grads.size(); ++i) {
+    EXPECT_TRUE(close(r[1].grads[i], r[0].grads[i], 2e-3, 2e-4)) << "gradient " << i;
+  }
 }
 
 // A convolution whose algorithm is forced to one that reads NCHW takes its

@@ -1,8 +1,9 @@
 /// @file device_copy.h
 /// The few CUDA runtime calls MpiCommunicator needs for device buffers,
-/// behind a CUDA-free interface: implemented in device_copy_cuda.cpp in
-/// CUDA builds, and by device_copy.cpp (every call throws
-/// NotSupportedError) otherwise, so no CUDA symbol reaches a CPU build.
+/// behind a CUDA-free interface: the CUDA module's entry points
+/// (backend/cuda/host_copy.cpp), reached through core/module.h once the
+/// CUDA backend has loaded it, so no CUDA symbol reaches this library.
+/// Without a GPU every call but pinned_free throws DeviceError saying why.
 #pragma once
 
 #include <cstddef>

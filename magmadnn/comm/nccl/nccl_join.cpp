@@ -189,3 +189,8 @@ std::unique_ptr<Communicator> make_nccl_communicator(std::chrono::milliseconds t
 }
 
 }  // namespace magmadnn::distributed
+
+// The NCCL module's entry point (core/module.h, comm/communicator_factory.cpp).
+extern "C" magmadnn::distributed::Communicator* magmadnn_nccl_make_communicator(long long timeout_ms) {
+  return magmadnn::distributed::make_nccl_communicator(std::chrono::milliseconds(timeout_ms)).release();
+}

@@ -1,12 +1,12 @@
-// device_copy.h with the CUDA runtime (compiled in CUDA builds only).
+// The CUDA runtime calls the MPI communicator needs for device buffers
+// (comm/mpi/device_copy.h), exported from the CUDA module as C entry points
+// so that comm/ reaches them only once the module is loaded (core/module.h)
+// and links no CUDA library itself.
 #include <cuda_runtime.h>
 
 #include <cstdio>
 
 #include "magmadnn/core/errors.h"
-#include "magmadnn/comm/mpi/device_copy.h"
-
-namespace magmadnn::distributed::mpi_detail {
 
 namespace {
 void check(cudaError_t rc, const char* call, std::size_t bytes) {
@@ -15,28 +15,28 @@ void check(cudaError_t rc, const char* call, std::size_t bytes) {
 }
 }  // namespace
 
-bool device_build() noexcept { return true; }
+extern "C" {
 
-void device_synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", 0); }
+void magmadnn_cuda_device_synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", 0); }
 
-void device_to_host(void* host, const void* device, std::size_t bytes) {
+void magmadnn_cuda_device_to_host(void* host, const void* device, std::size_t bytes) {
   check(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy device to host", bytes);
 }
 
-void host_to_device(void* device, const void* host, std::size_t bytes) {
+void magmadnn_cuda_host_to_device(void* device, const void* host, std::size_t bytes) {
   check(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy host to device", bytes);
 }
 
-void* pinned_allocate(std::size_t bytes) {
+void* magmadnn_cuda_pinned_allocate(std::size_t bytes) {
   void* p = nullptr;
   check(cudaMallocHost(&p, bytes), "cudaMallocHost", bytes);
   return p;
 }
 
-void pinned_free(void* p) noexcept {
+void magmadnn_cuda_pinned_free(void* p) noexcept {
   if (p == nullptr) return;
   const cudaError_t rc = cudaFreeHost(p);
   if (rc != cudaSuccess) std::fprintf(stderr, "magmadnn: cudaFreeHost failed: %s\n", cudaGetErrorString(rc));
 }
 
-}  // namespace magmadnn::distributed::mpi_detail
+}  // extern "C"
