@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "magmadnn/distributed/mpi/mpi_communicator.h"
+#include "magmadnn/comm/mpi/mpi_communicator.h"
 
 using namespace magmadnn::distributed;
 

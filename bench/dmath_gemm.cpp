@@ -1,4 +1,4 @@
-// Distributed GEMM (magmadnn/distributed/dmath/gemm.h): C = A B, n x n x n in
+// Distributed GEMM (magmadnn/dmath/gemm.h): C = A B, n x n x n in
 // float, timed for each algorithm on operands laid out for it, and on one
 // process for the same product. Per plan: the algorithm gemm chose, the
 // median over `reps` timed runs (after one warm-up) of the slowest rank's
@@ -17,8 +17,8 @@
 #include <random>
 #include <vector>
 
-#include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/dmath/gemm.h"
+#include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/dmath/gemm.h"
 
 using namespace magmadnn::distributed;
 using namespace magmadnn::distributed::dmath;

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "magmadnn.h"
-#include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/allreduce_strategy.h"
+#include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/parallel/allreduce_strategy.h"
 
 using namespace magmadnn;
 using distributed::Buffer;

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "magmadnn.h"
-#include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/strategy_registry.h"
+#include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/parallel/strategy_registry.h"
 
 using namespace magmadnn;
 

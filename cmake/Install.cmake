@@ -1,7 +1,13 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS magmadnn EXPORT magmadnnTargets
+include(MagmadnnLayers)
+set(_magmadnn_libraries "")
+foreach(_layer IN LISTS MAGMADNN_LAYERS)
+  list(APPEND _magmadnn_libraries ${MAGMADNN_LAYER_TARGET_${_layer}})
+endforeach()
+list(APPEND _magmadnn_libraries ${MAGMADNN_MODULES})  # loaded at run time from beside magmadnn_core
+install(TARGETS ${_magmadnn_libraries} EXPORT magmadnnTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}

@@ -35,9 +35,11 @@
 #include "magmadnn/tensor/math.h"
 #include "magmadnn/compute/compute.h"
 #include "magmadnn/layer/layers.h"
+#include "magmadnn/parallel/layers/parallel_conv2d.h"
+#include "magmadnn/parallel/layers/parallel_fully_connected.h"
 #include "magmadnn/optimizer/optimizer.h"
 #include "magmadnn/model/model.h"
-#include "magmadnn/distributed/dist_momentum_sgd.h"  // v1: optimizer::DistMomentumSGD
+#include "magmadnn/parallel/dist_momentum_sgd.h"  // v1: optimizer::DistMomentumSGD
 #include "magmadnn/data/mnist.h"
 #include "magmadnn/data/dataloader.h"
 #include "magmadnn/data/transforms.h"

@@ -15,8 +15,8 @@
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/conv/bench.h"
 #include "magmadnn/core/config.h"
-#include "magmadnn/distributed/allreduce_bench.h"
-#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/comm/allreduce_bench.h"
+#include "magmadnn/comm/communicator_factory.h"
 
 namespace magmadnn::cli {
 namespace {

@@ -1,6 +1,6 @@
 #include "lead_process.h"
 
-#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/comm/communicator_factory.h"
 
 namespace magmadnn::cli {
 

@@ -5,7 +5,7 @@
 #include <streambuf>
 
 #include "args.h"
-#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/comm/communicator_factory.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/spec.h"
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "magmadnn/distributed/communicator.h"
+#include "magmadnn/comm/communicator.h"
 
 namespace magmadnn::cli {
 

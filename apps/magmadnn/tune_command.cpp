@@ -17,7 +17,7 @@
 #include "output_guard.h"
 #include "rank_output.h"
 #include "magmadnn/core/registry.h"
-#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/comm/communicator_factory.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/tune/comm_channel.h"
 #include "magmadnn/tune/inline_channel.h"

@@ -6,9 +6,7 @@
 #include "magmadnn/backend/cpu/cpu_backend.h"
 #include "magmadnn/core/config.h"
 #include "magmadnn/core/errors.h"
-#if MAGMADNN_HAVE_CUDA
-#include "magmadnn/backend/cuda/cuda_backend.h"
-#endif
+#include "magmadnn/core/module.h"
 
 namespace magmadnn {
 namespace {
@@ -19,17 +17,30 @@ struct CudaSlot {
   std::string why_not;
 };
 
+// The CUDA backend is a module (core/module.h), loaded only where an NVIDIA
+// driver is: without one, no CUDA library enters the process.
+std::unique_ptr<Backend> load_cuda_backend(std::string* why_not) {
+#if MAGMADNN_HAVE_CUDA
+  if (!nvidia_driver_present()) {
+    *why_not = "no NVIDIA driver on this machine (no /proc/driver/nvidia, no /dev/nvidiactl); the CUDA module was "
+               "not loaded";
+    return nullptr;
+  }
+  void* module = load_module("cuda", why_not);
+  using Make = Backend* (*)(std::string*);
+  auto make = reinterpret_cast<Make>(module_symbol(module, "magmadnn_cuda_make_backend", why_not));
+  return make ? std::unique_ptr<Backend>(make(why_not)) : nullptr;
+#else
+  *why_not = "magmadnn was built without CUDA (configure with -DMAGMADNN_CUDA=ON)";
+  return nullptr;
+#endif
+}
+
 CudaSlot& cuda_slot() {
   // Leaked on purpose: device memory may be returned to the backend by static
   // objects destroyed after this function's statics would be.
   static CudaSlot* slot = new CudaSlot();
-  std::call_once(slot->once, [] {
-#if MAGMADNN_HAVE_CUDA
-    slot->backend = make_cuda_backend(&slot->why_not);
-#else
-    slot->why_not = "magmadnn was built without CUDA (configure with -DMAGMADNN_CUDA=ON)";
-#endif
-  });
+  std::call_once(slot->once, [] { slot->backend = load_cuda_backend(&slot->why_not); });
   return *slot;
 }
 

@@ -1,5 +1,5 @@
 /// @file shard.h
-/// The distributed sampler's one rule: how a global batch of `rows` rows is
+/// The distributed sampler's one rule (core/shard.h's): how a global batch of `rows` rows is
 /// split among `size` ranks. Rank r takes a contiguous slice of the batch
 /// (in the epoch's order, data::DataLoader::epoch_order, a function of
 /// (seed, epoch) only); the slices are disjoint, cover the batch, appear in
@@ -15,10 +15,10 @@
 /// Guarantees: a rank's count is 0 only when rows < size.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/core/shard.h"
 
 namespace magmadnn::data {
 
@@ -33,8 +33,8 @@ struct RowRange {
 inline RowRange shard_rows(std::int64_t rows, int rank, int size) {
   MAGMADNN_CHECK(rows >= 0 && size >= 1 && rank >= 0 && rank < size, ValueError,
                  "shard_rows: rank " << rank << " of " << size << " ranks, " << rows << " rows");
-  const std::int64_t base = rows / size, extra = rows % size;
-  return {rank * base + std::min<std::int64_t>(rank, extra), base + (rank < extra ? 1 : 0)};
+  const Shard s = shard_of(rows, size, rank);
+  return {s.offset, s.extent};
 }
 
 }  // namespace magmadnn::data

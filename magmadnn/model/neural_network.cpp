@@ -12,7 +12,6 @@
 #include "magmadnn/compute/passes.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/random.h"
-#include "magmadnn/distributed/communicator.h"
 #include "magmadnn/model/network_detail.h"
 #include "magmadnn/optimizer/optimizer.h"
 #include "magmadnn/tensor/math.h"
@@ -154,7 +153,7 @@ void NeuralNetwork<T>::build(optimizer::loss_t loss) {
   for (std::size_t i = 0; i < params_.size(); ++i) {
     if (!splits_[i].group || splits_[i].group->size() == 1) continue;
     opt_->set_slice_sum(param_exprs_[i], [group = splits_[i].group](double* partial, std::size_t n) {
-      group->allreduce(distributed::host_buffer(partial, n), distributed::ReduceOp::sum);
+      group->sum(partial, n);
     });
   }
 

@@ -265,7 +265,7 @@ class NeuralNetwork {
   // Per parameter: how its layer holds it when split over a group (no
   // group: whole on this rank). Checkpoints gather and cut by it.
   struct ParamSplit {
-    std::shared_ptr<distributed::Communicator> group;
+    std::shared_ptr<layer::WeightGroup> group;
     layer::WeightSplit weight;
   };
   std::vector<ParamSplit> splits_;

@@ -7,8 +7,6 @@
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/random.h"
-#include "magmadnn/distributed/communicator.h"
-#include "magmadnn/distributed/model_parallel/group_tensor.h"
 #include "magmadnn/io/checkpoint.h"
 #include "magmadnn/model/neural_network.h"
 
@@ -128,7 +126,7 @@ void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t da
   // Every rank of a split layer's group gathers, in this order; its rank 0 writes.
   const auto add = [&](const std::string& key, std::size_t i, const Tensor<T>& t) {
     if (const ParamSplit* split = split_of(i, t, key)) {
-      ck.add_tensor(key, distributed::mp::allgather_axis(*split->group, t, split->weight.whole, split->weight.axis));
+      ck.add_tensor(key, split->group->gather(t, split->weight.whole, split->weight.axis));
     } else {
       ck.add_tensor(key, t);
     }
@@ -266,7 +264,7 @@ void NeuralNetwork<T>::load(const std::string& path) {
     if (g.split) {
       Tensor<T> whole(g.split->weight.whole, HOST);
       ck.copy_tensor(g.key, whole);
-      g.t->copy_from(distributed::mp::take_axis(whole, g.split->weight.axis, g.split->weight.shard));
+      g.t->copy_from(g.split->group->cut(whole, g.split->weight.axis, g.split->weight.shard));
     } else {
       ck.copy_tensor(g.key, *g.t);
     }

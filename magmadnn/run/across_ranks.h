@@ -4,7 +4,7 @@
 /// metrics (model::DataShard::sum), rank 0's layer state reaching every
 /// rank, a check that every rank loaded the same data, and an evaluation
 /// split among the ranks. (Rank 0's initial weights reach every rank
-/// through the strategy's attach, distributed/strategy.h.) run_training and `magmadnn train`
+/// through the strategy's attach, parallel/strategy.h.) run_training and `magmadnn train`
 /// use them; with a single rank each is a copy or the plain call.
 ///
 /// Requires: every rank of `comm` makes the same calls in the same order
@@ -22,7 +22,7 @@
 #include <optional>
 #include <vector>
 
-#include "magmadnn/distributed/communicator.h"
+#include "magmadnn/comm/communicator.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/model/params.h"
 #include "magmadnn/run/spec.h"

@@ -5,9 +5,10 @@
 #include <unordered_map>
 
 #include "magmadnn/core/random.h"
-#include "magmadnn/distributed/model_parallel/batch_ops.h"
+#include "magmadnn/parallel/model_parallel/batch_ops.h"
 #include "magmadnn/layer/layers.h"
-#include "magmadnn/layer/parallel_fully_connected.h"
+#include "magmadnn/parallel/layers/parallel_conv2d.h"
+#include "magmadnn/parallel/layers/parallel_fully_connected.h"
 #include "magmadnn/optimizer/optimizer.h"
 #include "magmadnn/run/layer_kinds.h"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "magmadnn/distributed/communicator.h"
+#include "magmadnn/comm/communicator.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/run/parallel_plan.h"
 #include "magmadnn/run/spec.h"

@@ -1,6 +1,6 @@
 /// @file data_parallel.h
 /// DataParallel: what a TrainingRun across ranks attaches to its network,
-/// the strategy that spec.distributed names (distributed/strategy.h) built
+/// the strategy that spec.distributed names (parallel/strategy.h) built
 /// on the run's communicator, how the run's sampler shares the data among
 /// the ranks under it, and the timing (and, for asgd, staleness) it reports.
 ///
@@ -19,8 +19,8 @@
 
 #include <memory>
 
-#include "magmadnn/distributed/communicator.h"
-#include "magmadnn/distributed/strategy_registry.h"
+#include "magmadnn/comm/communicator.h"
+#include "magmadnn/parallel/strategy_registry.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/run/spec.h"
 

@@ -3,8 +3,10 @@
 #include <map>
 #include <sstream>
 
-#include "magmadnn/distributed/model_parallel/batch_ops.h"
+#include "magmadnn/parallel/model_parallel/batch_ops.h"
 #include "magmadnn/layer/layers.h"
+#include "magmadnn/parallel/layers/parallel_conv2d.h"
+#include "magmadnn/parallel/layers/parallel_fully_connected.h"
 #include "magmadnn/layer/merge_layers.h"
 
 namespace magmadnn::run {

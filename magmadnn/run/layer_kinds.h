@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "magmadnn/distributed/communicator.h"
+#include "magmadnn/comm/communicator.h"
 #include "magmadnn/layer/layer.h"
 #include "magmadnn/run/config_object.h"
 #include "magmadnn/run/parallel_plan.h"

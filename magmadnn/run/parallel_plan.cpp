@@ -1,7 +1,7 @@
 #include "magmadnn/run/parallel_plan.h"
 
 #include "magmadnn/core/registry.h"
-#include "magmadnn/distributed/strategy_registry.h"
+#include "magmadnn/parallel/strategy_registry.h"
 #include "magmadnn/run/layer_kinds.h"
 
 namespace magmadnn::run {

@@ -14,7 +14,7 @@
 #include "magmadnn/data/holdout.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/data_parallel.h"
-#include "magmadnn/distributed/strategy_registry.h"
+#include "magmadnn/parallel/strategy_registry.h"
 #include "magmadnn/model/batch_growth.h"
 #include "magmadnn/run/process_memory.h"
 

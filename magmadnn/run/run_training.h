@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "magmadnn/distributed/communicator.h"
+#include "magmadnn/comm/communicator.h"
 #include "magmadnn/model/callbacks.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/run/build_network.h"

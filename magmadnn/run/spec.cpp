@@ -8,7 +8,7 @@
 #include <iterator>
 #include <sstream>
 
-#include "magmadnn/distributed/strategy_registry.h"
+#include "magmadnn/parallel/strategy_registry.h"
 #include "magmadnn/optimizer/factory.h"
 #include "magmadnn/optimizer/large_batch_lr.h"
 #include "magmadnn/run/config_object.h"

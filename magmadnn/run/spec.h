@@ -217,11 +217,11 @@ struct EarlyStoppingSpec {
 /// How a run across ranks (mpirun -np N) trains; a single process ignores
 /// it. batch_size stays the global batch, split among the ranks
 /// (docs/distributed.md, "Training across ranks").
-/// The default data-parallel strategy (distributed/strategy_registry.h).
+/// The default data-parallel strategy (parallel/strategy_registry.h).
 std::string default_strategy_name();
 
 struct DistributedSpec {
-  /// A registered strategy's name (distributed/strategy_registry.h; the
+  /// A registered strategy's name (parallel/strategy_registry.h; the
   /// config accepts distributed::strategy_names()).
   std::string strategy = default_strategy_name();
   /// The layout of every dense and conv2d layer that names none: "data"

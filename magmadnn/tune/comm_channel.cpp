@@ -6,7 +6,7 @@
 #include <sstream>
 #include <thread>
 
-#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/comm/communicator_factory.h"
 
 namespace magmadnn::tune {
 namespace {

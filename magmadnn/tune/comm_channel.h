@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "magmadnn/distributed/communicator.h"
+#include "magmadnn/comm/communicator.h"
 #include "magmadnn/tune/channel.h"
 
 namespace magmadnn::tune {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "magmadnn/distributed/communicator.h"
+#include "magmadnn/comm/communicator.h"
 #include "magmadnn/run/spec.h"
 
 namespace magmadnn::tune {

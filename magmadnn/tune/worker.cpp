@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/comm/communicator_factory.h"
 
 namespace magmadnn::tune {
 namespace {

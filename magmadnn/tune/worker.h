@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "magmadnn/distributed/communicator.h"
+#include "magmadnn/comm/communicator.h"
 #include "magmadnn/tune/channel.h"
 #include "magmadnn/tune/trial.h"
 

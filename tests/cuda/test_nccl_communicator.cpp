@@ -28,9 +28,9 @@
 #include "magmadnn/backend/backend.h"
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/core/half.h"
-#include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/local_communicator.h"
-#include "magmadnn/distributed/nccl/nccl_communicator.h"
+#include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/comm/local_communicator.h"
+#include "magmadnn/comm/nccl/nccl_communicator.h"
 
 // Not `using namespace magmadnn`: its ReduceOp (the backend's) would clash
 // with the communicator's.

@@ -1,4 +1,4 @@
-# dMath's distributed matrices (magmadnn/distributed/dmath/): one test
+# dMath's distributed matrices (magmadnn/dmath/): one test
 # program, run directly (one local rank, label cpu) and, with MPI, under the
 # launcher at 1, 2, 3 and 4 ranks (label mpi), oversubscribed, each bounded.
 # main() is the strategy tests' (one world communicator, failures printed per rank).

@@ -1,4 +1,4 @@
-# The model-parallel layers (magmadnn/distributed/model_parallel/,
+# The model-parallel layers (magmadnn/parallel/model_parallel/,
 # layer/parallel_fully_connected.h, layer/parallel_conv2d.h): one test
 # program, run directly (one local rank, label cpu) and, with MPI, under the
 # launcher at 1, 2, 3 and 4 ranks (label mpi), oversubscribed, each bounded.

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/comm/communicator_factory.h"
 
 using namespace magmadnn;
 using namespace magmadnn::distributed;

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <string>
 
-#include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/mpi/mpi_environment.h"
+#include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/comm/mpi/mpi_environment.h"
 
 using namespace magmadnn::distributed;
 

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "magmadnn/distributed/mpi/mpi_communicator.h"
+#include "magmadnn/comm/mpi/mpi_communicator.h"
 
 magmadnn::distributed::MpiCommunicator& world();
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "magmadnn.h"
-#include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/strategy.h"
+#include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/parallel/strategy.h"
 
 /// The communicator every test uses (strategy_test_main.cpp).
 std::shared_ptr<magmadnn::distributed::Communicator> strategy_world();

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "magmadnn/core/config.h"
-#include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/local_communicator.h"
+#include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/comm/local_communicator.h"
 
 namespace {
 

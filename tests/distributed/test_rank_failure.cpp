@@ -16,7 +16,7 @@
 #include "support/run_fixtures.h"
 
 #if defined(MAGMADNN_HAVE_MPI)
-#include "magmadnn/distributed/mpi/mpi_communicator.h"
+#include "magmadnn/comm/mpi/mpi_communicator.h"
 #endif
 
 std::shared_ptr<magmadnn::distributed::Communicator> strategy_world();

@@ -1,9 +1,10 @@
 // Training across ranks without MPI: the distributed sampler's rule, and
-// whole training runs on N ranks as N threads (thread_communicator.h)
+// whole training runs on N ranks as N threads (comm/thread_communicator.h)
 // against one process on the same global batch, including a checkpoint
 // resumed on another rank count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -18,7 +19,9 @@
 #include "magmadnn/io/checkpoint.h"
 #include "magmadnn/io/idx.h"
 #include "magmadnn/run/run_training.h"
-#include "thread_communicator.h"
+#include "magmadnn/comm/thread_communicator.h"
+#include "magmadnn/core/registry.h"
+#include "magmadnn/parallel/strategy_registry.h"
 #if MAGMADNN_HAVE_IMAGES
 #include "data/image_files.h"
 #endif
@@ -109,7 +112,7 @@ class TrainingAcrossRanks : public ::testing::Test {
   static std::vector<RankOutcome> run_on(int ranks, const TrainSpec& spec, const std::string& checkpoint = "",
                                          bool resume = false, const TrainSpec* last_spec = nullptr,
                                          std::int64_t every = 0, std::int64_t stop_after = 0) {
-    auto group = std::make_shared<dtest::ThreadGroup>(ranks);
+    auto comms = distributed::make_thread_group(ranks);
     std::vector<std::unique_ptr<TrainingRun>> runs;
     for (int r = 0; r < ranks; ++r) {  // seeding is global: one at a time
       runs.push_back(std::make_unique<TrainingRun>(r == ranks - 1 && last_spec ? *last_spec : spec));
@@ -121,7 +124,7 @@ class TrainingAcrossRanks : public ::testing::Test {
       threads.emplace_back([&, r] {
         try {
           RunOptions o;
-          o.communicator = std::make_shared<dtest::ThreadCommunicator>(group, r);
+          o.communicator = comms[static_cast<std::size_t>(r)];
           o.checkpoint_path = checkpoint;
           o.resume = resume;
           o.checkpoint_every_steps = every;
@@ -196,13 +199,20 @@ TEST_F(TrainingAcrossRanks, LossScalingIsRefusedUnderAStrategyThatDoesNotSumEver
   s.distributed.strategy = "ps";
   TrainingRun run(s);
   RunOptions o;
-  o.communicator = std::make_shared<dtest::ThreadCommunicator>(std::make_shared<dtest::ThreadGroup>(2), 0);
+  o.communicator = distributed::make_thread_group(2)[0];
   try {
     run.run(o);
     ADD_FAILURE() << "ps took loss scaling across ranks";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "loss_scaling: loss scaling across ranks needs the allreduce or ring strategy "
-                                     "(every rank must skip the same steps), not ps");
+    // The strategies named are the registry's with the trait (the built-ins
+    // allreduce and ring among them), so a new one needs no edit here.
+    const std::vector<std::string> same = distributed::strategy_names_where(
+        [](const distributed::StrategyTraits& t) { return t.same_gradients_every_step; });
+    ASSERT_GE(same.size(), 2u);
+    EXPECT_EQ(same.front(), "allreduce");
+    EXPECT_NE(std::find(same.begin(), same.end(), "ring"), same.end());
+    EXPECT_EQ(std::string(e.what()), "loss_scaling: loss scaling across ranks needs the " + names_text(same) +
+                                         " strategy (every rank must skip the same steps), not ps");
   }
 }
 
@@ -264,7 +274,7 @@ TEST_F(TrainingAcrossRanks, AMidEpochCheckpointResumesOnAnotherRankCount) {
 // Rank 0 cannot write its checkpoint (the folder it names is a file): every
 // rank stops right there with the reason, at an epoch's end and mid-epoch,
 // instead of the others waiting in the next step's collective. Before, rank
-// 1 hung in this test (a ThreadCommunicator waits without a timeout).
+// 1 hung in this test (the test's thread communicator then waited without a timeout).
 TEST_F(TrainingAcrossRanks, RankZerosFailedCheckpointStopsEveryRankWithItsReason) {
   const std::string blocker = dir_ + "/not_a_folder";
   { std::ofstream(blocker) << "a file where the checkpoint's folder should be"; }

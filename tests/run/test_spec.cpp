@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "magmadnn/core/registry.h"
 #include "magmadnn/layer/activation_layer.h"
+#include "magmadnn/parallel/strategy_registry.h"
 #include "magmadnn/run/build_network.h"
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/spec.h"
@@ -399,8 +401,17 @@ TEST(CliConfig, TheDistributedSectionIsRangeChecked) {
   EXPECT_DOUBLE_EQ(s.distributed.watchdog_s, 5.0);
   EXPECT_EQ(parse_config(to_json(s)), s);
   EXPECT_EQ(parse_config(valid()).distributed, DistributedSpec{});  // absent: the defaults
+  // The choices are the strategy registry's, by order: the built-ins in
+  // this order, and any strategy added in its own files (it joins the list
+  // with no edit here).
+  std::vector<std::string> strategies = distributed::strategy_names();
+  std::vector<std::string> builtins;
+  for (const std::string& n : strategies) {
+    if (n == "allreduce" || n == "weight-avg" || n == "ps" || n == "asgd" || n == "ring") builtins.push_back(n);
+  }
+  EXPECT_EQ(builtins, (std::vector<std::string>{"allreduce", "weight-avg", "ps", "asgd", "ring"}));
   EXPECT_EQ(error_of(with("/distributed/strategy", "horovod")),
-            R"(distributed.strategy: expected one of "allreduce", "weight-avg", "ps", "asgd", "ring", got "horovod")");
+            "distributed.strategy: expected one of " + names_text(strategies, ", ", "\"") + R"(, got "horovod")");
   EXPECT_EQ(error_of(with("/distributed/bucket_mb", 0)), "distributed.bucket_mb: expected a number in (0, 4096], got 0");
   EXPECT_EQ(error_of(with("/distributed/watchdog_s", 0.0)),
             "distributed.watchdog_s: expected a number in (0, 86400], got 0.0");

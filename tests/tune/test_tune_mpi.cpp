@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/comm/communicator_factory.h"
 #include "magmadnn/tune/comm_channel.h"
 #include "magmadnn/tune/master.h"
 #include "magmadnn/tune/worker.h"

@@ -323,3 +323,14 @@ std::unique_ptr<Backend> make_cuda_backend(std::string* why_not) {
 }
 
 }  // namespace magmadnn
+
+// The module's entry point (core/module.h, backend/registry.cpp): the
+// registry owns the backend for the rest of the process.
+extern "C" magmadnn::Backend* magmadnn_cuda_make_backend(std::string* why_not) {
+  try {
+    return magmadnn::make_cuda_backend(why_not).release();
+  } catch (const std::exception& e) {
+    if (why_not) *why_not = std::string("the CUDA backend failed to start: ") + e.what();
+    return nullptr;
+  }
+}

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "magmadnn/distributed/communicator.h"
-#include "magmadnn/distributed/dmath/layout.h"
+#include "magmadnn/comm/communicator.h"
+#include "magmadnn/dmath/layout.h"
 
 /// The world every test uses: the strategy tests' main() (make_communicator
 /// "auto": MPI under a launcher, else one local rank) serves these too.

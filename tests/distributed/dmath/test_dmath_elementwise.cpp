@@ -13,10 +13,10 @@
 
 #include "dmath_test_util.h"
 #include "magmadnn/core/errors.h"
-#include "magmadnn/distributed/dmath/elementwise.h"
-#include "magmadnn/distributed/dmath/reduce.h"
-#include "magmadnn/distributed/dmath/softmax.h"
-#include "magmadnn/distributed/local_communicator.h"
+#include "magmadnn/dmath/elementwise.h"
+#include "magmadnn/dmath/reduce.h"
+#include "magmadnn/dmath/softmax.h"
+#include "magmadnn/comm/local_communicator.h"
 
 using namespace dtest;
 using magmadnn::distributed::ReduceOp;

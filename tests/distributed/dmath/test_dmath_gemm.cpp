@@ -15,8 +15,8 @@
 
 #include "dmath_test_util.h"
 #include "magmadnn/core/errors.h"
-#include "magmadnn/distributed/dmath/gemm.h"
-#include "magmadnn/distributed/dmath/local_gemm.h"
+#include "magmadnn/dmath/gemm.h"
+#include "magmadnn/dmath/local_gemm.h"
 
 using namespace dtest;
 using magmadnn::distributed::dmath::DistMatrix;

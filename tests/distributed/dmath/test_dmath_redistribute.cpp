@@ -6,9 +6,9 @@
 
 #include "dmath_test_util.h"
 #include "magmadnn/core/errors.h"
-#include "magmadnn/distributed/dmath/dist_matrix.h"
-#include "magmadnn/distributed/dmath/redistribute.h"
-#include "magmadnn/distributed/local_communicator.h"
+#include "magmadnn/dmath/dist_matrix.h"
+#include "magmadnn/dmath/redistribute.h"
+#include "magmadnn/comm/local_communicator.h"
 
 using namespace dtest;
 using magmadnn::distributed::dmath::DistMatrix;

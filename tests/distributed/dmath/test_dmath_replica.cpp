@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "dmath_test_util.h"
-#include "magmadnn/distributed/dmath/elementwise.h"
-#include "magmadnn/distributed/dmath/gemm.h"
-#include "magmadnn/distributed/dmath/plan_cache.h"
-#include "magmadnn/distributed/dmath/redistribute.h"
-#include "magmadnn/distributed/dmath/replica.h"
+#include "magmadnn/dmath/elementwise.h"
+#include "magmadnn/dmath/gemm.h"
+#include "magmadnn/dmath/plan_cache.h"
+#include "magmadnn/dmath/redistribute.h"
+#include "magmadnn/dmath/replica.h"
 
 using namespace dtest;
 using magmadnn::distributed::dmath::DistMatrix;

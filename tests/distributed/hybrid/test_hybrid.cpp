@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "magmadnn.h"
-#include "magmadnn/distributed/model_parallel/shard.h"
-#include "magmadnn/distributed/model_parallel/group_tensor.h"
-#include "magmadnn/layer/parallel_conv2d.h"
-#include "magmadnn/layer/parallel_fully_connected.h"
+#include "magmadnn/core/shard.h"
+#include "magmadnn/parallel/model_parallel/group_tensor.h"
+#include "magmadnn/parallel/layers/parallel_conv2d.h"
+#include "magmadnn/parallel/layers/parallel_fully_connected.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/build_network.h"
 #include "magmadnn/run/data_parallel.h"
@@ -33,8 +33,8 @@
 
 namespace {
 using namespace magmadnn;
-using distributed::mp::Shard;
-using distributed::mp::shard_of;
+using magmadnn::Shard;
+using magmadnn::shard_of;
 using hybrid_test::strategy_world;
 using hybrid_test::synthetic;
 

@@ -11,16 +11,16 @@
 #include <string>
 
 #include "magmadnn.h"
-#include "magmadnn/distributed/model_parallel/group_tensor.h"
-#include "magmadnn/distributed/model_parallel/parallel_linear.h"
+#include "magmadnn/parallel/model_parallel/group_tensor.h"
+#include "magmadnn/parallel/model_parallel/parallel_linear.h"
 
 /// The communicator every test uses (strategy_test_main.cpp).
 std::shared_ptr<magmadnn::distributed::Communicator> strategy_world();
 
 namespace mptest {
 using namespace magmadnn;
-using distributed::mp::Shard;
-using distributed::mp::shard_of;
+using magmadnn::Shard;
+using magmadnn::shard_of;
 
 inline distributed::mp::GroupPtr group() { return strategy_world(); }
 

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "../../support/gradcheck.h"
-#include "magmadnn/distributed/model_parallel/parallel_conv.h"
+#include "magmadnn/parallel/model_parallel/parallel_conv.h"
 #include "mp_test_util.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include <magmadnn.h>
-#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/comm/communicator_factory.h"
 using namespace magmadnn::distributed;
 // @head@
 

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include <magmadnn.h>
-#include "magmadnn/distributed/communicator_factory.h"
+#include "magmadnn/comm/communicator_factory.h"
 using namespace magmadnn;
 // @head@
 

@@ -3,9 +3,9 @@
 #include <iostream>
 #include <vector>
 
-#include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/dmath/dist_matrix.h"
-#include "magmadnn/distributed/dmath/gemm.h"
+#include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/dmath/dist_matrix.h"
+#include "magmadnn/dmath/gemm.h"
 // @head@
 
 int main() {

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include <magmadnn.h>
-#include "magmadnn/distributed/communicator_factory.h"
-#include "magmadnn/distributed/strategy.h"
+#include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/parallel/strategy.h"
 using namespace magmadnn;
 // @head@
 

@@ -1,0 +1,20 @@
+/// @file weight_group.h
+/// layer::WeightGroup (layer/sharding.h) over a Communicator: what the
+/// split layers hand the model so that checkpoints and whole-tensor norms
+/// reach the group without the model knowing communicators.
+///
+/// Requires: a non-null communicator whose ranks are the layer's group.
+/// Guarantees: gather is group_tensor.h's allgather_axis, cut its
+/// take_axis, sum an allreduce of doubles.
+#pragma once
+
+#include <memory>
+
+#include "magmadnn/comm/communicator.h"
+#include "magmadnn/layer/sharding.h"
+
+namespace magmadnn::distributed::mp {
+
+std::shared_ptr<layer::WeightGroup> weight_group(std::shared_ptr<Communicator> comm);
+
+}  // namespace magmadnn::distributed::mp
