@@ -27,8 +27,7 @@ std::unique_ptr<Backend> load_cuda_backend(std::string* why_not) {
     return nullptr;
   }
   void* module = load_module("cuda", why_not);
-  using Make = Backend* (*)(std::string*);
-  auto make = reinterpret_cast<Make>(module_symbol(module, "magmadnn_cuda_make_backend", why_not));
+  auto make = module_function<Backend* (*)(std::string*)>(module, "magmadnn_cuda_make_backend", why_not);
   return make ? std::unique_ptr<Backend>(make(why_not)) : nullptr;
 #else
   *why_not = "magmadnn was built without CUDA (configure with -DMAGMADNN_CUDA=ON)";

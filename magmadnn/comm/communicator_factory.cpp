@@ -43,8 +43,8 @@ std::unique_ptr<Communicator> make_nccl() {
                  "the NCCL communicator needs a GPU: " << cuda_unavailable_reason()
                                                        << "; use the MPI communicator (\"mpi\") instead");
   std::string why;
-  using Make = Communicator* (*)(long long timeout_ms);
-  auto make = reinterpret_cast<Make>(module_symbol(load_module("nccl", &why), "magmadnn_nccl_make_communicator", &why));
+  auto make = module_function<Communicator* (*)(long long timeout_ms)>(load_module("nccl", &why),
+                                                                      "magmadnn_nccl_make_communicator", &why);
   MAGMADNN_CHECK(make != nullptr, NotSupportedError, "make_communicator(\"nccl\"): " << why);
   return std::unique_ptr<Communicator>(make(60000));
 #else

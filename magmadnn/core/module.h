@@ -30,4 +30,10 @@ void* load_module(const std::string& name, std::string* why) noexcept;
 /// `why` set.
 void* module_symbol(void* module, const char* symbol, std::string* why) noexcept;
 
+/// module_symbol as a function pointer of type F (null with `why` set).
+template <typename F>
+F module_function(void* module, const char* symbol, std::string* why) noexcept {
+  return reinterpret_cast<F>(module_symbol(module, symbol, why));
+}
+
 }  // namespace magmadnn

@@ -23,22 +23,17 @@ struct CudaCopies {
   void (*pinned_free)(void*) = nullptr;
 };
 
-template <typename F>
-void find(void* module, const char* name, F& f, std::string& why) {
-  f = reinterpret_cast<F>(module_symbol(module, name, &why));
-}
-
 const CudaCopies& cuda(const char* what) {
   static const CudaCopies copies = [] {
     CudaCopies c;
     std::string why;
     if (!has_cuda_device()) return c;
     void* m = load_module("cuda", &why);  // loaded already by the backend: the same handle
-    find(m, "magmadnn_cuda_device_synchronize", c.synchronize, why);
-    find(m, "magmadnn_cuda_device_to_host", c.to_host, why);
-    find(m, "magmadnn_cuda_host_to_device", c.to_device, why);
-    find(m, "magmadnn_cuda_pinned_allocate", c.pinned_allocate, why);
-    find(m, "magmadnn_cuda_pinned_free", c.pinned_free, why);
+    c.synchronize = module_function<decltype(c.synchronize)>(m, "magmadnn_cuda_device_synchronize", &why);
+    c.to_host = module_function<decltype(c.to_host)>(m, "magmadnn_cuda_device_to_host", &why);
+    c.to_device = module_function<decltype(c.to_device)>(m, "magmadnn_cuda_host_to_device", &why);
+    c.pinned_allocate = module_function<decltype(c.pinned_allocate)>(m, "magmadnn_cuda_pinned_allocate", &why);
+    c.pinned_free = module_function<decltype(c.pinned_free)>(m, "magmadnn_cuda_pinned_free", &why);
     return c;
   }();
   MAGMADNN_CHECK(copies.pinned_free != nullptr, DeviceError,
