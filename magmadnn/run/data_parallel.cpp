@@ -1,6 +1,5 @@
 #include "magmadnn/run/data_parallel.h"
 
-#include "magmadnn/run/across_ranks.h"
 
 namespace magmadnn::run {
 
@@ -19,20 +18,15 @@ DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, cons
   traits_ = distributed::strategy_entry(spec.strategy).traits;
   server_rank_ = server_rank_for(spec, comm_->size());
   staleness_bound_ = spec.staleness;
-  strategy_->attach(net_);  // rank 0's initial weights to every rank
+  plugin_ = std::make_unique<distributed::ShardedTraining<float>>(
+      comm_, *strategy_, distributed::ShardOptions{server_rank_, !exchange.empty()});
+  plugin_->attach(net_);  // rank 0's initial weights to every rank
 }
 
 DataParallel::~DataParallel() = default;
 
 int DataParallel::server_rank_for(const DistributedSpec& spec, int ranks) {
   return ranks > 1 && distributed::strategy_entry(spec.strategy).traits.server_trains_no_data ? 0 : -1;
-}
-
-void DataParallel::epoch_end() {
-  strategy_->synchronize();
-  // The server's layer state never saw data: the first worker's stands for the model.
-  const int state_root = server_rank_ == 0 ? 1 : 0;
-  broadcast_layer_state(*comm_, net_, state_root);
 }
 
 void DataParallel::finish() { strategy_->finalize(); }

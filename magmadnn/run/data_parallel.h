@@ -1,16 +1,17 @@
 /// @file data_parallel.h
-/// DataParallel: what a TrainingRun across ranks attaches to its network,
-/// the strategy that spec.distributed names (parallel/strategy.h) built
-/// on the run's communicator, how the run's sampler shares the data among
-/// the ranks under it, and the timing (and, for asgd, staleness) it reports.
+/// DataParallel: what a TrainingRun across ranks attaches to its network:
+/// the strategy that spec.distributed names (parallel/strategy.h), built on
+/// the run's communicator, inside the training plugin that shares every
+/// global batch among the ranks (parallel/sharded_training.h), and the
+/// timing (and, for asgd, staleness) it reports.
 ///
 /// Requires: every rank constructs it at the same point with the same spec
-/// and an identically built network, calls epoch_end() at every epoch's end
-/// and finish() once after training. Guarantees: after construction every
+/// and an identically built network, and calls finish() once after
+/// training; it outlives every fit of the network. Guarantees: after construction every
 /// rank holds rank 0's initial weights (the strategy's attach broadcasts
 /// them; nothing else does; of a network split by a hybrid plan, those the
 /// exchange mask names); after epoch_end() and after finish() every rank
-/// holds the model's weights and rank 0 its layer state. Under a strategy
+/// holds the model's weights and rank 0's layer state. Under a strategy
 /// whose server trains on no data (asgd) rank 0 is the parameter server: it trains on no data (server_rank() is 0), the
 /// other ranks share every global batch, and the model is the server's
 /// weights, with the layer state (BatchNorm statistics) of rank 1, the first
@@ -20,6 +21,7 @@
 #include <memory>
 
 #include "magmadnn/comm/communicator.h"
+#include "magmadnn/parallel/sharded_training.h"
 #include "magmadnn/parallel/strategy_registry.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/run/spec.h"
@@ -37,16 +39,11 @@ class DataParallel {
   DataParallel& operator=(const DataParallel&) = delete;
   ~DataParallel();
 
-  /// The rank that trains on no data (model::DataShard::server_rank): 0
+  /// The rank that trains on no data (ShardOptions::server_rank): 0
   /// on more than one rank under a strategy whose server trains on no data
   /// (StrategyTraits::server_trains_no_data: asgd), else -1.
   static int server_rank_for(const DistributedSpec& spec, int ranks);
   int server_rank() const noexcept { return server_rank_; }
-
-  /// Collective, at an epoch's end (model::DataShard::at_epoch_end): every
-  /// rank takes the model's weights (asgd: the server's) and one rank's
-  /// layer state, so validation, checkpoints and test scores see one model.
-  void epoch_end();
 
   /// Collective, once after training: every rank ends with the same weights.
   void finish();
@@ -66,6 +63,7 @@ class DataParallel {
   std::shared_ptr<distributed::Communicator> comm_;
   model::NeuralNetwork<float>& net_;
   std::unique_ptr<distributed::Strategy<float>> strategy_;
+  std::unique_ptr<distributed::ShardedTraining<float>> plugin_;
   distributed::StrategyTraits traits_;
   int server_rank_ = -1;
   std::int64_t staleness_bound_ = 0;

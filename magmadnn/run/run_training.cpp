@@ -260,12 +260,6 @@ RunResult TrainingRun::run(const RunOptions& options) {
     check_same_inputs(*comm, inputs(options));
     // Rank 0's initial weights (of a split network: its replicated ones).
     parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net, build_.exchange);
-    DataParallel* dp = parallel.get();
-    fo.shard = {comm->rank(), ranks, dp->server_rank(), sum_across(comm), [dp] { dp->epoch_end(); }};
-    fo.shard.share_text = share_text_across(comm);
-    // A split network checkpoints on every rank: the split weights are
-    // gathered whole and rank 0 writes (NeuralNetwork::save).
-    fo.shard.replicated = build_.split;
   }
 
   // Training, validation and the final test score all compute at the run's

@@ -54,7 +54,7 @@ struct RunOptions {
   bool resume = false;
   /// Also checkpoint inside an epoch (0: never): alone, every this many
   /// optimizer steps; across ranks, after every this many global batches of
-  /// an epoch (model::DataShard). The cursor is global, so such a checkpoint
+  /// an epoch (parallel/sharded_training.h). The cursor is global, so such a checkpoint
   /// resumes on any rank count at the same sample.
   std::int64_t checkpoint_every_steps = 0;
   /// Called during fit, after the run's own (checkpoints, early stopping).
