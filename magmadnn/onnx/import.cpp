@@ -113,23 +113,23 @@ std::shared_ptr<layer::Layer<float>> make_input(const pb::ValueInfoProto& v, con
   return layer::input<float>(pattern).ptr();
 }
 
-// A cycle through node `from` (the producer of an input of node `to`,
-// which comes later): whether `to` is reachable from `from` downstream.
+// Whether node `from` (the later producer of an input of node `to`) reads
+// `to`'s output, directly or through other nodes: then the graph has a cycle.
 bool reaches(const pb::GraphProto& g, int from, int to) {
   std::map<std::string, int> producer;
   for (int i = 0; i < g.node_size(); ++i) {
     for (const auto& o : g.node(i).output()) producer[o] = i;
   }
-  std::vector<int> stack{to};
+  std::vector<int> stack{from};
   std::set<int> seen;
-  while (!stack.empty()) {  // walk upstream from `to`: does it read `from`? (from reads `to` already)
+  while (!stack.empty()) {  // walk upstream from `from`, looking for `to`
     const int n = stack.back();
     stack.pop_back();
     if (!seen.insert(n).second) continue;
     for (const auto& in : g.node(n).input()) {
       const auto it = producer.find(in);
       if (it == producer.end()) continue;
-      if (it->second == from) return true;
+      if (it->second == to) return true;
       stack.push_back(it->second);
     }
   }

@@ -59,8 +59,21 @@ std::vector<std::int64_t> as_ints(const Const& k) { return {k.v.begin(), k.v.end
 template <UnaryOp U>
 V unary(NodeCtx& c) { return {c.wrap(op::unary(U, c.x(0)), c.x(0))}; }
 
+// An activation the layers have: an Activation layer (which export writes back).
+template <layer::activation_t A>
+V activation(NodeCtx& c) {
+  if (c.is_const(0)) c.unsupported("an activation of a constant");
+  const double alpha = A == layer::LEAKY_RELU ? c.f("alpha", 0.01f) : 0.01;
+  return {c.push(layer::make_layer<layer::ActivationLayer<float>>(c.x(0), A, alpha, c.layer_name()).ptr())};
+}
+
 template <BinaryOp B>
 V binary(NodeCtx& c) {
+  // The sum of two computed tensors of one shape: an Add layer (a residual join).
+  if (B == BinaryOp::Add && !c.is_const(0) && !c.is_const(1) && c.shape(0) == c.shape(1)) {
+    return {c.push(layer::make_layer<layer::AddLayer<float>>(std::vector<op::Expr<float>>{c.x(0), c.x(1)},
+                                                             c.layer_name()).ptr())};
+  }
   if (c.is_const(0) && c.is_const(1) && c.k(0).numel() == c.k(1).numel()) {  // shape arithmetic
     Const a = c.k(0);
     const Const& b = c.k(1);
@@ -116,7 +129,6 @@ V sum(NodeCtx& c) {
   return {c.wrap(y, c.x(0))};
 }
 
-V leaky_relu(NodeCtx& c) { return {c.wrap(op::leaky_relu(c.x(0), c.f("alpha", 0.01f)), c.x(0))}; }
 
 template <bool Log>
 V softmax(NodeCtx& c) {
@@ -125,6 +137,7 @@ V softmax(NodeCtx& c) {
   const auto f = [](const op::Expr<float>& x) { return Log ? op::log_softmax(x) : op::softmax(x); };
   if (c.opset >= 13) {
     const std::int64_t axis = norm_axis(c, c.i("axis", -1), rank);
+    if (axis == rank - 1 && !Log) return activation<layer::SOFTMAX>(c);
     if (axis == rank - 1) return {c.wrap(f(c.x(0)), c.x(0))};
     if (rank == 2) return {c.wrap(op::transpose(f(op::transpose(c.x(0)))), c.x(0))};
     c.unsupported("axis other than the last, on more than two axes");
@@ -281,7 +294,9 @@ V dropout(NodeCtx& c) {
 V flatten(NodeCtx& c) {
   const Shape s = c.shape(0);
   const std::int64_t axis = c.i("axis", 1) < 0 ? c.i("axis", 1) + s.ndim() : c.i("axis", 1);
-  if (axis == 1 && !c.is_const(0) && s.ndim() >= 2) return {c.wrap(op::flatten(c.x(0)), c.x(0))};
+  if (axis == 1 && !c.is_const(0) && s.ndim() >= 2) {
+    return {c.push(layer::make_layer<layer::FlattenLayer<float>>(c.x(0), c.layer_name()).ptr())};
+  }
   std::int64_t rows = 1, cols = 1;
   for (std::int64_t k = 0; k < s.ndim(); ++k) (k < axis ? rows : cols) *= s[k];
   return {reshape_to(c, {rows, cols}, axis >= 1 ? 0 : -1)};
@@ -328,6 +343,9 @@ V concat(NodeCtx& c) {
   }
   std::vector<op::Expr<float>> xs;
   for (std::size_t i = 0; i < c.inputs(); ++i) xs.push_back(c.x(i));
+  if (axis == 1 && rank >= 2 && !all_const && xs.size() >= 2) {  // channels: a Concat layer
+    return {c.push(layer::make_layer<layer::ConcatLayer<float>>(xs, c.layer_name()).ptr())};
+  }
   return {c.wrap(op::concat(xs, axis), c.x(0))};
 }
 
@@ -477,7 +495,7 @@ const std::vector<OpEntry>& op_table() {
         {"GlobalAveragePool", global_pool<conv::PoolMode::Average>},
         {"GlobalMaxPool", global_pool<conv::PoolMode::Max>},
         {"Identity", identity},
-        {"LeakyRelu", leaky_relu},
+        {"LeakyRelu", activation<layer::LEAKY_RELU>},
         {"Log", unary<UnaryOp::Log>},
         {"LogSoftmax", softmax<true>},
         {"MatMul", matmul},
@@ -490,17 +508,17 @@ const std::vector<OpEntry>& op_table() {
         {"Reciprocal", unary<UnaryOp::Reciprocal>},
         {"ReduceMean", reduce<true>},
         {"ReduceSum", reduce<false>},
-        {"Relu", unary<UnaryOp::Relu>},
+        {"Relu", activation<layer::RELU>},
         {"Reshape", reshape},
         {"Shape", shape},
-        {"Sigmoid", unary<UnaryOp::Sigmoid>},
+        {"Sigmoid", activation<layer::SIGMOID>},
         {"Softmax", softmax<false>},
-        {"Softplus", unary<UnaryOp::Softplus>},
+        {"Softplus", activation<layer::SOFTPLUS>},
         {"Sqrt", unary<UnaryOp::Sqrt>},
         {"Squeeze", squeeze},
         {"Sub", binary<BinaryOp::Sub>},
         {"Sum", sum},
-        {"Tanh", unary<UnaryOp::Tanh>},
+        {"Tanh", activation<layer::TANH>},
         {"Transpose", transpose},
         {"Unsqueeze", unsqueeze},
     };
