@@ -2,6 +2,7 @@
 // in order. Errors name the file, the node and the field; the result exists
 // only when every node was built.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -64,6 +65,95 @@ std::int64_t check_opsets(const pb::ModelProto& m, const std::string& src) {
   }
   return opset;
 }
+
+// The exact GELU as opsets before 20 spell it (torch.onnx.export's and our
+// export's form): y = x * (1 + Erf(x / sqrt 2)) * 0.5, five nodes whose
+// intermediates nothing else reads. Each such chain becomes one Gelu node
+// (opset 20's operator; the importer has no Erf).
+class GeluFusion {
+ public:
+  explicit GeluFusion(pb::GraphProto& g) : g_(g) {
+    for (const auto& t : g.initializer()) {
+      if (t.dims_size() == 0 || (t.dims_size() == 1 && t.dims(0) == 1)) scalars_[t.name()] = &t;
+    }
+    for (int i = 0; i < g.node_size(); ++i) {
+      for (const auto& in : g.node(i).input()) ++readers_[in];
+      if (g.node(i).op_type() == "Constant") {
+        for (const auto& a : g.node(i).attribute()) {
+          if (a.name() == "value" && a.t().dims_size() <= 1) scalars_[g.node(i).output(0)] = &a.t();
+        }
+      }
+      for (const auto& o : g.node(i).output()) producer_[o] = i;
+    }
+    for (const auto& o : g.output()) ++readers_[o.name()];
+  }
+
+  void run() {
+    std::vector<bool> drop(static_cast<std::size_t>(g_.node_size()), false);
+    for (int i = 0; i < g_.node_size(); ++i) {
+      if (g_.node(i).op_type() == "Erf") match(i, drop);
+    }
+    pb::GraphProto kept;
+    for (int i = 0; i < g_.node_size(); ++i) {
+      if (!drop[static_cast<std::size_t>(i)]) *kept.add_node() = g_.node(i);
+    }
+    g_.mutable_node()->Swap(kept.mutable_node());
+  }
+
+ private:
+  bool is(const std::string& name, double v) const {
+    const auto it = scalars_.find(name);
+    if (it == scalars_.end()) return false;
+    try {
+      const Const c = to_const(*it->second, name);
+      return c.v.size() == 1 && std::abs(c.v[0] - v) < 1e-4;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+  // The one node reading `value` (-1 when none or several, or a graph output).
+  int reader(const std::string& value) const {
+    if (readers_.count(value) == 0 || readers_.at(value) != 1) return -1;
+    for (int i = 0; i < g_.node_size(); ++i) {
+      for (const auto& in : g_.node(i).input()) {
+        if (in == value) return i;
+      }
+    }
+    return -1;
+  }
+  // The input of binary node n that is not `known` (empty when neither is).
+  static std::string other(const pb::NodeProto& n, const std::string& known) {
+    if (n.input_size() != 2) return "";
+    return n.input(0) == known ? n.input(1) : n.input(1) == known ? n.input(0) : "";
+  }
+
+  void match(int e, std::vector<bool>& drop) {
+    const pb::NodeProto& erf = g_.node(e);
+    const auto p = producer_.find(erf.input(0));
+    if (p == producer_.end() || readers_[erf.input(0)] != 1) return;
+    const pb::NodeProto& div = g_.node(p->second);
+    if (div.op_type() != "Div" || div.input_size() != 2 || !is(div.input(1), std::sqrt(2.0))) return;
+    const std::string x = div.input(0);
+    const int a = reader(erf.output(0));
+    if (a < 0 || g_.node(a).op_type() != "Add" || !is(other(g_.node(a), erf.output(0)), 1.0)) return;
+    const int m1 = reader(g_.node(a).output(0));
+    if (m1 < 0 || g_.node(m1).op_type() != "Mul" || other(g_.node(m1), g_.node(a).output(0)) != x) return;
+    const int m2 = reader(g_.node(m1).output(0));
+    if (m2 < 0 || g_.node(m2).op_type() != "Mul" || !is(other(g_.node(m2), g_.node(m1).output(0)), 0.5)) return;
+    pb::NodeProto* gelu = g_.mutable_node(m2);
+    const std::string y = gelu->output(0), name = gelu->name();
+    gelu->Clear();
+    gelu->set_op_type("Gelu");
+    gelu->set_name(name.empty() ? div.name() : name);
+    gelu->add_input(x);
+    gelu->add_output(y);
+    for (int k : {p->second, e, a, m1}) drop[static_cast<std::size_t>(k)] = true;
+  }
+
+  pb::GraphProto& g_;
+  std::map<std::string, const pb::TensorProto*> scalars_;
+  std::map<std::string, int> readers_, producer_;
+};
 
 // Reads an initializer's external data (location relative to the model).
 void load_external(pb::TensorProto& t, const std::string& base, const std::string& what) {
@@ -193,7 +283,8 @@ struct Walk {
   }
 };
 
-Imported build(const pb::ModelProto& m, const std::string& src, const std::string& base, bool free_batch) {
+Imported build(pb::ModelProto& m, const std::string& src, const std::string& base, bool free_batch) {
+  GeluFusion(*m.mutable_graph()).run();
   const std::int64_t opset = check_opsets(m, src);
   const pb::GraphProto& g = m.graph();
   Walk w{g, src, opset, true, {}, {}, {}};
@@ -246,7 +337,8 @@ pb::ModelProto parse(const std::string& bytes, const std::string& src) {
 }  // namespace
 
 Imported import_model_bytes(const std::string& bytes, const std::string& source, const std::string& base_dir) {
-  return build(parse(bytes, source), source, base_dir, false);
+  pb::ModelProto m = parse(bytes, source);
+  return build(m, source, base_dir, false);
 }
 
 Imported import_model(const std::string& path) {
@@ -257,7 +349,8 @@ Imported import_model(const std::string& path) {
 std::unique_ptr<model::NeuralNetwork<float>> import_network(const std::string& path, optimizer::loss_t loss,
                                                             optimizer::optimizer_t opt, model::nn_params_t params) {
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  Imported g = build(parse(read_file(path), path), path, dir.empty() ? "." : dir, true);
+  pb::ModelProto m = parse(read_file(path), path);
+  Imported g = build(m, path, dir.empty() ? "." : dir, true);
   MAGMADNN_CHECK(g.inputs.size() == 1 && g.outputs.size() == 1, NotSupportedError,
                  path << ": a network needs one input and one output; the model has " << g.inputs.size()
                       << " inputs and " << g.outputs.size() << " outputs");

@@ -149,6 +149,11 @@ V softmax(NodeCtx& c) {
   return {c.wrap(op::reshape(y, pattern(c, s.dims())), c.x(0))};
 }
 
+V gelu(NodeCtx& c) {  // opset 20's operator, and the exact erf form of older opsets (import.cpp)
+  if (c.s("approximate", "none") != "none") c.unsupported("approximate " + c.s("approximate", "") + " (only the exact form)");
+  return activation<layer::GELU>(c);
+}
+
 // -- linear algebra ----------------------------------------------------------------------------
 
 V matmul(NodeCtx& c) {
@@ -390,6 +395,35 @@ V shape(NodeCtx& c) {
   return {konst({static_cast<std::int64_t>(r.size())}, {r.begin(), r.end()}, pb::TensorProto::INT64)};
 }
 
+V size(NodeCtx& c) {
+  if (!c.is_const(0) && !c.static_shapes) c.unsupported("Size of a tensor whose batch axis is free");
+  const std::int64_t n = c.is_const(0) ? c.k(0).numel() : c.shape(0).numel();
+  return {konst({}, {static_cast<double>(n)}, pb::TensorProto::INT64)};
+}
+
+// Slice of a 1-D constant (a shape): folded.
+V slice(NodeCtx& c) {
+  if (!c.is_const(0) || c.k(0).dims.size() != 1) c.unsupported("Slice of other than a 1-D constant (a shape)");
+  const Const& d = c.k(0);
+  const auto n = static_cast<std::int64_t>(d.v.size());
+  Dims starts = c.opset >= 10 ? as_ints(c.k(1)) : c.ints("starts"), ends = c.opset >= 10 ? as_ints(c.k(2)) : c.ints("ends");
+  const Dims steps = c.opset >= 10 && c.has(4) ? as_ints(c.k(4)) : Dims{1};
+  if (starts.size() != 1 || ends.size() != 1 || steps.size() != 1 || steps[0] == 0) c.unsupported("this Slice");
+  const std::int64_t step = steps[0];
+  const auto clampi = [&](std::int64_t i, bool end) {  // ONNX's rules: past either end is clamped
+    if (i < 0) i = i < -n ? -n - 1 : i + n;
+    if (step > 0) return std::clamp<std::int64_t>(i, 0, n);
+    return std::clamp<std::int64_t>(i, end ? -1 : 0, n - 1);
+  };
+  Const r;
+  r.type = d.type;
+  for (std::int64_t i = clampi(starts[0], false), e = clampi(ends[0], true); step > 0 ? i < e : i > e; i += step) {
+    r.v.push_back(d.v[static_cast<std::size_t>(i)]);
+  }
+  r.dims = {static_cast<std::int64_t>(r.v.size())};
+  return {Value{{}, std::move(r)}};
+}
+
 V gather(NodeCtx& c) {
   const Const& data = c.k(0);
   const Const& idx = c.k(1);
@@ -491,6 +525,7 @@ const std::vector<OpEntry>& op_table() {
         {"Exp", unary<UnaryOp::Exp>},
         {"Flatten", flatten},
         {"Gather", gather},
+        {"Gelu", gelu},
         {"Gemm", gemm},
         {"GlobalAveragePool", global_pool<conv::PoolMode::Average>},
         {"GlobalMaxPool", global_pool<conv::PoolMode::Max>},
@@ -512,6 +547,8 @@ const std::vector<OpEntry>& op_table() {
         {"Reshape", reshape},
         {"Shape", shape},
         {"Sigmoid", activation<layer::SIGMOID>},
+        {"Size", size},
+        {"Slice", slice},
         {"Softmax", softmax<false>},
         {"Softplus", activation<layer::SOFTPLUS>},
         {"Sqrt", unary<UnaryOp::Sqrt>},

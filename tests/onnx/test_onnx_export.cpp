@@ -83,7 +83,7 @@ TEST(OnnxExport, ConvBatchNormPoolingAndEveryActivation) {
   auto a1 = layer::activation<float>(bn->out(), layer::LEAKY_RELU, 0.2);
   auto p1 = layer::pooling<float>(a1->out(), {2, 2}, {0, 0}, {2, 2}, MAX_POOL);
   auto c2 = layer::conv2d<float>(p1->out(), {3, 3}, 6, {1, 1}, {2, 2}, {1, 1});
-  auto a2 = layer::activation<float>(c2->out(), layer::RELU);
+  auto a2 = layer::activation<float>(c2->out(), layer::GELU);  // exported as Erf etc., imported as one Gelu
   auto p2 = layer::pooling<float>(a2->out(), {3, 3}, {1, 1}, {1, 1}, AVERAGE_POOL);
   auto fl = layer::flatten<float>(p2->out());
   auto fc = layer::fullyconnected<float>(fl->out(), 8);

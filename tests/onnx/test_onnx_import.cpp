@@ -2,6 +2,7 @@
 // NeuralNetwork whose initializers are trainable weights, and trains.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "magmadnn/layer/layers.h"
@@ -47,6 +48,7 @@ TEST(OnnxImport, ImportedNetworkTrainsAndKeepsItsWeightsTrainable) {
 
 TEST(OnnxImport, SupportedOpsIncludeTheLayersOps) {
   const auto ops = magmadnn::onnx::supported_ops();
+  EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));  // the table is searched by bisection
   for (const char* op : {"Gemm", "MatMul", "Conv", "BatchNormalization", "Relu", "Sigmoid", "Tanh", "Softmax",
                          "MaxPool", "AveragePool", "GlobalAveragePool", "Flatten", "Reshape", "Add", "Concat",
                          "Dropout", "Identity"}) {
