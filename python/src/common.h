@@ -15,6 +15,7 @@
 
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/half.h"
+#include "magmadnn/model/callbacks.h"
 #include "magmadnn/tensor/tensor.h"
 
 namespace magmadnn::python {
@@ -72,7 +73,14 @@ Tensor<T> tensor_arg(nb::handle obj, const char* arg, bool allow_copy, bool read
 /// `owner` is kept alive by the array.
 nb::object numpy_view(const PyTensor& t, nb::handle owner);
 
+/// fit's `callbacks` argument: Python objects or callables (PyCallback) and
+/// C++ callbacks (EarlyStopping); ValueError naming the bad entry.
+std::vector<std::shared_ptr<model::Callback<float>>> callbacks_arg(nb::handle callbacks);
+/// A callback that raises KeyboardInterrupt after a batch when Ctrl-C came.
+std::shared_ptr<model::Callback<float>> signal_check();
+
 void bind_errors(nb::module_& m);
+void bind_run(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_graph(nb::module_& m);
 void bind_model(nb::module_& m);

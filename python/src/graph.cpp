@@ -70,7 +70,7 @@ void bind_ops(nb::module_& m) {
     }
     return op::var<float>(name, shape_from_py(shape, "shape"), filler_from_py<float>(fill),
                           memory_from_py(memory, "memory"));
-  }, nb::arg("name"), nb::arg("shape"), nb::arg("fill") = nb::none(), nb::arg("memory") = "host",
+  }, nb::arg("name"), nb::arg("shape"), nb::arg("fill").none() = nb::none(), nb::arg("memory") = "host",
   "A trainable variable: of `shape` filled by `fill` (see Tensor), or over an existing float32 Tensor or\n"
   "array (sharing its memory: writes through either are seen by both).");
   op.def("constant", [](const std::string& name, nb::handle value) {

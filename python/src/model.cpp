@@ -115,40 +115,6 @@ class PyCallback : public model::Callback<float> {
   nb::object obj_;
 };
 
-// Lets Ctrl-C (SIGINT) stop fit between batches: Python's handler only sets
-// a flag while fit holds no GIL; this checks it after every batch.
-class SignalCheck : public model::Callback<float> {
- public:
-  void on_batch_end(Net&, const model::BatchLogs&) override {
-    nb::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) throw nb::python_error();
-  }
-};
-
-std::vector<std::shared_ptr<model::Callback<float>>> callbacks_arg(nb::handle callbacks) {
-  std::vector<std::shared_ptr<model::Callback<float>>> out;
-  if (callbacks.is_none()) return out;
-  MAGMADNN_CHECK(PySequence_Check(callbacks.ptr()) && !nb::isinstance<nb::str>(callbacks), ValueError,
-                 "callbacks: expected a list, got " << nb::str(nb::handle(Py_TYPE(callbacks.ptr()))).c_str());
-  std::size_t i = 0;
-  for (nb::handle cb : callbacks) {
-    if (nb::isinstance<model::Callback<float>>(cb)) {
-      out.push_back(nb::cast<std::shared_ptr<model::Callback<float>>>(cb));
-    } else {
-      bool has_hook = PyCallable_Check(cb.ptr()) != 0;
-      for (const char* h : {"on_train_begin", "on_epoch_begin", "on_batch_end", "on_epoch_end", "on_train_end"})
-        has_hook = has_hook || nb::hasattr(cb, h);
-      MAGMADNN_CHECK(has_hook, ValueError,
-                     "callbacks[" << i << "]: expected a callable or an object with on_batch_end, on_epoch_end, ... "
-                                         "methods, got "
-                                  << nb::str(nb::handle(Py_TYPE(cb.ptr()))).c_str());
-      out.push_back(std::make_shared<PyCallback>(nb::borrow(cb)));
-    }
-    ++i;
-  }
-  return out;
-}
-
 // x and y as the model reads them: float32, samples on axis 0, y one row
 // per sample of x. Arrays are shared, not copied (a non-contiguous one is
 // copied once, with a warning).
@@ -186,7 +152,7 @@ nb::list fit(nb::handle self, nb::handle x, nb::handle y, nb::handle epochs, nb:
     net.params().batch_size = static_cast<unsigned int>(b);
   }
   o.callbacks = callbacks_arg(callbacks);
-  o.callbacks.push_back(std::make_shared<SignalCheck>());
+  o.callbacks.push_back(signal_check());
   o.verbose = verbose;
   o.checkpoint_path = checkpoint_path;
   o.checkpoint_every_epochs = checkpoint_every_epochs;
@@ -219,6 +185,42 @@ model::nn_params_t make_params(unsigned batch_size, unsigned n_epochs, double le
 }
 
 }  // namespace
+
+// Lets Ctrl-C (SIGINT) stop fit between batches: Python's handler only sets
+// a flag while fit holds no GIL; this checks it after every batch.
+class SignalCheck : public model::Callback<float> {
+ public:
+  void on_batch_end(Net&, const model::BatchLogs&) override {
+    nb::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  }
+};
+
+std::vector<std::shared_ptr<model::Callback<float>>> callbacks_arg(nb::handle callbacks) {
+  std::vector<std::shared_ptr<model::Callback<float>>> out;
+  if (callbacks.is_none()) return out;
+  MAGMADNN_CHECK(PySequence_Check(callbacks.ptr()) && !nb::isinstance<nb::str>(callbacks), ValueError,
+                 "callbacks: expected a list, got " << nb::str(nb::handle(Py_TYPE(callbacks.ptr()))).c_str());
+  std::size_t i = 0;
+  for (nb::handle cb : callbacks) {
+    if (nb::isinstance<model::Callback<float>>(cb)) {
+      out.push_back(nb::cast<std::shared_ptr<model::Callback<float>>>(cb));
+    } else {
+      bool has_hook = PyCallable_Check(cb.ptr()) != 0;
+      for (const char* h : {"on_train_begin", "on_epoch_begin", "on_batch_end", "on_epoch_end", "on_train_end"})
+        has_hook = has_hook || nb::hasattr(cb, h);
+      MAGMADNN_CHECK(has_hook, ValueError,
+                     "callbacks[" << i << "]: expected a callable or an object with on_batch_end, on_epoch_end, ... "
+                                         "methods, got "
+                                  << nb::str(nb::handle(Py_TYPE(cb.ptr()))).c_str());
+      out.push_back(std::make_shared<PyCallback>(nb::borrow(cb)));
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::shared_ptr<model::Callback<float>> signal_check() { return std::make_shared<SignalCheck>(); }
 
 void bind_model(nb::module_& m) {
   nb::class_<model::nn_params_t>(m, "Params", "The paper's Param struct (C++ model::nn_params_t).")
@@ -260,11 +262,11 @@ void bind_model(nb::module_& m) {
         model::nn_params_t p = params.is_none() ? model::nn_params_t{} : nb::cast<model::nn_params_t>(params);
         new (self) Net(std::move(layers), loss_from_name(loss), optimizer::kind_from_name(opt), p);
       }, nb::arg("layers"), nb::arg("loss") = "cross_entropy", nb::arg("optimizer") = "sgd",
-      nb::arg("params") = nb::none(),
+      nb::arg("params").none() = nb::none(),
       "NeuralNetwork(layers, loss, optimizer, params): the layers form a chain from an input layer to the\n"
       "prediction; loss cross_entropy or mse; optimizer by name; params a magmadnn.Params.")
-      .def("fit", &fit, nb::arg("x"), nb::arg("y"), nb::arg("epochs") = nb::none(), nb::arg("batch_size") = nb::none(),
-           nb::arg("validation_data") = nb::none(), nb::arg("callbacks") = nb::none(), nb::arg("verbose") = false,
+      .def("fit", &fit, nb::arg("x"), nb::arg("y"), nb::arg("epochs").none() = nb::none(), nb::arg("batch_size").none() = nb::none(),
+           nb::arg("validation_data").none() = nb::none(), nb::arg("callbacks").none() = nb::none(), nb::arg("verbose") = false,
            nb::arg("checkpoint_path") = "", nb::arg("checkpoint_every_epochs") = 0,
            nb::arg("checkpoint_every_batches") = 0, nb::arg("resume") = false,
            "Trains on (x, y) and returns the history (one dict per epoch: loss, accuracy, val_loss, ...).\n"

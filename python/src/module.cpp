@@ -8,4 +8,5 @@ NB_MODULE(_magmadnn, m) {
   magmadnn::python::bind_tensor(m);
   magmadnn::python::bind_graph(m);
   magmadnn::python::bind_model(m);
+  magmadnn::python::bind_run(m);
 }

@@ -418,7 +418,7 @@ void bind_tensor(nb::module_& m) {
            }
            new (self) PyTensor(std::move(t));
          },
-         nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("memory") = "host", nb::arg("fill") = nb::none(),
+         nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("memory") = "host", nb::arg("fill").none() = nb::none(),
          nb::arg("device") = 0,
          "Allocates a tensor of `shape` (ints >= 0) and `dtype` in `memory` ('host', 'managed', 'device',\n"
          "'cuda_managed'; DEVICE memory without a GPU raises magmadnn.DeviceError). `fill`: None (zeros), a\n"
@@ -526,8 +526,8 @@ void bind_tensor(nb::module_& m) {
         MAGMADNN_CHECK(copy.is_none() || !nb::cast<bool>(copy), NotSupportedError,
                        "__dlpack__: copy=True is not supported; the capsule always shares memory");
         return t.visit([&](auto& x) { return dlpack_of(x, self); });
-      }, nb::arg("stream") = nb::none(), nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(),
-      nb::arg("copy") = nb::none(),
+      }, nb::arg("stream").none() = nb::none(), nb::arg("max_version").none() = nb::none(), nb::arg("dl_device").none() = nb::none(),
+      nb::arg("copy").none() = nb::none(),
       "A DLPack capsule sharing this tensor's memory (host, or the device pointer for a tensor on a GPU).")
       .def("__dlpack_device__", [](const PyTensor& t) {
         return t.visit([](const auto& x) {
