@@ -80,8 +80,8 @@ def train(config=None, *, preset=None, checkpoint=None, resume=False, callbacks=
         checkpoint format); resume=True continues from it when it exists.
     callbacks: as NeuralNetwork.fit's.
 
-    A wrong key or value raises magmadnn.ConfigError naming its JSON path; a missing data set
-    magmadnn.IOError. The GIL is released while training; Ctrl-C stops with KeyboardInterrupt.
+    A wrong key or value, or a config file that cannot be read, raises magmadnn.ConfigError
+    naming its JSON path or the file; a missing data set magmadnn.IOError. The GIL is released while training; Ctrl-C stops with KeyboardInterrupt.
     """
     import json
     import os

@@ -222,7 +222,8 @@ std::vector<std::shared_ptr<model::Callback<float>>> callbacks_arg(nb::handle ca
 
 std::shared_ptr<model::Callback<float>> signal_check() { return std::make_shared<SignalCheck>(); }
 
-void bind_model(nb::module_& m) {
+// Params and the C++ callbacks.
+static void bind_params(nb::module_& m) {
   nb::class_<model::nn_params_t>(m, "Params", "The paper's Param struct (C++ model::nn_params_t).")
       .def(nb::new_(&make_params), nb::arg("batch_size") = 32, nb::arg("n_epochs") = 1, nb::arg("learning_rate") = 0.05,
            nb::arg("loss") = "cross_entropy", nb::arg("optimizer") = "sgd", nb::arg("momentum") = 0.0,
@@ -252,7 +253,10 @@ void bind_model(nb::module_& m) {
            nb::arg("patience") = 0, nb::arg("min_delta") = 0.0, nb::arg("restore_best_weights") = false)
       .def_prop_ro("stopped_epoch", &model::EarlyStopping<float>::stopped_epoch)
       .def_prop_ro("best_epoch", &model::EarlyStopping<float>::best_epoch);
+}
 
+void bind_model(nb::module_& m) {
+  bind_params(m);
   nb::class_<Net>(m, "NeuralNetwork",
       "A chain of layers with a loss and an optimizer (C++ model::NeuralNetwork<float>), trained by fit()\n"
       "and used by evaluate() / predict(). The data: x with the samples on axis 0, y one row per sample\n"

@@ -16,7 +16,7 @@ void bind_run(nb::module_& m) {
   m.def("_preset", [](const std::string& name) { return run::preset(name).dump(); }, nb::arg("name"),
         "A preset's config as JSON text (mlp, lenet5, resnet, ...); ValueError for an unknown name.");
   m.def("_read_json", [](const std::string& path) { return run::read_json_file(path).dump(); }, nb::arg("path"),
-        "A JSON file's content as text (IOError naming a missing or malformed file).");
+        "A JSON file's content as text (ConfigError naming a missing or malformed file).");
   m.def("_train", [](const std::string& config, const std::string& checkpoint, bool resume, nb::handle callbacks) {
     const run::TrainSpec spec = run::parse_config(run::Json::parse(config));
     run::RunOptions o;

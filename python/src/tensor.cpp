@@ -396,56 +396,9 @@ nb::object numpy_view(const PyTensor& cpt, nb::handle owner) {
   });
 }
 
-void bind_tensor(nb::module_& m) {
-  nb::class_<PyTensor> cls(m, "Tensor", nb::type_slots(tensor_slots),
-    "An n-dimensional, row-major array (C++ magmadnn::Tensor<T>): float32, float64, float16 or bfloat16,\n"
-    "in HOST, MANAGED, DEVICE or CUDA_MANAGED memory.\n\n"
-    "A host tensor shares its memory with NumPy both ways, without copies: numpy.asarray(t),\n"
-    "memoryview(t), t.numpy() and magmadnn.from_numpy(a) / magmadnn.from_dlpack(a) all give views.\n"
-    "Views (t[i], t[a:b], t.view(shape)) share storage with t. Indices may be negative (Python style);\n"
-    "out-of-range indices raise magmadnn.IndexError naming the index and the shape.");
-  cls.def(
-         "__init__",
-         [](PyTensor* self, nb::handle shape, nb::handle dtype, const std::string& memory, nb::handle fill, int device) {
-           const Shape s = shape_from_py(shape, "shape");
-           const memory_t mem = memory_from_py(memory, "memory");
-           PyTensor t;
-           switch (dtype_from_py(dtype, "dtype")) {
-             case dtype::f32: t = make_tensor<float>(s, mem, device, fill); break;
-             case dtype::f64: t = make_tensor<double>(s, mem, device, fill); break;
-             case dtype::f16: t = make_tensor<half>(s, mem, device, fill); break;
-             default: t = make_tensor<bfloat16>(s, mem, device, fill); break;
-           }
-           new (self) PyTensor(std::move(t));
-         },
-         nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("memory") = "host", nb::arg("fill").none() = nb::none(),
-         nb::arg("device") = 0,
-         "Allocates a tensor of `shape` (ints >= 0) and `dtype` in `memory` ('host', 'managed', 'device',\n"
-         "'cuda_managed'; DEVICE memory without a GPU raises magmadnn.DeviceError). `fill`: None (zeros), a\n"
-         "number, or (name, values...) with name uniform, gaussian, glorot, he, constant, zero, one, identity.")
-      .def_prop_ro("shape", [](const PyTensor& t) {
-        nb::list l;
-        for (auto d : t.visit([](const auto& x) { return x.shape().dims(); })) l.append(d);
-        return nb::tuple(l);
-      }, "The sizes of the axes (a tuple).")
-      .def_prop_ro("dtype", [](const PyTensor& t) { return std::string(dtype_name(t.element_type())); },
-                   "'float32', 'float64', 'float16' or 'bfloat16'.")
-      .def_prop_ro("memory", [](const PyTensor& t) {
-        return lower(memory_name(t.visit([](const auto& x) { return x.get_memory_type(); })));
-      }, "'host', 'managed', 'device' or 'cuda_managed'.")
-      .def_prop_ro("device", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.get_device_id(); }); })
-      .def_prop_ro("on_device", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.on_device(); }); },
-                   "True when arithmetic on this tensor runs on a GPU.")
-      .def_prop_ro("ndim", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.ndim(); }); })
-      .def_prop_ro("size", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.size(); }); },
-                   "The number of elements.")
-      .def("__len__", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.shape()[0]; }); })
-      .def_prop_ro("data_ptr", [](PyTensor& t) {
-        return t.visit([](auto& x) {
-          return reinterpret_cast<std::uintptr_t>(x.on_device() ? static_cast<const void*>(x.data())
-                                                                : static_cast<const void*>(x.host_data()));
-        });
-      }, "The address of the first element (host memory, or device memory for a tensor on a GPU).")
+// Elements, views and copies.
+static void bind_tensor_access(nb::class_<PyTensor>& cls) {
+  cls
       .def("get", [](const PyTensor& t, nb::handle idx) {
         const auto i = index_arg(idx);
         return t.visit([&](const auto& x) {
@@ -511,7 +464,12 @@ void bind_tensor(nb::module_& m) {
             default: return PyTensor{x.template cast<bfloat16>()};
           }
         });
-      }, nb::arg("dtype"), "A converted copy (float32, float64, float16, bfloat16) in the same memory.")
+      }, nb::arg("dtype"), "A converted copy (float32, float64, float16, bfloat16) in the same memory.");
+}
+
+// NumPy and DLPack.
+static void bind_tensor_exchange(nb::class_<PyTensor>& cls) {
+  cls
       .def("numpy", [](nb::handle self, bool copy) -> nb::object {
         PyTensor& t = nb::cast<PyTensor&>(self);
         nb::object view = numpy_view(t, self);
@@ -536,6 +494,60 @@ void bind_tensor(nb::module_& m) {
         });
       })
       .def("__repr__", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.to_string(); }); });
+}
+
+void bind_tensor(nb::module_& m) {
+  nb::class_<PyTensor> cls(m, "Tensor", nb::type_slots(tensor_slots),
+    "An n-dimensional, row-major array (C++ magmadnn::Tensor<T>): float32, float64, float16 or bfloat16,\n"
+    "in HOST, MANAGED, DEVICE or CUDA_MANAGED memory.\n\n"
+    "A host tensor shares its memory with NumPy both ways, without copies: numpy.asarray(t),\n"
+    "memoryview(t), t.numpy() and magmadnn.from_numpy(a) / magmadnn.from_dlpack(a) all give views.\n"
+    "Views (t[i], t[a:b], t.view(shape)) share storage with t. Indices may be negative (Python style);\n"
+    "out-of-range indices raise magmadnn.IndexError naming the index and the shape.");
+  cls.def(
+         "__init__",
+         [](PyTensor* self, nb::handle shape, nb::handle dtype, const std::string& memory, nb::handle fill, int device) {
+           const Shape s = shape_from_py(shape, "shape");
+           const memory_t mem = memory_from_py(memory, "memory");
+           PyTensor t;
+           switch (dtype_from_py(dtype, "dtype")) {
+             case dtype::f32: t = make_tensor<float>(s, mem, device, fill); break;
+             case dtype::f64: t = make_tensor<double>(s, mem, device, fill); break;
+             case dtype::f16: t = make_tensor<half>(s, mem, device, fill); break;
+             default: t = make_tensor<bfloat16>(s, mem, device, fill); break;
+           }
+           new (self) PyTensor(std::move(t));
+         },
+         nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("memory") = "host", nb::arg("fill").none() = nb::none(),
+         nb::arg("device") = 0,
+         "Allocates a tensor of `shape` (ints >= 0) and `dtype` in `memory` ('host', 'managed', 'device',\n"
+         "'cuda_managed'; DEVICE memory without a GPU raises magmadnn.DeviceError). `fill`: None (zeros), a\n"
+         "number, or (name, values...) with name uniform, gaussian, glorot, he, constant, zero, one, identity.")
+      .def_prop_ro("shape", [](const PyTensor& t) {
+        nb::list l;
+        for (auto d : t.visit([](const auto& x) { return x.shape().dims(); })) l.append(d);
+        return nb::tuple(l);
+      }, "The sizes of the axes (a tuple).")
+      .def_prop_ro("dtype", [](const PyTensor& t) { return std::string(dtype_name(t.element_type())); },
+                   "'float32', 'float64', 'float16' or 'bfloat16'.")
+      .def_prop_ro("memory", [](const PyTensor& t) {
+        return lower(memory_name(t.visit([](const auto& x) { return x.get_memory_type(); })));
+      }, "'host', 'managed', 'device' or 'cuda_managed'.")
+      .def_prop_ro("device", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.get_device_id(); }); })
+      .def_prop_ro("on_device", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.on_device(); }); },
+                   "True when arithmetic on this tensor runs on a GPU.")
+      .def_prop_ro("ndim", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.ndim(); }); })
+      .def_prop_ro("size", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.size(); }); },
+                   "The number of elements.")
+      .def("__len__", [](const PyTensor& t) { return t.visit([](const auto& x) { return x.shape()[0]; }); })
+      .def_prop_ro("data_ptr", [](PyTensor& t) {
+        return t.visit([](auto& x) {
+          return reinterpret_cast<std::uintptr_t>(x.on_device() ? static_cast<const void*>(x.data())
+                                                                : static_cast<const void*>(x.host_data()));
+        });
+      }, "The address of the first element (host memory, or device memory for a tensor on a GPU).");
+  bind_tensor_access(cls);
+  bind_tensor_exchange(cls);
 
   m.def("from_numpy", [](nb::handle array) { return tensor_from_array(array_arg(array, "array"), "array", false); },
         nb::arg("array"),

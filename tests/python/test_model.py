@@ -137,7 +137,7 @@ def test_another_python_thread_runs_during_fit():
             ticks.append(time.monotonic())
             time.sleep(0.001)
 
-    net = magmadnn.NeuralNetwork(mlp(), params=magmadnn.Params(8, 10, 0.05))  # about 5,000 steps
+    net = magmadnn.NeuralNetwork(mlp(), params=magmadnn.Params(8, 20, 0.05))  # about 10,000 steps
     th = threading.Thread(target=count)
     th.start()
     running.wait()

@@ -36,7 +36,7 @@ def test_a_wrong_key_is_a_config_error_naming_its_path():
         magmadnn.train({"epochs": -1}, preset="mlp")
     with pytest.raises(magmadnn.ValueError, match=r"config: expected a dict"):
         magmadnn.train(42)
-    with pytest.raises(magmadnn.IOError, match=r"nonexistent"):
+    with pytest.raises(magmadnn.ConfigError, match=r"cannot open config file /nonexistent/config.json"):
         magmadnn.train("/nonexistent/config.json")
 
 
