@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cmath>
+#include <sstream>
 #include <limits>
 
 #include "common.h"
@@ -115,6 +116,19 @@ class PyCallback : public model::Callback<float> {
   nb::object obj_;
 };
 
+// x against the network's input pattern (-1: any size), naming the argument.
+void check_input(const Net& net, const Tensor<float>& x, const char* xn) {
+  const std::vector<std::int64_t> pattern = net.input()->pattern();
+  bool fits = static_cast<std::size_t>(x.ndim()) == pattern.size();
+  for (std::size_t i = 0; fits && i < pattern.size(); ++i) fits = pattern[i] < 0 || pattern[i] == x.shape()[i];
+  if (!fits) {
+    std::ostringstream p;
+    for (std::size_t i = 0; i < pattern.size(); ++i) p << (i ? ", " : "(") << pattern[i];
+    MAGMADNN_THROW(ShapeError, xn << ": shape " << x.shape() << " does not fit the network's input " << p.str()
+                                  << ") (-1: any size)");
+  }
+}
+
 // x and y as the model reads them: float32, samples on axis 0, y one row
 // per sample of x. Arrays are shared, not copied (a non-contiguous one is
 // copied once, with a warning).
@@ -133,11 +147,13 @@ nb::list fit(nb::handle self, nb::handle x, nb::handle y, nb::handle epochs, nb:
   Net& net = nb::cast<Net&>(self);
   Tensor<float> tx, ty, vx, vy;
   data_args(x, y, "x", "y", tx, ty);
+  check_input(net, tx, "x");
   model::FitOptions<float> o;
   if (!validation_data.is_none()) {
     MAGMADNN_CHECK(PySequence_Check(validation_data.ptr()) && nb::len(validation_data) == 2, ValueError,
                    "validation_data: expected a pair (x_val, y_val)");
     data_args(validation_data[0], validation_data[1], "validation_data[0]", "validation_data[1]", vx, vy);
+    check_input(net, vx, "validation_data[0]");
     o.validation_x = &vx;
     o.validation_y = &vy;
   }
@@ -286,6 +302,7 @@ void bind_model(nb::module_& m) {
       .def("evaluate", [](Net& net, nb::handle x, nb::handle y) {
         Tensor<float> tx, ty;
         data_args(x, y, "x", "y", tx, ty);
+        check_input(net, tx, "x");
         model::Evaluation e;
         {
           nb::gil_scoped_release release;
@@ -299,6 +316,7 @@ void bind_model(nb::module_& m) {
       }, nb::arg("x"), nb::arg("y"), "Loss and accuracy over (x, y) in eval mode: {'loss', 'accuracy', 'samples'}.")
       .def("predict", [](Net& net, nb::handle x) {
         Tensor<float> tx = tensor_arg<float>(x, "x", true, true);
+        check_input(net, tx, "x");
         Tensor<float> out;
         {
           nb::gil_scoped_release release;

@@ -181,6 +181,12 @@ def test_bad_input_names_the_argument():
         magmadnn.NeuralNetwork(mlp(), "hinge")
     with pytest.raises(magmadnn.ValueError, match=r"adamm"):
         magmadnn.Params(optimizer="adamm")
+    with pytest.raises(magmadnn.ShapeError, match=r"^x: shape \{512, 7\} does not fit the network's input \(-1, 8\)"):
+        net.fit(np.ascontiguousarray(x[:, :7]), y)
+    with pytest.raises(magmadnn.ShapeError, match=r"^x: shape"):
+        net.predict(x[0])
+    with pytest.raises(magmadnn.ShapeError, match=r"labels: value of shape \{64, 3\} does not match \{-1, 2\}"):
+        net.fit(x, np.zeros((512, 3), np.float32))
     with pytest.raises(magmadnn.ValueError, match=r"epochs: must be >= 1"):
         net.fit(x, y, epochs=0)
 
