@@ -1,0 +1,56 @@
+// The run layer (C++ run::): what `magmadnn train` does in one process, and
+// the data sets as NumPy arrays. The Python side (magmadnn.train in
+// python/magmadnn/__init__.py) merges the preset, the config and the flags
+// as the command does, then hands the JSON here.
+#include <nanobind/stl/string.h>
+
+#include "common.h"
+#include "magmadnn/data/mnist.h"
+#include "magmadnn/run/presets.h"
+#include "magmadnn/run/run_training.h"
+#include "magmadnn/run/spec.h"
+
+namespace magmadnn::python {
+
+void bind_run(nb::module_& m) {
+  m.def("_preset", [](const std::string& name) { return run::preset(name).dump(); }, nb::arg("name"),
+        "A preset's config as JSON text (mlp, lenet5, resnet, ...); ValueError for an unknown name.");
+  m.def("_read_json", [](const std::string& path) { return run::read_json_file(path).dump(); }, nb::arg("path"),
+        "A JSON file's content as text (ConfigError naming a missing or malformed file).");
+  m.def("_train", [](const std::string& config, const std::string& checkpoint, bool resume, nb::handle callbacks) {
+    const run::TrainSpec spec = run::parse_config(run::Json::parse(config));
+    run::RunOptions o;
+    o.checkpoint_path = checkpoint;
+    o.resume = resume;
+    o.callbacks = callbacks_arg(callbacks);
+    o.callbacks.push_back(signal_check());
+    std::string summary;
+    {
+      nb::gil_scoped_release release;
+      summary = run::run_training(spec, o).summary.dump();
+    }
+    o.callbacks.clear();  // with the GIL (Python callbacks hold Python objects)
+    return summary;
+  }, nb::arg("config"), nb::arg("checkpoint"), nb::arg("resume"), nb::arg("callbacks").none(),
+  "run::run_training of the config (JSON text); returns summary.json's content as text.");
+  m.def("load_fashion_mnist", [](const std::string& split, const std::string& dir) {
+    MAGMADNN_CHECK(split == "train" || split == "test", ValueError,
+                   "split: expected 'train' or 'test', got '" << split << "'");
+    data::ImageOptions opts;
+    opts.memory = HOST;
+    data::ImageSet<float> s;
+    {
+      nb::gil_scoped_release release;
+      s = data::load_mnist<float>(dir.empty() ? data::kFashionMnistDir : dir, split == "train" ? data::Train : data::Test,
+                                  opts);
+    }
+    nb::object x = nb::cast(PyTensor{std::move(s.images)});
+    nb::object y = nb::cast(PyTensor{std::move(s.labels)});
+    return nb::make_tuple(numpy_view(nb::cast<PyTensor&>(x), x), numpy_view(nb::cast<PyTensor&>(y), y));
+  }, nb::arg("split") = "train", nb::arg("dir") = "",
+  "Fashion-MNIST (or any MNIST-format folder `dir`) as NumPy arrays: images {N, 1, 28, 28} float32 in\n"
+  "[0, 1] and one-hot labels {N, 10}; Debian's dataset-fashion-mnist by default. IOError naming a\n"
+  "missing file (and the package to install).");
+}
+
+}  // namespace magmadnn::python
