@@ -10,6 +10,11 @@
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/run_training.h"
 #include "magmadnn/run/spec.h"
+#include "magmadnn/tune/inline_channel.h"
+#include "magmadnn/tune/master.h"
+#include "magmadnn/tune/results.h"
+#include "magmadnn/tune/train_trial.h"
+#include "magmadnn/tune/tune_config.h"
 
 namespace magmadnn::python {
 
@@ -49,6 +54,23 @@ void bind_run(nb::module_& m) {
   }, nb::arg("config"), nb::arg("checkpoint"), nb::arg("resume"), nb::arg("callbacks").none(),
   "run::run_training of the config (JSON text); returns summary.json's content as text. Under mpirun\n"
   "every rank calls it with the same config and they train data-parallel (rank 0 writes the checkpoint).");
+  m.def("_tune", [](const std::string& config, const std::string& out, bool resume) {
+    const tune::TuneConfig cfg = tune::parse_tune_config(run::Json::parse(config));
+    tune::MasterOptions options;
+    options.out_dir = out;
+    options.resume = resume;
+    std::string results;
+    {
+      nb::gil_scoped_release release;
+      tune::InlineChannel channel(tune::train_trial);
+      const tune::SearchResult r = tune::run_search(cfg, channel, options);
+      tune::write_results(out, cfg, r);
+      results = tune::results_json(cfg, r).dump();
+    }
+    return results;
+  }, nb::arg("config"), nb::arg("out"), nb::arg("resume"),
+  "tune::run_search of the tune config (JSON text) in this process, as `magmadnn tune CONFIG --out DIR`\n"
+  "without --workers; writes journal.jsonl, results.json and best.json to `out`; returns results.json.");
   m.def("rank", []() { return process_ranks()->rank(); }, "This process's rank (0 without mpirun).");
   m.def("ranks", []() { return process_ranks()->size(); }, "The number of ranks (1 without mpirun).");
   m.def("load_fashion_mnist", [](const std::string& split, const std::string& dir) {
