@@ -105,4 +105,22 @@ def train(config=None, *, preset=None, checkpoint=None, resume=False, callbacks=
     return json.loads(_magmadnn._train(json.dumps(merged), os.fspath(checkpoint or ""), resume, callbacks))
 
 
+def tune(config, out, *, resume=False):
+    """Runs a hyperparameter search as ``magmadnn tune CONFIG --out DIR`` does in one process
+    (docs/tune.md: train, space, searcher, objective, seed) and returns results.json as a dict.
+
+    config: a dict or the path of a JSON tune config. out: the search folder (journal.jsonl,
+    results.json, best.json); resume=True continues its journal. Trials run one after the
+    other in this process. A wrong key raises magmadnn.ConfigError naming its JSON path.
+    """
+    import json
+    import os
+
+    if isinstance(config, (str, os.PathLike)):
+        config = json.loads(_magmadnn._read_json(os.fspath(config)))
+    elif not isinstance(config, dict):
+        raise ValueError(f"config: expected a dict or the path of a JSON file, got {type(config).__name__}")
+    return json.loads(_magmadnn._tune(json.dumps(config), os.fspath(out), resume))
+
+
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -5,12 +5,29 @@
 #include <nanobind/stl/string.h>
 
 #include "common.h"
+#include "magmadnn/comm/communicator_factory.h"
 #include "magmadnn/data/mnist.h"
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/run_training.h"
 #include "magmadnn/run/spec.h"
+#include "magmadnn/tune/inline_channel.h"
+#include "magmadnn/tune/master.h"
+#include "magmadnn/tune/results.h"
+#include "magmadnn/tune/train_trial.h"
+#include "magmadnn/tune/tune_config.h"
 
 namespace magmadnn::python {
+
+namespace {
+// The ranks of this process, made once ("auto": MPI under mpirun or srun,
+// else one local rank, so a single process never starts MPI). MPI is
+// initialised at most once per process, and not again if the program (e.g.
+// mpi4py) did it first; the communicator lives until the process exits.
+std::shared_ptr<distributed::Communicator> process_ranks() {
+  static std::shared_ptr<distributed::Communicator> comm = distributed::make_communicator("auto");
+  return comm;
+}
+}  // namespace
 
 void bind_run(nb::module_& m) {
   m.def("_preset", [](const std::string& name) { return run::preset(name).dump(); }, nb::arg("name"),
@@ -19,7 +36,9 @@ void bind_run(nb::module_& m) {
         "A JSON file's content as text (ConfigError naming a missing or malformed file).");
   m.def("_train", [](const std::string& config, const std::string& checkpoint, bool resume, nb::handle callbacks) {
     const run::TrainSpec spec = run::parse_config(run::Json::parse(config));
+    const std::shared_ptr<distributed::Communicator> comm = process_ranks();
     run::RunOptions o;
+    if (comm->size() > 1) o.communicator = comm;  // data-parallel, as `magmadnn train` under mpirun
     o.checkpoint_path = checkpoint;
     o.resume = resume;
     o.callbacks = callbacks_arg(callbacks);
@@ -27,12 +46,33 @@ void bind_run(nb::module_& m) {
     std::string summary;
     {
       nb::gil_scoped_release release;
-      summary = run::run_training(spec, o).summary.dump();
+      run::TrainingRun tr(spec, comm->size() > 1 ? comm : nullptr);
+      summary = tr.run(o).summary.dump();
     }
     o.callbacks.clear();  // with the GIL (Python callbacks hold Python objects)
     return summary;
   }, nb::arg("config"), nb::arg("checkpoint"), nb::arg("resume"), nb::arg("callbacks").none(),
-  "run::run_training of the config (JSON text); returns summary.json's content as text.");
+  "run::run_training of the config (JSON text); returns summary.json's content as text. Under mpirun\n"
+  "every rank calls it with the same config and they train data-parallel (rank 0 writes the checkpoint).");
+  m.def("_tune", [](const std::string& config, const std::string& out, bool resume) {
+    const tune::TuneConfig cfg = tune::parse_tune_config(run::Json::parse(config));
+    tune::MasterOptions options;
+    options.out_dir = out;
+    options.resume = resume;
+    std::string results;
+    {
+      nb::gil_scoped_release release;
+      tune::InlineChannel channel(tune::train_trial);
+      const tune::SearchResult r = tune::run_search(cfg, channel, options);
+      tune::write_results(out, cfg, r);
+      results = tune::results_json(cfg, r).dump();
+    }
+    return results;
+  }, nb::arg("config"), nb::arg("out"), nb::arg("resume"),
+  "tune::run_search of the tune config (JSON text) in this process, as `magmadnn tune CONFIG --out DIR`\n"
+  "without --workers; writes journal.jsonl, results.json and best.json to `out`; returns results.json.");
+  m.def("rank", []() { return process_ranks()->rank(); }, "This process's rank (0 without mpirun).");
+  m.def("ranks", []() { return process_ranks()->size(); }, "The number of ranks (1 without mpirun).");
   m.def("load_fashion_mnist", [](const std::string& split, const std::string& dir) {
     MAGMADNN_CHECK(split == "train" || split == "test", ValueError,
                    "split: expected 'train' or 'test', got '" << split << "'");

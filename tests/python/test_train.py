@@ -83,3 +83,17 @@ def test_the_command_lines_checkpoint_loads_into_a_python_network(fashion_mnist_
     again = paper_mlp()
     again.load(str(tmp_path / "again.ckpt"))
     np.testing.assert_array_equal(again.predict(x[:100]), net.predict(x[:100]))
+
+
+def test_tune_a_small_grid(fashion_mnist_dir, tmp_path):
+    config = {
+        "train": {"preset": "mlp", "epochs": 1,
+                  "data": {"dir": fashion_mnist_dir, "limit_train": 1000, "limit_test": 200}},
+        "space": [{"path": "optimizer.learning_rate", "values": [0.05, 0.5]}],
+        "searcher": {"type": "grid"},
+    }
+    results = magmadnn.tune(config, tmp_path / "search")
+    assert len(results["trials"]) == 2 and results["best"] in (0, 1)
+    assert (tmp_path / "search" / "results.json").exists() and (tmp_path / "search" / "best.json").exists()
+    with pytest.raises(magmadnn.ConfigError, match=r"searcher"):
+        magmadnn.tune(dict(config, searcher={"type": "nope"}), tmp_path / "other")
