@@ -31,7 +31,9 @@ def cut(src, n, out):
 def check(model, images, csv):
     import onnxruntime as ort
     _, _, a = read_idx(images)
-    x = (a.astype(np.float64) * (1.0 / 255.0)).astype(np.float32)[:, None, :, :]
+    x = (a.astype(np.float64) * (1.0 / 255.0)).astype(np.float32)
+    if x.ndim == 3:  # {N, H, W}: one channel
+        x = x[:, None, :, :]
     sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
     got = sess.run(None, {sess.get_inputs()[0].name: x})[0]
     rows = np.loadtxt(csv, delimiter=",", skiprows=1)
