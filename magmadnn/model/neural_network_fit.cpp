@@ -54,7 +54,7 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
   const bool hooked =
       scaler_ || hook_ || ready_hooks_.ready || ready_hooks_.finish || ready_hooks_.apply_update;
   if (const auto fused = hooked ? std::nullopt : opt_->in_place_update()) {
-    op::backward_update<T>(loss_, param_exprs_, *fused);
+    op::backward_update<T>(loss_, param_exprs_, *fused, op::ForwardValues::Release);
     opt_->count_in_place_step();
     if (ready_hooks_.after_update) ready_hooks_.after_update();
     return;
@@ -70,7 +70,10 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
   if (ready_hooks_.ready) {
     ready = [this](std::size_t i, Tensor<T>& g) { ready_hooks_.ready(i, params_[i], g); };
   }
-  op::GradTable<T> grads = op::compute_gradients(loss_, param_exprs_, ready, seed);  // forward values are cached
+  // Each activation is freed once backward has read it for the last time
+  // (the loss and accuracy were read above): the step's peak memory is the
+  // activations or the gradients, not both.
+  op::GradTable<T> grads = op::compute_gradients(loss_, param_exprs_, ready, seed, op::ForwardValues::Release);
   for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
   if (ready_hooks_.finish) ready_hooks_.finish();
   if (hook_) {
