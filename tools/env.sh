@@ -23,6 +23,9 @@ export PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 # shared memory carries the traffic, so TCP is kept to loopback, which it
 # pairs without a word. tools/mpi-netns-run.sh names its own interfaces.
 export OMPI_MCA_btl_tcp_if_include=lo
+# The Python package's build environment (tools/install-deps.sh --tests makes
+# it): its interpreter, with nanobind, is the one CMake builds the module for.
+export MAGMADNN_PYENV="${MAGMADNN_PYENV:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build-pyenv}"
 # Key the cache on the compiler's content, not its timestamp, so the bare
 # Debian root of tools/check-fresh-machine.sh shares it with this machine.
 export CCACHE_COMPILERCHECK=content

@@ -2,7 +2,8 @@
 # Installs the Debian packages magmadnn needs, only if missing (idempotent).
 # The same names on Debian 12 (bookworm) and Debian 13 (trixie).
 #   tools/install-deps.sh           what building and running needs
-#   tools/install-deps.sh --tests   and what the tests need besides
+#   tools/install-deps.sh --tests   and what the tests need besides, with the
+#                                   Python package's build environment (below)
 # CUDA is not installed here: it is used when /usr/local/cuda/bin/nvcc exists.
 # tools/check-fresh-machine.sh proves this list complete on a bare Debian 12
 # and on a bare Debian 13.
@@ -22,7 +23,13 @@ if [[ "${1:-}" == "--tests" ]]; then
   # python3 (above) also runs the v1 example checker. clang: the API forms are compiled by
   # both compilers. chromium, poppler-utils, fonts: the report is rendered
   # and read back. iproute2: tests/netns puts ranks in network namespaces.
-  PKGS+=(clang chromium poppler-utils fonts-dejavu-core iproute2)
+  # python3-dev, python3-venv, python3-numpy, python3-pytest: the Python
+  # package (python/) and its pytest suite (tests/python); nanobind and
+  # scikit-build-core, which Debian 12 lacks, come from PyPI into a virtual
+  # environment made here (see the end of this file); ca-certificates: pip
+  # reaches PyPI over HTTPS.
+  PKGS+=(clang chromium poppler-utils fonts-dejavu-core iproute2
+         python3-dev python3-venv python3-numpy python3-pytest ca-certificates)
 elif [[ $# -gt 0 ]]; then
   echo "usage: $0 [--tests]" >&2
   exit 2
@@ -36,4 +43,21 @@ if ((${#missing[@]})); then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The Python package's build environment: a virtual environment that sees
+# Debian's numpy and pytest (--system-site-packages) and holds nanobind and
+# scikit-build-core from PyPI at the versions of python/requirements-build.txt.
+# The build scripts hand its interpreter to CMake (tools/env.sh,
+# MAGMADNN_PYENV; build-pyenv/ beside the build folder by default).
+if [[ "${1:-}" == "--tests" ]]; then
+  source "$(dirname "$0")/env.sh"
+  REQS="$(cd "$(dirname "$0")/.." && pwd)/python/requirements-build.txt"
+  if ! "$MAGMADNN_PYENV/bin/python" -c "import nanobind, scikit_build_core" 2>/dev/null ||
+     ! cmp -s "$REQS" "$MAGMADNN_PYENV/requirements-build.txt"; then
+    echo "[magmadnn] making the Python build environment $MAGMADNN_PYENV"
+    /usr/bin/python3 -m venv --system-site-packages "$MAGMADNN_PYENV"
+    "$MAGMADNN_PYENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQS"
+    cp "$REQS" "$MAGMADNN_PYENV/requirements-build.txt"
+  fi
 fi

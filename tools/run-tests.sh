@@ -10,7 +10,10 @@ source "$ROOT/tools/env.sh"
 JOBS="${JOBS:-$(nproc)}"
 
 echo "== build (CUDA=$MAGMADNN_WITH_CUDA)"
-cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DMAGMADNN_CUDA=$MAGMADNN_WITH_CUDA >/dev/null
+# The Python package (python/) is built for the interpreter of the build
+# environment install-deps.sh made; its pytest suite is the ctest python_pytest.
+cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DMAGMADNN_CUDA=$MAGMADNN_WITH_CUDA \
+  -DPython_EXECUTABLE="$MAGMADNN_PYENV/bin/python" >/dev/null
 cmake --build "$ROOT/build" -j "$JOBS"
 
 # Every label but `slow`; CI (.ci/run) narrows this on its CUDA host, whose
@@ -21,7 +24,7 @@ echo "== tests"
 
 echo "== CPU-only library"
 cmake -S "$ROOT" -B "$ROOT/build-nocuda" -G Ninja -DMAGMADNN_CUDA=OFF \
-  -DMAGMADNN_BUILD_TESTS=OFF -DMAGMADNN_BUILD_APPS=OFF >/dev/null
+  -DMAGMADNN_BUILD_TESTS=OFF -DMAGMADNN_BUILD_APPS=OFF -DMAGMADNN_PYTHON=OFF >/dev/null
 # The base library (core to model) builds from its own sources alone: no
 # object or library of comm/, dmath/, parallel/, run/ or tune/ is among the
 # inputs ninja needs for it (docs/design.md, layering).

@@ -1,6 +1,7 @@
 #include "magmadnn/memory/memory_manager.h"
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 
 #include "magmadnn/backend/registry.h"
@@ -65,7 +66,20 @@ MemoryManager<T>::MemoryManager(std::size_t size, memory_t mem_type, device_t de
 }
 
 template <typename T>
+MemoryManager<T>::MemoryManager(T* host, std::size_t size, std::shared_ptr<void> keep_alive)
+    : size_(size), mem_type_(HOST), device_id_(0), host_(host), borrowed_(std::move(keep_alive)) {
+  touch();
+  MAGMADNN_CHECK(host != nullptr || size == 0, ValueError, "borrowed host memory: null pointer for " << size
+                                                                   << " elements");
+  MAGMADNN_CHECK(reinterpret_cast<std::uintptr_t>(host) % alignof(T) == 0, ValueError,
+                 "borrowed host memory at " << static_cast<const void*>(host) << " is not aligned to "
+                                            << alignof(T) << " bytes");
+  if (!borrowed_) borrowed_ = std::make_shared<int>(0);  // borrowed all the same: never freed here
+}
+
+template <typename T>
 MemoryManager<T>::~MemoryManager() {
+  if (borrowed_) return;  // host_ is the owner's; releasing borrowed_ hands it back
   const std::size_t bytes = size_ * sizeof(T);
   if (mem_type_ == CUDA_MANAGED) {
     if (device_) cuda_backend().deallocate_unified(device_);

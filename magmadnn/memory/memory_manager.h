@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <type_traits>
 
 #include "magmadnn/core/types.h"
@@ -32,6 +33,12 @@ class MemoryManager {
  public:
   /// Allocates `size` elements of `mem_type` memory on `device_id` (contents undefined).
   MemoryManager(std::size_t size, memory_t mem_type, device_t device_id = 0);
+  /// HOST memory that belongs to someone else (a NumPy array, a DLPack
+  /// producer's buffer): `size` elements at `host`, which must stay valid
+  /// while `keep_alive` is held. The manager holds `keep_alive` and releases
+  /// it on destruction instead of freeing `host`. Requires `host` aligned
+  /// for T (ValueError otherwise) and non-null when size > 0.
+  MemoryManager(T* host, std::size_t size, std::shared_ptr<void> keep_alive);
   ~MemoryManager();
   MemoryManager(const MemoryManager&) = delete;
   MemoryManager& operator=(const MemoryManager&) = delete;
@@ -117,6 +124,7 @@ class MemoryManager {
   mutable bool device_valid_ = true;
   mutable bool device_pending_ = false;  // an async copy towards the host/device is in flight
   std::uint64_t stamp_ = 0;              // see write_stamp()
+  std::shared_ptr<void> borrowed_;       // the owner of host_ when the memory is borrowed
 };
 
 }  // namespace magmadnn

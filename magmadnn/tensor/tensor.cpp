@@ -32,6 +32,13 @@ Tensor<T> Tensor<T>::from_vector(const Shape& shape, const std::vector<T>& value
 }
 
 template <typename T>
+Tensor<T> Tensor<T>::borrow_host(T* data, const Shape& shape, std::shared_ptr<void> keep_alive) {
+  auto storage = std::make_shared<MemoryManager<T>>(data, static_cast<std::size_t>(shape.numel()),
+                                                    std::move(keep_alive));
+  return Tensor(std::move(storage), 0, shape, HOST, 0);
+}
+
+template <typename T>
 Tensor<T>::Tensor(std::shared_ptr<MemoryManager<T>> storage, std::int64_t offset, Shape shape, memory_t mem,
                   device_t device)
     : storage_(std::move(storage)), offset_(offset), shape_(std::move(shape)), mem_(mem), device_(device) {

@@ -43,6 +43,15 @@ class Tensor {
   static Tensor from_vector(const Shape& shape, const std::vector<T>& values, memory_t mem = MANAGED,
                             device_t device = 0);
 
+  /// A HOST tensor over memory that belongs to someone else (a NumPy array,
+  /// a DLPack producer): `shape.numel()` elements, row-major and contiguous,
+  /// at `data`, which must stay valid while `keep_alive` is held. No copy:
+  /// writes through either side are seen by the other. The storage holds
+  /// `keep_alive` and releases it when the last tensor or view over it goes,
+  /// never freeing `data` itself. Deep copies (the copy constructor) own
+  /// their memory as usual. Requires `data` aligned for T (ValueError).
+  static Tensor borrow_host(T* data, const Shape& shape, std::shared_ptr<void> keep_alive);
+
   Tensor(const Tensor& other);             ///< deep copy
   Tensor(Tensor&& other) noexcept;
   Tensor& operator=(const Tensor& other);  ///< deep copy (this takes other's shape and memory type)

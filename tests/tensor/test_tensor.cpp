@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "magmadnn/core/errors.h"
@@ -167,4 +168,39 @@ TEST(Tensor, Printing) {
 TEST(Tensor, Int64SizesAreNotTruncated) {
   Shape s{std::int64_t(1) << 20, std::int64_t(1) << 12};
   EXPECT_EQ(s.numel(), std::int64_t(1) << 32);
+}
+
+// Tensor::borrow_host (the Python package's zero-copy path): the tensor reads
+// and writes the caller's memory, views share it, deep copies do not, and the
+// keep-alive is released exactly when the last tensor over it goes.
+TEST(Tensor, BorrowHostSharesTheCallersMemoryAndReleasesTheOwner) {
+  std::vector<float> buffer = {1, 2, 3, 4, 5, 6};
+  auto owner = std::make_shared<int>(7);
+  std::weak_ptr<int> watch = owner;
+  {
+    auto t = Tensor<float>::borrow_host(buffer.data(), {2, 3}, std::move(owner));
+    EXPECT_EQ(t.get_memory_type(), HOST);
+    EXPECT_EQ(t.data(), buffer.data());
+    EXPECT_EQ(t.get({-1, -1}), 6.0f);
+    buffer[1] = 20.0f;
+    EXPECT_EQ(t.get({0, 1}), 20.0f);
+    t.set({1, 0}, 40.0f);
+    EXPECT_EQ(buffer[3], 40.0f);
+    Tensor<float> row = t.slice(1, 2);
+    Tensor<float> copy = t;  // deep copy: its own memory
+    EXPECT_NE(copy.data(), buffer.data());
+    copy.set(0, -1.0f);
+    EXPECT_EQ(buffer[0], 1.0f);
+    t = Tensor<float>();
+    EXPECT_FALSE(watch.expired());  // the view still holds the storage
+    EXPECT_EQ(row.get(0), 40.0f);
+  }
+  EXPECT_TRUE(watch.expired());
+  EXPECT_EQ(buffer[3], 40.0f);  // never freed by the tensor
+}
+
+TEST(Tensor, BorrowHostRefusesAMisalignedPointer) {
+  alignas(8) unsigned char bytes[64] = {};
+  auto* odd = reinterpret_cast<float*>(bytes + 1);
+  EXPECT_THROW(Tensor<float>::borrow_host(odd, {4}, nullptr), ValueError);
 }
