@@ -73,10 +73,11 @@ TEST(MemoryPlan, GraphMemoryCountsEachStorageOnceBySize) {
 }
 
 // The claim: released as it goes, the backward pass needs no more than the
-// parameters' gradients and one activation's worth above what the forward
-// pass left; kept, it needs at least two activations' worth more (the
-// gradients of the first convolution's output and of its normalisation's
-// are alive together at the stem). Same gradients and loss either way, and
+// parameters' gradients and two activations' worth above what the forward
+// pass left; kept, it needs at least three activations' worth more (the
+// gradients of the stem's convolution output, of its normalisation's and of
+// the first block's are alive together; measured: 13.4 MB kept, 5.6 MB
+// released, activations of 3.2 MB). Same gradients and loss either way, and
 // a released graph recomputes its values on the next eval.
 TEST(MemoryPlan, ReleasingForwardValuesBoundsTheBackwardPeak) {
   TrainingRun tr(parse_config(resnet8_on_synthetic()));
@@ -90,10 +91,10 @@ TEST(MemoryPlan, ReleasingForwardValuesBoundsTheBackwardPeak) {
 
   const BackwardMemory kept = backward_peak(net, op::ForwardValues::Keep);
   const BackwardMemory released = backward_peak(net, op::ForwardValues::Release);
-  EXPECT_LE(released.extra, params + largest + slack)
+  EXPECT_LE(released.extra, params + 2 * largest + slack)
       << "released " << released.extra << ", kept " << kept.extra << ", parameters " << params << ", largest "
       << largest;
-  EXPECT_GE(kept.extra, params + 2 * largest) << "kept " << kept.extra;
+  EXPECT_GE(kept.extra, params + 3 * largest) << "kept " << kept.extra;
   // Released: every value below the loss is gone; the next eval recomputes.
   EXPECT_TRUE(net.loss()->get_inputs()[0]->output().empty());  // the logits
   EXPECT_EQ(op::graph_memory(net.loss().get()).forward_values, sizeof(float));  // the loss alone
