@@ -110,6 +110,30 @@ if(NOT nlohmann_json_FOUND)
   message(FATAL_ERROR "magmadnn: nlohmann_json not found (apt-get install nlohmann-json3-dev, or tools/install-deps.sh)")
 endif()
 
+# ONNX export and import (magmadnn/onnx/, the magmadnn_onnx library): ONNX's
+# own protobuf schema and checker from Debian's libonnx-dev, on
+# libprotobuf-dev. Protobuf first: Debian 12's ONNXConfig.cmake (1.12)
+# names protobuf::libprotobuf without finding it; Debian 13's (1.17) finds
+# it itself. The imported target is `onnx` on 1.12 and `ONNX::onnx` on 1.17.
+set(MAGMADNN_HAVE_ONNX 0)
+if(MAGMADNN_ONNX)
+  find_package(Protobuf QUIET)
+  if(Protobuf_FOUND)
+    find_package(ONNX CONFIG QUIET)
+  endif()
+  if(TARGET ONNX::onnx)
+    set(MAGMADNN_ONNX_TARGET ONNX::onnx)
+  elseif(TARGET onnx)
+    set(MAGMADNN_ONNX_TARGET onnx)
+  endif()
+  if(Protobuf_FOUND AND MAGMADNN_ONNX_TARGET)
+    set(MAGMADNN_HAVE_ONNX 1)
+  else()
+    message(STATUS "magmadnn: ONNX or protobuf not found (apt-get install libonnx-dev libprotobuf-dev); "
+                   "ONNX export and import (magmadnn_onnx) disabled")
+  endif()
+endif()
+
 if(MAGMADNN_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -4,7 +4,9 @@ include(CMakePackageConfigHelpers)
 include(MagmadnnLayers)
 set(_magmadnn_libraries "")
 foreach(_layer IN LISTS MAGMADNN_LAYERS)
-  list(APPEND _magmadnn_libraries ${MAGMADNN_LAYER_TARGET_${_layer}})
+  if(TARGET ${MAGMADNN_LAYER_TARGET_${_layer}})  # an optional layer (onnx) may be off
+    list(APPEND _magmadnn_libraries ${MAGMADNN_LAYER_TARGET_${_layer}})
+  endif()
 endforeach()
 list(APPEND _magmadnn_libraries ${MAGMADNN_MODULES})  # loaded at run time from beside magmadnn_core
 install(TARGETS ${_magmadnn_libraries} EXPORT magmadnnTargets

@@ -7,15 +7,20 @@
 # include its own folders and the folders listed in MAY_INCLUDE, nothing
 # else. The base library (core to model, data and io) knows no ranks: it
 # builds and links with no other layer.
-set(MAGMADNN_LAYERS core comm dmath parallel app)
+set(MAGMADNN_LAYERS core onnx comm dmath parallel app)
 
 set(MAGMADNN_LAYER_FOLDERS_core core memory tensor backend compute conv layer optimizer model data io)
+set(MAGMADNN_LAYER_FOLDERS_onnx onnx)
 set(MAGMADNN_LAYER_FOLDERS_comm comm)
 set(MAGMADNN_LAYER_FOLDERS_dmath dmath)
 set(MAGMADNN_LAYER_FOLDERS_parallel parallel)
 set(MAGMADNN_LAYER_FOLDERS_app run tune)
 
 set(MAGMADNN_LAYER_MAY_INCLUDE_core "")
+# ONNX export and import: a network of the core layer to and from an ONNX
+# graph. Optional (MAGMADNN_ONNX, libonnx-dev), so no layer above links or
+# includes it; the command (apps/) and its tests link it beside magmadnn.
+set(MAGMADNN_LAYER_MAY_INCLUDE_onnx ${MAGMADNN_LAYER_FOLDERS_core})
 # Communicators move bytes: errors and types from core/, device buffers from backend/.
 set(MAGMADNN_LAYER_MAY_INCLUDE_comm core backend)
 # Distributed matrices: local tensors and their math, moved by communicators.
@@ -26,6 +31,7 @@ set(MAGMADNN_LAYER_MAY_INCLUDE_app ${MAGMADNN_LAYER_FOLDERS_core} comm dmath par
 # The shared library each layer builds (the top one keeps the v1 name, and
 # links every layer below it, so magmadnn::magmadnn is the whole library).
 set(MAGMADNN_LAYER_TARGET_core magmadnn_core)
+set(MAGMADNN_LAYER_TARGET_onnx magmadnn_onnx)
 set(MAGMADNN_LAYER_TARGET_comm magmadnn_comm)
 set(MAGMADNN_LAYER_TARGET_dmath magmadnn_dmath)
 set(MAGMADNN_LAYER_TARGET_parallel magmadnn_parallel)

@@ -14,11 +14,13 @@ set -euo pipefail
 #   default); gmock/gmock.h is not in libgtest-dev.
 # libturbojpeg0-dev, libpng-dev: JPEG and PNG image folders ("dataset": "folder");
 #   optional at configure time, but installed so the build has them.
+# libonnx-dev, libprotobuf-dev: ONNX export and import (magmadnn_onnx, `magmadnn
+#   export`/`import`); optional at configure time, but installed so the build has them.
 # python3: configuring runs tests/docs/doc_snippets.py (tests are on by
 #   default, so run-main.sh's configure needs it too).
 PKGS=(build-essential cmake ninja-build ccache pkg-config git libdnnl-dev ocl-icd-opencl-dev
       libopenblas-dev libfftw3-dev libopenmpi-dev openmpi-bin zlib1g-dev nlohmann-json3-dev
-      libturbojpeg0-dev libpng-dev libgtest-dev libgmock-dev dataset-fashion-mnist python3)
+      libturbojpeg0-dev libpng-dev libonnx-dev libprotobuf-dev libgtest-dev libgmock-dev dataset-fashion-mnist python3)
 if [[ "${1:-}" == "--tests" ]]; then
   # python3 (above) also runs the v1 example checker. clang: the API forms are compiled by
   # both compilers. chromium, poppler-utils, fonts: the report is rendered
@@ -27,9 +29,11 @@ if [[ "${1:-}" == "--tests" ]]; then
   # package (python/) and its pytest suite (tests/python); nanobind and
   # scikit-build-core, which Debian 12 lacks, come from PyPI into a virtual
   # environment made here (see the end of this file); ca-certificates: pip
-  # reaches PyPI over HTTPS.
+  # reaches PyPI over HTTPS. libonnx-testdata: the ONNX node tests
+  # (tests/onnx); the ONNX Runtime round trip installs onnxruntime from PyPI
+  # into a virtual environment too (python3-venv).
   PKGS+=(clang chromium poppler-utils fonts-dejavu-core iproute2
-         python3-dev python3-venv python3-numpy python3-pytest ca-certificates)
+         python3-dev python3-venv python3-numpy python3-pytest ca-certificates libonnx-testdata)
 elif [[ $# -gt 0 ]]; then
   echo "usage: $0 [--tests]" >&2
   exit 2

@@ -22,6 +22,8 @@ std::string top_help() {
          "  predict    class predictions of a checkpoint for IDX or CSV inputs\n"
          "  bench      benchmarks (bench conv: convolution algorithms)\n"
          "  compare    loss and accuracy of several run folders against time, on one HTML page\n"
+         "  export     a run's network as an ONNX model (--onnx FILE)\n"
+         "  import     an ONNX model as a run folder, optionally trained further (--out DIR)\n"
          "  tune       hyperparameter search (" +
          names_text(tune::searcher_names(), ", ") +
          ") in one process, local workers\n"
@@ -50,6 +52,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "bench") return bench_command(rest, out);
     if (args[0] == "compare") return compare_command(rest, out);
     if (args[0] == "tune") return tune_command(rest, out);
+    if (args[0] == "export") return export_command(rest, out);
+    if (args[0] == "import") return import_command(rest, out);
     err << "magmadnn: error: unknown command \"" << args[0] << "\"\n\n" << top_help();
     return 2;
   } catch (const UsageError& e) {

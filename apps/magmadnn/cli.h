@@ -7,6 +7,8 @@
 ///   magmadnn predict   --checkpoint FILE --input IDX-or-CSV [--output CSV]
 ///   magmadnn bench conv [--json FILE]
 ///   magmadnn compare   RUN_DIR... --out FILE
+///   magmadnn export    RUN_OR_CHECKPOINT --onnx FILE
+///   magmadnn import    FILE.onnx --out DIR [--config FILE [--epochs N]]
 ///   magmadnn tune      CONFIG --out DIR [--workers N] [--ranks-per-trial K] [--resume] [--seed S]
 ///
 /// Guarantees: returns 0 on success, 2 for a usage or config mistake and 1
@@ -32,5 +34,8 @@ int predict_command(const std::vector<std::string>& args, std::ostream& out);
 int bench_command(const std::vector<std::string>& args, std::ostream& out);
 int compare_command(const std::vector<std::string>& args, std::ostream& out);
 int tune_command(const std::vector<std::string>& args, std::ostream& out);
+/// ONNX (onnx_commands.cpp); a build without ONNX refuses them with a UsageError.
+int export_command(const std::vector<std::string>& args, std::ostream& out);
+int import_command(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace magmadnn::cli

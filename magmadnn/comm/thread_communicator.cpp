@@ -40,13 +40,21 @@ class ThreadGroup {
   };
 
   /// Waits until every rank arrives; CommError on the watchdog's timeout or
-  /// a failure of the group (recorded, so every rank stops).
-  void rendezvous(int rank, std::chrono::milliseconds timeout, const std::string& what) {
+  /// a failure of the group (recorded, so every rank stops). The last rank to
+  /// arrive runs `check` (when given) under the lock, while every other rank
+  /// still waits and so keeps its posted call alive: a non-empty answer fails
+  /// the group. (Checking after the rendezvous let a rank that had already
+  /// thrown free the call another rank was still printing.)
+  void rendezvous(int rank, std::chrono::milliseconds timeout, const std::string& what,
+                  const std::function<std::string()>& check = {}) {
     std::unique_lock lock(m_);
     throw_if_failed();
     const std::uint64_t generation = generation_;
     present_[static_cast<std::size_t>(rank)] = 1;
     if (++arrived_ == size_) {
+      if (check) {
+        if (std::string problem = check(); !problem.empty()) fail(problem);
+      }
       arrived_ = 0;
       std::fill(present_.begin(), present_.end(), 0);
       ++generation_;
@@ -107,10 +115,6 @@ class ThreadGroup {
     std::lock_guard lock(m_);
     if (failure_.empty()) failure_ = reason;
     cv_.notify_all();
-  }
-  [[noreturn]] void fail_locked(const std::string& reason) {
-    std::unique_lock lock(m_);
-    fail(reason);
   }
 
  private:
@@ -211,6 +215,23 @@ bool same(const ThreadCommunicator::Call& a, const ThreadCommunicator::Call& b) 
          a.reduces == b.reduces && (!a.reduces || a.reduce == b.reduce);
 }
 
+// Empty when every rank posted the same collective with a root that exists;
+// else the message naming both views.
+std::string disagreement(const std::vector<ThreadCommunicator::Call*>& calls, std::int64_t step) {
+  const auto n = static_cast<int>(calls.size());
+  for (int r = 1; r < n; ++r) {
+    if (!same(*calls[0], *calls[static_cast<std::size_t>(r)])) {
+      return "ThreadCommunicator: ranks disagree on a collective at step " + std::to_string(step) + ": " +
+             view_of(*calls[0], 0) + "; " + view_of(*calls[static_cast<std::size_t>(r)], r);
+    }
+  }
+  if (calls[0]->root >= n) {
+    return std::string("ThreadCommunicator::") + calls[0]->op + ": root " + std::to_string(calls[0]->root) +
+           " does not exist (" + std::to_string(n) + " ranks)";
+  }
+  return {};
+}
+
 }  // namespace
 
 ThreadCommunicator::ThreadCommunicator(std::shared_ptr<ThreadGroup> group, int rank)
@@ -232,18 +253,8 @@ void ThreadCommunicator::collective(Call& call) {
       std::string(call.op) + " (" + std::to_string(call.count * dtype_size(call.type)) + " bytes, step " +
       std::to_string(step_) + ")";
   group_->post(rank_, &call);
-  group_->rendezvous(rank_, timeout_, what);
   const auto& calls = group_->calls();
-  for (int r = 1; r < size(); ++r) {
-    if (!same(*calls[0], *calls[static_cast<std::size_t>(r)])) {
-      group_->fail_locked("ThreadCommunicator: ranks disagree on a collective at step " + std::to_string(step_) +
-                          ": " + view_of(*calls[0], 0) + "; " + view_of(*calls[static_cast<std::size_t>(r)], r));
-    }
-  }
-  if (call.root >= size()) {
-    group_->fail_locked(std::string("ThreadCommunicator::") + call.op + ": root " + std::to_string(call.root) +
-                        " does not exist (" + std::to_string(size()) + " ranks)");
-  }
+  group_->rendezvous(rank_, timeout_, what, [&] { return disagreement(calls, step_); });
   if (call.compute) call.compute(calls);
   group_->rendezvous(rank_, timeout_, what + ", after the exchange");
 }

@@ -33,6 +33,7 @@ void BatchNormLayer<T>::build(double momentum, double eps) {
                  "layer::batchnorm " << this->name_ << ": momentum must be in [0, 1], got " << momentum);
   MAGMADNN_CHECK(eps > 0.0, ValueError, "layer::batchnorm " << this->name_ << ": eps must be positive, got " << eps);
   const std::int64_t c = channels_of(this->known_input_shape(), this->name_);
+  eps_ = eps;
   op::Expr<T> out = op::batchnorm(this->input_, gamma_, beta_, momentum, eps);
   node_ = std::dynamic_pointer_cast<op::BatchNormNode<T>>(out.ptr());
   MAGMADNN_CHECK(node_ != nullptr, ValueError, "layer::batchnorm: op::batchnorm did not build a batchnorm node");

@@ -33,12 +33,15 @@ class BatchNormLayer : public Layer<T> {
   const op::Var<T>& get_beta() const noexcept { return beta_; }
   Tensor<T>& running_mean() { return node_->running_mean(); }
   Tensor<T>& running_var() { return node_->running_var(); }
+  /// The epsilon added to the variance (ONNX export writes it).
+  double epsilon() const noexcept { return eps_; }
 
  private:
   void build(double momentum, double eps);
 
   op::Var<T> gamma_, beta_;
   std::shared_ptr<op::BatchNormNode<T>> node_;
+  double eps_ = 1e-5;
 };
 
 /// v1: `layer::batchnorm(x)`.

@@ -39,6 +39,10 @@ class ResidualLayer : public Layer<T> {
   std::vector<std::pair<std::string, Tensor<T>*>> get_state() override;
   /// Whether the shortcut is a projection (the block changes the shape).
   bool projects() const noexcept { return bn3_ != nullptr; }
+  /// The inner layers in the order they were built (conv1, bn1, conv2, bn2,
+  /// then conv3, bn3 when it projects), for code that walks a network's
+  /// layers (ONNX export); the ReLUs and the sum join them in the graph.
+  const std::vector<std::shared_ptr<Layer<T>>>& parts() const noexcept { return parts_; }
 
  private:
   Ref<Conv2dLayer<T>> conv(const op::Expr<T>& in, const std::string& key, std::int64_t k, std::int64_t filters,

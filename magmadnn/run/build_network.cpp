@@ -79,6 +79,14 @@ std::pair<std::int64_t, std::int64_t> weight_counts(const layer::Layer<float>& l
 
 }  // namespace
 
+model::nn_params_t training_params(const TrainSpec& spec) {
+  model::nn_params_t params(spec.batch_size, spec.epochs);
+  params.set_optimizer_settings(optimizer_settings(spec.optimizer));
+  params.shuffle = true;
+  params.loss = spec.loss == "mse" ? optimizer::MSE : optimizer::CROSS_ENTROPY;
+  return params;
+}
+
 NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t>& sample_shape,
                            std::int64_t steps_per_epoch, std::int64_t classes, std::int64_t world_size,
                            std::shared_ptr<distributed::Communicator> group) {
@@ -175,10 +183,7 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
   // Every optimizer field goes into the params and the network builds its
   // optimizer by kind (optimizer::make), so its checkpoint records the kind
   // and all the settings the run used.
-  model::nn_params_t params(spec.batch_size, spec.epochs);
-  params.set_optimizer_settings(optimizer_settings(spec.optimizer));
-  params.shuffle = true;
-  params.loss = spec.loss == "mse" ? optimizer::MSE : optimizer::CROSS_ENTROPY;
+  const model::nn_params_t params = training_params(spec);
   b.model = std::make_unique<model::NeuralNetwork<float>>(chain, params.loss, params.optimizer, params);
   MAGMADNN_CHECK(world_size >= 1, ValueError, "build_network: world_size must be >= 1, got " << world_size);
   if (auto sched = make_schedule(spec, std::max<std::int64_t>(1, steps_per_epoch), world_size)) {

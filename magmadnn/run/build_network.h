@@ -43,6 +43,11 @@ struct NetworkBuild {
   std::int64_t rank_split_weights = 0, whole_split_weights = 0;
 };
 
+/// The batch, epochs, loss and optimizer settings of `spec` as a network
+/// takes them (what build_network gives its network; an imported network
+/// trains with the same).
+model::nn_params_t training_params(const TrainSpec& spec);
+
 /// Builds the network of `spec` for samples of `sample_shape`.
 /// `steps_per_epoch` converts the schedule's epochs into optimizer steps
 /// (those of the first epoch when the batch grows). `classes` (> 0) is

@@ -285,17 +285,22 @@ class Paced : public ConvAlgorithm<float> {
 // After min_rounds, a candidate 1.25x the leader or slower stops being
 // timed (settle_ratio), while one within 25% goes on to max_rounds; the
 // 2x drop applies from the first round. Each candidate has one warm-up.
-// The paces only lengthen under load, and a preemption of a millisecond in
-// the wrong call moves a candidate across a ratio, so one attempt in three
-// must give the exact counts.
+// The paces only lengthen under load, and a preemption in the wrong call
+// moves a candidate across a ratio, so one attempt in three must give the
+// exact counts. The paces are tens of milliseconds: at 2 ms a CI machine
+// under ASan and a load of 11 on 2 cores gave [2 2 2 2] three times (the
+// pass over the input, instrumented, and the preemptions outweighed the
+// sleeps).
 TEST(TimingRounds, AClearWinnerEndsTheRoundsEarlyAndCloseOnesGoOn) {
+  constexpr double ms = 10.0;  // the pace unit
   // A problem with an x of 8 * 3 * 33 * 33 = 26,136 values: several tiles of the filled pattern.
   const ConvProblem pr = make_problem(Shape{8, 3, 33, 33}, Shape{4, 3, 3, 3}, ConvParams{});
   const TimingRounds rounds{.max_rounds = 5, .min_rounds = 2, .drop_ratio = 2.0, .settle_ratio = 1.25};
   std::string seen;
   bool exact = false;
   for (int attempt = 0; attempt < 3 && !exact; ++attempt) {
-    Paced lead(Algo::Direct, 2.0), close(Algo::Im2colGemm, 2.1), behind(Algo::FFT, 3.1), far(Algo::OneDNN, 6.0);
+    Paced lead(Algo::Direct, 2.0 * ms), close(Algo::Im2colGemm, 2.1 * ms), behind(Algo::FFT, 3.1 * ms),
+        far(Algo::OneDNN, 6.0 * ms);
     const auto t = time_algorithms<float>({&lead, &close, &behind, &far}, pr, Pass::Forward, DeviceKind::CPU, 0,
                                           rounds);
     for (std::size_t i = 0; i < t.size(); ++i) ASSERT_TRUE(t[i].has_value()) << i;
@@ -317,7 +322,7 @@ TEST(TimingRounds, AClearWinnerEndsTheRoundsEarlyAndCloseOnesGoOn) {
   std::string seen_plain;
   bool every_round = false;
   for (int attempt = 0; attempt < 3 && !every_round; ++attempt) {
-    Paced lead(Algo::Direct, 2.0), behind(Algo::FFT, 3.1);
+    Paced lead(Algo::Direct, 2.0 * ms), behind(Algo::FFT, 3.1 * ms);
     (void)time_algorithms<float>({&lead, &behind}, pr, Pass::Forward, DeviceKind::CPU, 0,
                                  TimingRounds{.max_rounds = 4, .min_rounds = 2, .drop_ratio = 2.0});
     every_round = behind.calls == 5;

@@ -7,5 +7,5 @@ add_executable(test_hybrid strategy_test_main.cpp hybrid/test_hybrid.cpp hybrid/
 target_link_libraries(test_hybrid PRIVATE magmadnn GTest::gtest)
 target_include_directories(test_hybrid PRIVATE ${PROJECT_SOURCE_DIR}/tests)
 add_test(NAME hybrid_local COMMAND test_hybrid)
-set_tests_properties(hybrid_local PROPERTIES LABELS cpu TIMEOUT 120 ENVIRONMENT OMP_NUM_THREADS=1)
+set_tests_properties(hybrid_local PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT OMP_NUM_THREADS=1)
 magmadnn_add_mpi_test(NAME hybrid TARGET test_hybrid RANKS 1 2 3 4 TIMEOUT 240)

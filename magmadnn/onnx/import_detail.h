@@ -1,0 +1,91 @@
+/// @file import_detail.h
+/// Internal to magmadnn_onnx: what an operator's builder sees while a model
+/// is imported (import.cpp walks the nodes, import_ops.cpp holds the table).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "magmadnn/layer/layer.h"
+#include "magmadnn/onnx/proto.h"
+
+namespace magmadnn::onnx::detail {
+
+/// A tensor known at import time (an initializer, a Constant, a shape):
+/// values held as double, whatever the element type.
+struct Const {
+  std::vector<std::int64_t> dims;
+  std::vector<double> v;
+  int type = pb::TensorProto::FLOAT;
+  std::int64_t numel() const;
+};
+
+/// A value of the graph: a float expression, a constant, or both (a float
+/// constant gets its expression on first use).
+struct Value {
+  op::Expr<float> expr;
+  std::optional<Const> k;
+};
+
+/// A builder's view of one node.
+class NodeCtx {
+ public:
+  NodeCtx(const pb::NodeProto& n, std::string where, std::int64_t opset, std::vector<Value*> in,
+          std::vector<std::shared_ptr<layer::Layer<float>>>& layers, bool static_shapes);
+
+  const pb::NodeProto& node;
+  const std::string where;  ///< "FILE: node 3 'conv1' (Conv, opset 17)"
+  const std::int64_t opset;
+  std::vector<Value*> in;   ///< null for an omitted optional input
+  std::vector<std::shared_ptr<layer::Layer<float>>>& layers;
+  bool static_shapes;       ///< every input shape is fixed (no free batch axis): Shape folds
+
+  std::size_t inputs() const { return in.size(); }
+  bool has(std::size_t i) const { return i < in.size() && in[i] != nullptr; }
+  /// Input i as a float expression (a float constant becomes op::constant).
+  op::Expr<float> x(std::size_t i);
+  /// Input i's value known now; ValueError naming the input otherwise.
+  const Const& k(std::size_t i) const;
+  bool is_const(std::size_t i) const { return has(i) && in[i]->k.has_value(); }
+  /// The shape of input i as known now.
+  Shape shape(std::size_t i);
+
+  const pb::AttributeProto* attr(const std::string& name) const;
+  std::int64_t i(const std::string& name, std::int64_t def) const;
+  float f(const std::string& name, float def) const;
+  std::string s(const std::string& name, const std::string& def) const;
+  std::vector<std::int64_t> ints(const std::string& name, std::vector<std::int64_t> def = {}) const;
+  /// A NotSupportedError "WHERE: what".
+  [[noreturn]] void unsupported(const std::string& what) const;
+  /// A ValueError "WHERE: what".
+  [[noreturn]] void invalid(const std::string& what) const;
+  /// A unique layer name for this node.
+  std::string layer_name() const;
+  /// Wraps `out` (computed by plain ops) in a layer so a network holds it.
+  Value wrap(op::Expr<float> out, const op::Expr<float>& in0);
+  /// Appends a layer and returns its output.
+  Value push(std::shared_ptr<layer::Layer<float>> l);
+};
+
+using Builder = std::vector<Value> (*)(NodeCtx& c);
+
+struct OpEntry {
+  const char* name;
+  Builder build;
+};
+
+/// The operator table (import_ops.cpp), sorted by name.
+const std::vector<OpEntry>& op_table();
+const OpEntry* find_op(const std::string& name);
+
+/// A TensorProto as a Const (raw or typed fields); ValueError naming `what`
+/// for a type or a size that does not fit. External data is resolved by the
+/// caller first.
+Const to_const(const pb::TensorProto& t, const std::string& what);
+/// A float Const as a tensor.
+Tensor<float> to_tensor(const Const& c);
+
+}  // namespace magmadnn::onnx::detail

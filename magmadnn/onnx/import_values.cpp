@@ -1,0 +1,175 @@
+// The values an import works with: constants from TensorProtos, and the
+// node context each operator's builder reads.
+#include <cstring>
+#include <sstream>
+
+#include "magmadnn/compute/variable.h"
+#include "magmadnn/core/errors.h"
+#include "magmadnn/onnx/import_detail.h"
+
+namespace magmadnn::onnx::detail {
+
+std::int64_t Const::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t d : dims) n *= d;
+  return n;
+}
+
+namespace {
+
+template <typename S>
+void read_raw(const std::string& raw, std::vector<double>& out, std::int64_t n, const std::string& what) {
+  MAGMADNN_CHECK(static_cast<std::int64_t>(raw.size()) == n * static_cast<std::int64_t>(sizeof(S)), ValueError,
+                 what << ": raw_data holds " << raw.size() << " bytes, the dims need " << n * sizeof(S));
+  out.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    S s;
+    std::memcpy(&s, raw.data() + i * sizeof(S), sizeof(S));
+    out[static_cast<std::size_t>(i)] = static_cast<double>(s);
+  }
+}
+
+template <typename F>
+void read_field(const F& field, std::vector<double>& out) {
+  out.assign(field.begin(), field.end());
+}
+
+}  // namespace
+
+Const to_const(const pb::TensorProto& t, const std::string& what) {
+  Const c;
+  c.type = t.data_type();
+  for (std::int64_t d : t.dims()) {
+    MAGMADNN_CHECK(d >= 0, ValueError, what << ": negative dimension " << d);
+    c.dims.push_back(d);
+  }
+  const std::int64_t n = c.numel();
+  const bool raw = t.has_raw_data();
+  switch (t.data_type()) {
+    case pb::TensorProto::FLOAT:
+      if (raw) read_raw<float>(t.raw_data(), c.v, n, what); else read_field(t.float_data(), c.v);
+      break;
+    case pb::TensorProto::DOUBLE:
+      if (raw) read_raw<double>(t.raw_data(), c.v, n, what); else read_field(t.double_data(), c.v);
+      break;
+    case pb::TensorProto::INT64:
+      if (raw) read_raw<std::int64_t>(t.raw_data(), c.v, n, what); else read_field(t.int64_data(), c.v);
+      break;
+    case pb::TensorProto::INT32:
+      if (raw) read_raw<std::int32_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
+      break;
+    case pb::TensorProto::BOOL:
+      if (raw) read_raw<std::uint8_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
+      break;
+    default:
+      MAGMADNN_THROW(NotSupportedError, what << ": element type "
+                                             << pb::TensorProto::DataType_Name(
+                                                    static_cast<pb::TensorProto::DataType>(t.data_type()))
+                                             << " (the importer reads float, double, int64, int32 and bool tensors)");
+  }
+  MAGMADNN_CHECK(static_cast<std::int64_t>(c.v.size()) == n, ValueError,
+                 what << ": " << c.v.size() << " values for dims of " << n << " elements");
+  return c;
+}
+
+Tensor<float> to_tensor(const Const& c) {
+  std::vector<float> v(c.v.begin(), c.v.end());
+  std::vector<std::int64_t> dims = c.dims;
+  if (dims.empty()) dims = {1};  // magmadnn has no rank-0 tensor: a scalar is {1}
+  return Tensor<float>::from_vector(Shape(dims), v);
+}
+
+NodeCtx::NodeCtx(const pb::NodeProto& n, std::string w, std::int64_t o, std::vector<Value*> inputs,
+                 std::vector<std::shared_ptr<layer::Layer<float>>>& ls, bool t)
+    : node(n), where(std::move(w)), opset(o), in(std::move(inputs)), layers(ls), static_shapes(t) {}
+
+op::Expr<float> NodeCtx::x(std::size_t i) {
+  if (!has(i)) invalid("input " + std::to_string(i) + " is missing");
+  Value& v = *in[i];
+  if (!v.expr) {
+    const int t = v.k->type;
+    if (t != pb::TensorProto::FLOAT && t != pb::TensorProto::DOUBLE) {
+      unsupported("input " + std::to_string(i) + " '" + node.input(static_cast<int>(i)) +
+                  "' is not a float tensor (the importer computes in float)");
+    }
+    v.expr = op::constant<float>(node.input(static_cast<int>(i)), to_tensor(*v.k));
+  }
+  return v.expr;
+}
+
+const Const& NodeCtx::k(std::size_t i) const {
+  if (!has(i)) invalid("input " + std::to_string(i) + " is missing");
+  if (!in[i]->k) {
+    unsupported("input " + std::to_string(i) + " '" + node.input(static_cast<int>(i)) +
+                "' must be known at import time (an initializer or a constant)");
+  }
+  return *in[i]->k;
+}
+
+Shape NodeCtx::shape(std::size_t i) {
+  if (is_const(i)) return Shape(in[i]->k->dims.empty() ? std::vector<std::int64_t>{1} : in[i]->k->dims);
+  return x(i)->get_output_shape();
+}
+
+const pb::AttributeProto* NodeCtx::attr(const std::string& name) const {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+std::int64_t NodeCtx::i(const std::string& name, std::int64_t def) const {
+  const auto* a = attr(name);
+  return a ? a->i() : def;
+}
+float NodeCtx::f(const std::string& name, float def) const {
+  const auto* a = attr(name);
+  return a ? a->f() : def;
+}
+std::string NodeCtx::s(const std::string& name, const std::string& def) const {
+  const auto* a = attr(name);
+  return a ? a->s() : def;
+}
+std::vector<std::int64_t> NodeCtx::ints(const std::string& name, std::vector<std::int64_t> def) const {
+  const auto* a = attr(name);
+  return a ? std::vector<std::int64_t>(a->ints().begin(), a->ints().end()) : def;
+}
+
+void NodeCtx::unsupported(const std::string& what) const { MAGMADNN_THROW(NotSupportedError, where << ": " << what); }
+void NodeCtx::invalid(const std::string& what) const { MAGMADNN_THROW(ValueError, where << ": " << what); }
+
+std::string NodeCtx::layer_name() const {
+  std::string n = node.name().empty() ? node.op_type() + "_" + std::to_string(layers.size()) : node.name();
+  for (char& ch : n) {
+    if (ch == '/') ch = '_';  // '/' separates a layer's name from its weights' keys
+  }
+  return "onnx_" + std::to_string(layers.size()) + "_" + n;
+}
+
+namespace {
+
+// A node computed by plain ops, held by the network as a layer.
+class OpLayer : public layer::Layer<float> {
+ public:
+  OpLayer(std::string name, op::Expr<float> in, op::Expr<float> out, std::string type)
+      : Layer<float>(std::move(name), std::move(in), "onnx"), type_(std::move(type)) {
+    this->set_output(std::move(out));
+  }
+  std::string type_name() const override { return "ONNX " + type_; }
+
+ private:
+  std::string type_;
+};
+
+}  // namespace
+
+Value NodeCtx::wrap(op::Expr<float> out, const op::Expr<float>& in0) {
+  return push(std::make_shared<OpLayer>(layer_name(), in0, std::move(out), node.op_type()));
+}
+
+Value NodeCtx::push(std::shared_ptr<layer::Layer<float>> l) {
+  layers.push_back(l);
+  return Value{l->out(), std::nullopt};
+}
+
+}  // namespace magmadnn::onnx::detail

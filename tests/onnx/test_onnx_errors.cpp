@@ -1,0 +1,185 @@
+// Bad input to the importer: each case is refused with the error type and
+// a message naming the file, the node and the field.
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "magmadnn/onnx/onnx.h"
+
+namespace fs = std::filesystem;
+using namespace magmadnn;
+
+namespace {
+
+fs::path dir() {
+  const fs::path d = fs::temp_directory_path() / ("magmadnn_onnx_err_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+void add_value(::onnx::ValueInfoProto* v, const std::string& name, std::vector<std::int64_t> dims,
+               int type = ::onnx::TensorProto::FLOAT) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(type);
+  for (auto d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+::onnx::NodeProto* add_node(::onnx::GraphProto& g, const std::string& op, std::vector<std::string> in,
+                            std::vector<std::string> out, const std::string& name) {
+  auto* n = g.add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+
+// x {2, 3} -> Relu "r" -> y.
+::onnx::ModelProto relu_model() {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_domain("");
+  o->set_version(17);
+  auto& g = *m.mutable_graph();
+  g.set_name("g");
+  add_value(g.add_input(), "x", {2, 3});
+  add_value(g.add_output(), "y", {2, 3});
+  add_node(g, "Relu", {"x"}, {"y"}, "r");
+  return m;
+}
+
+std::string write(const ::onnx::ModelProto& m, const std::string& name) {
+  const fs::path p = dir() / name;
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p.string();
+}
+
+template <class E>
+std::string refusal(const std::string& path) {
+  try {
+    magmadnn::onnx::import_model(path);
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong error type: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << path << " was imported";
+  return "";
+}
+
+#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
+
+}  // namespace
+
+TEST(OnnxErrors, TheBaseModelImports) { EXPECT_NO_THROW(magmadnn::onnx::import_model(write(relu_model(), "ok.onnx"))); }
+
+TEST(OnnxErrors, TruncatedCorruptAndEmptyFiles) {
+  const std::string bytes = relu_model().SerializeAsString();
+  const fs::path cut = dir() / "cut.onnx";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  EXPECT_HAS(refusal<IOError>(cut.string()), cut.string() + ": not an ONNX model");
+  const fs::path junk = dir() / "junk.onnx";
+  std::ofstream(junk, std::ios::binary) << "\xff\xff\xff\xff this is not protobuf";
+  EXPECT_HAS(refusal<IOError>(junk.string()), junk.string() + ": not an ONNX model");
+  const fs::path empty = dir() / "empty.onnx";
+  std::ofstream(empty, std::ios::binary).flush();
+  EXPECT_HAS(refusal<IOError>(empty.string()), "the file is empty");
+  EXPECT_HAS(refusal<IOError>((dir() / "absent.onnx").string()), "cannot open the file");
+}
+
+TEST(OnnxErrors, UnknownOpsetDomainAndOperator) {
+  auto m = relu_model();
+  m.mutable_opset_import(0)->set_version(99);
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "opset.onnx")), "ai.onnx opset 99 is newer than the importer knows");
+  m = relu_model();
+  m.mutable_graph()->mutable_node(0)->set_domain("com.example");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "domain.onnx")),
+             "node 0 'r' (Relu, domain 'com.example', opset 17): domain 'com.example' is unknown");
+  m = relu_model();
+  m.mutable_graph()->mutable_node(0)->set_op_type("Einsum");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "op.onnx")),
+             "op.onnx: node 0 'r' (Einsum, opset 17): operator Einsum is not supported");
+}
+
+TEST(OnnxErrors, MissingExternalData) {
+  auto m = relu_model();
+  auto& g = *m.mutable_graph();
+  auto* w = g.add_initializer();
+  w->set_name("w");
+  w->set_data_type(::onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->set_data_location(::onnx::TensorProto::EXTERNAL);
+  auto* e = w->add_external_data();
+  e->set_key("location");
+  e->set_value("weights_that_are_not_there.bin");
+  add_node(g, "Add", {"y", "w"}, {"z"}, "plus");
+  g.mutable_output(0)->set_name("z");
+  const std::string msg = refusal<IOError>(write(m, "external.onnx"));
+  EXPECT_HAS(msg, "initializer 'w': external data file");
+  EXPECT_HAS(msg, "weights_that_are_not_there.bin cannot be opened");
+}
+
+TEST(OnnxErrors, CycleAndNodesOutOfOrder) {
+  auto m = relu_model();
+  auto& g = *m.mutable_graph();
+  g.mutable_node(0)->set_input(0, "b");  // r reads b, b reads y: a cycle
+  add_node(g, "Relu", {"y"}, {"b"}, "back");
+  EXPECT_HAS(refusal<ValueError>(write(m, "cycle.onnx")),
+             "node 0 'r' (Relu, opset 17): input 'b' comes from node 1 'back', which reads this node's output: the "
+             "graph has a cycle");
+  m = relu_model();
+  auto& h = *m.mutable_graph();
+  h.mutable_node(0)->set_input(0, "t");
+  add_node(h, "Relu", {"x"}, {"t"}, "late");
+  EXPECT_HAS(refusal<ValueError>(write(m, "order.onnx")), "which comes later: the nodes are not in topological order");
+}
+
+TEST(OnnxErrors, InconsistentShapesAndTypes) {
+  auto m = relu_model();
+  auto& g = *m.mutable_graph();
+  auto* w = g.add_initializer();  // a Gemm whose weight does not fit x {2, 3}
+  w->set_name("W");
+  w->set_data_type(::onnx::TensorProto::FLOAT);
+  w->add_dims(5);
+  w->add_dims(4);
+  for (int i = 0; i < 20; ++i) w->add_float_data(0.5f);
+  add_node(g, "Gemm", {"y", "W"}, {"z"}, "dense");
+  g.mutable_output(0)->set_name("z");
+  const std::string msg = refusal<ShapeError>(write(m, "shapes.onnx"));
+  EXPECT_HAS(msg, "shapes.onnx: node 1 'dense' (Gemm, opset 17): ");
+  m = relu_model();
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT32);
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "types.onnx")), "graph input 'x' has element type INT32");
+  m = relu_model();
+  auto* bad = m.mutable_graph()->add_initializer();  // raw data of the wrong size
+  bad->set_name("short");
+  bad->set_data_type(::onnx::TensorProto::FLOAT);
+  bad->add_dims(4);
+  bad->set_raw_data(std::string(6, '\0'));
+  EXPECT_HAS(refusal<ValueError>(write(m, "raw.onnx")), "initializer 'short': raw_data holds 6 bytes, the dims need 16");
+}
+
+TEST(OnnxErrors, AnUnsupportedAttributeNamesTheNodeAndOpset) {
+  auto m = relu_model();
+  auto& g = *m.mutable_graph();
+  g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+  g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+  auto* n = add_node(g, "MaxPool", {"y"}, {"z"}, "pool");
+  auto* k = n->add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(::onnx::AttributeProto::INTS);
+  k->add_ints(2);
+  k->add_ints(2);
+  auto* c = n->add_attribute();
+  c->set_name("ceil_mode");
+  c->set_type(::onnx::AttributeProto::INT);
+  c->set_i(1);
+  g.mutable_output(0)->set_name("z");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "ceil.onnx")), "node 1 'pool' (MaxPool, opset 17): ceil_mode 1");
+}
