@@ -36,6 +36,8 @@
 #include <numeric>
 #include <vector>
 
+#include "magmadnn/backend/registry.h"
+#include "magmadnn/compute/graph_memory.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/data/image_folder.h"
 #include "magmadnn/run/presets.h"
@@ -50,6 +52,28 @@ double cpu_seconds() {
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+
+// The resident set now (/proc/self/statm's second field), in bytes.
+double rss_now() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  long pages = 0, resident = 0;
+  const int got = std::fscanf(f, "%ld %ld", &pages, &resident);
+  std::fclose(f);
+  return got == 2 ? static_cast<double>(resident) * 4096.0 : 0.0;
+}
+
+// One line of where the memory is: the CPU pool's bytes in use, cached and
+// at peak, and the process's resident set.
+void print_memory(const char* when) {
+  const MemoryStats m = cpu_backend().memory_stats(0);
+  std::printf("memory %s: pool in use %.2f GiB, cached %.2f GiB, peak in use %.2f GiB; RSS %.2f GiB, peak %.2f GiB\n",
+              when, gib(static_cast<double>(m.bytes_in_use)), gib(static_cast<double>(m.bytes_cached)),
+              gib(static_cast<double>(m.peak_bytes_in_use)), gib(rss_now()),
+              gib(static_cast<double>(run::peak_rss_bytes())));
 }
 
 // The profile summed over nodes: one row per (phase, op kind).
@@ -120,6 +144,7 @@ int main(int argc, char** argv) {
     seconds.push_back(std::chrono::duration<double>(now - t).count());
     const double c_now = cpu_seconds();
     cpu.push_back(c_now - c);
+    print_memory(("after step " + std::to_string(seconds.size())).c_str());
     if (profile && seconds.size() == 1) {  // the first step (the chooser's) stays out of the profile
       op::Profiler::reset();
       op::Profiler::enable();
@@ -157,6 +182,31 @@ int main(int argc, char** argv) {
     std::cout.flush();
     print_by_kind(steps);
   }
-  std::printf("peak RSS %.2f GiB\n", static_cast<double>(run::peak_rss_bytes()) / (1024.0 * 1024.0 * 1024.0));
+  // What a step needs in theory: the activations backward reads (the
+  // graph's forward values), the batch's images, and the parameters, their
+  // gradients and the momentum. Training releases each activation as backward passes it, so the graph
+  // is evaluated again here, on the last batch the run fed (the test
+  // split's), and its activations scaled to the training batch: every one of
+  // them is per image.
+  model::NeuralNetwork<float>& net = tr.network();
+  net.loss()->eval();
+  op::GraphMemory g = op::graph_memory(net.loss().get());
+  const double per = static_cast<double>(batch) / static_cast<double>(net.input()->output().shape()[0]);
+  g.forward_values = static_cast<std::size_t>(static_cast<double>(g.forward_values) * per);
+  g.largest_value = static_cast<std::size_t>(static_cast<double>(g.largest_value) * per);
+  for (auto& [kind, bytes] : g.by_kind) bytes = static_cast<std::size_t>(static_cast<double>(bytes) * per);
+  double params = 0;
+  for (const auto& p : net.parameters()) params += 4.0 * static_cast<double>(p->output().size());
+  const double images = 4.0 * static_cast<double>(batch) * 3 * 224 * 224;
+  const double theory = static_cast<double>(g.forward_values) + images + 3 * params;
+  std::printf("graph: %zu nodes, forward values at batch %lld %.2f GiB (largest %.3f GiB); parameters %.3f GiB, "
+              "the batch's images %.3f GiB\n",
+              g.nodes, static_cast<long long>(batch), gib(static_cast<double>(g.forward_values)),
+              gib(static_cast<double>(g.largest_value)), gib(params), gib(images));
+  for (const auto& [kind, bytes] : g.by_kind) std::printf("  forward values of %-22s %.3f GiB\n", kind.c_str(), gib(static_cast<double>(bytes)));
+  std::printf("theory (forward values + images + parameters, gradients, momentum): %.2f GiB\n", gib(theory));
+  print_memory("at the end");
+  std::printf("peak RSS %.2f GiB (%.2fx the theory)\n", gib(static_cast<double>(run::peak_rss_bytes())),
+              static_cast<double>(run::peak_rss_bytes()) / theory);
   return 0;
 }

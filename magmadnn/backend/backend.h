@@ -61,6 +61,10 @@ class Backend {
   /// Frees cached, unused pool memory back to the system.
   virtual void release_cached_memory() noexcept = 0;
   virtual MemoryStats memory_stats(device_t device) const = 0;
+  /// Restarts memory_stats' peak_bytes_in_use from the bytes in use now, to
+  /// measure the peak of one span (a training step). The CPU backend's pool
+  /// does; a backend that does not leaves its peak the process's.
+  virtual void reset_peak_memory(device_t /*device*/) noexcept {}
 
   /// Copies `bytes`; complete when this returns.
   virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, device_t device) = 0;

@@ -100,6 +100,11 @@ void MemoryPool::release_cached_locked() noexcept {
   stats_.bytes_cached = 0;
 }
 
+void MemoryPool::reset_peak() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.peak_bytes_in_use = stats_.bytes_in_use;
+}
+
 MemoryStats MemoryPool::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;

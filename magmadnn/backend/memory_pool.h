@@ -70,6 +70,8 @@ class MemoryPool {
   void set_caching(bool on) noexcept;
   /// Counters; bytes are counted in whole blocks (rounded sizes).
   MemoryStats stats() const;
+  /// Restarts peak_bytes_in_use from bytes_in_use.
+  void reset_peak() noexcept;
 
   /// The size class of a request.
   static std::size_t round_size(std::size_t bytes) noexcept;

@@ -85,7 +85,7 @@ struct Sink {
 };
 
 template <typename T>
-void visit(Plan<T>& p, Sink<T>& sink, T seed = T(1)) {
+void visit(Plan<T>& p, Sink<T>& sink, T seed = T(1), ForwardValues values = ForwardValues::Keep) {
   std::unordered_map<const Operation<T>*, Tensor<T>> grads;
   std::unordered_set<const Operation<T>*> finished;
   auto finish = [&](const Operation<T>* node, Tensor<T>* grad) {
@@ -97,8 +97,15 @@ void visit(Plan<T>& p, Sink<T>& sink, T seed = T(1)) {
     grads.emplace(p.root, detail::full_like(out.shape(), seed, out));
   }
   using Target = typename Operation<T>::UpdateTarget;
+  // Every reader of a node comes after it in topological order, so once the
+  // reverse walk has passed a node, no backward step reads its value again.
+  Operation<T>* passed = nullptr;
+  const auto release = [&] {
+    if (values == ForwardValues::Release && passed != nullptr && passed != p.root) passed->drop_output();
+  };
   for (auto it = p.order.rbegin(); it != p.order.rend(); ++it) {
-    Operation<T>* n = *it;
+    release();
+    Operation<T>* n = passed = *it;
     auto g = grads.find(n);
     if (g == grads.end()) continue;
     // A reference, not the iterator: inserting below may rehash the map,
@@ -175,6 +182,7 @@ void visit(Plan<T>& p, Sink<T>& sink, T seed = T(1)) {
     // Intermediate gradients are freed as soon as they have been propagated.
     if (!is_requested) grads.erase(n);
   }
+  release();
   for (const auto& [node, index] : p.requested) {
     if (finished.count(node)) continue;
     auto g = grads.find(node);
@@ -234,10 +242,10 @@ struct UpdateSink : Sink<T> {
 
 template <typename T>
 GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars, const GradientReady<T>& ready,
-                               T seed) {
+                               T seed, ForwardValues values) {
   Plan<T> p = plan(loss, vars);
   TableSink<T> sink(vars, &ready);
-  visit(p, sink, seed);
+  visit(p, sink, seed, values);
   return std::move(sink.table);
 }
 
@@ -248,10 +256,10 @@ GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& 
 
 template <typename T>
 void backward_update(const std::type_identity_t<Expr<T>>& loss, const std::vector<std::type_identity_t<Expr<T>>>& vars,
-                     InPlaceUpdate<T> update) {
+                     InPlaceUpdate<T> update, ForwardValues values) {
   Plan<T> p = plan<T>(loss, vars);
   UpdateSink<T> sink(vars, update);
-  visit(p, sink);
+  visit(p, sink, T(1), values);
 }
 
 template <typename T>
@@ -265,9 +273,9 @@ magmadnn_error_t get_grad_table(const std::vector<std::type_identity_t<Expr<T>>>
 #define MAGMADNN_INSTANTIATE_GRADIENTS(T)                                                              \
   template class GradTable<T>;                                                                         \
   template GradTable<T> compute_gradients<T>(const Expr<T>&, const std::vector<Expr<T>>&);                      \
-  template GradTable<T> compute_gradients<T>(const Expr<T>&, const std::vector<Expr<T>>&, const GradientReady<T>&, T); \
+  template GradTable<T> compute_gradients<T>(const Expr<T>&, const std::vector<Expr<T>>&, const GradientReady<T>&, T, ForwardValues); \
   template magmadnn_error_t get_grad_table<T>(const std::vector<Expr<T>>&, const Expr<T>&, GradTable<T>&);       \
-  template void backward_update<T>(const Expr<T>&, const std::vector<Expr<T>>&, InPlaceUpdate<T>);
+  template void backward_update<T>(const Expr<T>&, const std::vector<Expr<T>>&, InPlaceUpdate<T>, ForwardValues);
 MAGMADNN_INSTANTIATE_GRADIENTS(float)
 MAGMADNN_INSTANTIATE_GRADIENTS(double)
 

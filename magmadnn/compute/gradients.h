@@ -54,6 +54,18 @@ class GradTable {
   std::unordered_map<const Operation<T>*, Entry> table_;
 };
 
+/// What the backward pass does with the forward values it reads.
+///  - Keep (the default): every node keeps its output, so the graph stays
+///    evaluated and values can be read after the pass.
+///  - Release: each node's output is dropped (Operation::drop_output) the
+///    moment its last reader's backward step and its own have run, so the
+///    memory of the activations serves the gradients of the earlier layers
+///    instead of adding to them: a training step's peak is then about the
+///    forward values plus the parameters' state, not that plus the backward
+///    pass's gradients. The loss (the root) is kept; every other node with
+///    inputs is recomputed by the next eval.
+enum class ForwardValues { Keep, Release };
+
 /// d(sum of loss's elements) / d(var) for each var in `vars`.
 template <typename T>
 GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars);
@@ -80,7 +92,7 @@ using GradientReady = std::function<void(std::size_t index, Tensor<T>& grad)>;
 /// rounding, and bit-equal for a power of two.
 template <typename T>
 GradTable<T> compute_gradients(const Expr<T>& loss, const std::vector<Expr<T>>& vars, const GradientReady<T>& ready,
-                               T seed = T(1));
+                               T seed = T(1), ForwardValues values = ForwardValues::Keep);
 template <OpLike L>
 GradTable<op_value_t<L>> gradients(const L& loss, const std::vector<Expr<op_value_t<L>>>& vars) {
   return compute_gradients<op_value_t<L>>(Expr<op_value_t<L>>(to_node(loss)), vars);
@@ -113,7 +125,7 @@ struct InPlaceUpdate {
 /// becomes beta * var. Each var is marked changed, as by the optimizers.
 template <typename T>
 void backward_update(const std::type_identity_t<Expr<T>>& loss, const std::vector<std::type_identity_t<Expr<T>>>& vars,
-                     InPlaceUpdate<T> update);
+                     InPlaceUpdate<T> update, ForwardValues values = ForwardValues::Keep);
 
 /// v1: fills `table` with the gradients of `graph` w.r.t. `vars` (existing
 /// entries for other nodes are kept). Returns 0; errors throw.

@@ -223,6 +223,13 @@ void Operation<T>::release_output() {
 }
 
 template <typename T>
+void Operation<T>::drop_output() noexcept {
+  if (pool_ || inputs_.empty() || output_.empty()) return;
+  output_ = Tensor<T>();
+  dirty_ = true;
+}
+
+template <typename T>
 void set_training(Operation<T>* root, bool training) {
   MAGMADNN_CHECK(root != nullptr, ValueError, "set_training: null graph");
   for (Operation<T>* n : topological_order(root)) n->set_training(training);

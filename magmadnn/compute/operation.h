@@ -181,6 +181,13 @@ class Operation : public std::enable_shared_from_this<Operation<T>> {
   /// guarantees that nothing reads the value any more and that no live view
   /// aliases it.
   void release_output();
+  /// Drops this node's reference to its output and marks the node stale, so
+  /// the next eval recomputes it (the storage returns to the backend's pool
+  /// once no view of it remains). For the backward pass that frees each
+  /// forward value after its last reader (gradients.h, ForwardValues). No-op
+  /// for a leaf (its tensor is its value) and for a node with a buffer pool
+  /// attached (the plan that attached it recycles its buffers itself).
+  void drop_output() noexcept;
 
  protected:
   Operation(std::string name, std::vector<OpPtr<T>> inputs);

@@ -72,7 +72,7 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct, dou
   // Plain SGD whose gradients no one asks for updates inside the backward
   // pass (no gradient buffers, no update pass).
   if (const auto fused = scaler_ || p.wants_gradients() ? std::nullopt : opt_->in_place_update()) {
-    op::backward_update<T>(loss_, param_exprs_, *fused);
+    op::backward_update<T>(loss_, param_exprs_, *fused, op::ForwardValues::Release);
     opt_->count_in_place_step();
     p.after_update();
     return;
@@ -83,7 +83,10 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct, dou
   const T seed = static_cast<T>(gradient_scale * (scaler_ ? scaler_->scale() : 1.0));
   op::GradientReady<T> ready;
   if (p.wants_gradients()) ready = [this, &p](std::size_t i, Tensor<T>& g) { p.gradient_ready(i, params_[i], g); };
-  op::GradTable<T> grads = op::compute_gradients(loss_, param_exprs_, ready, seed);  // forward values are cached
+  // Each activation is freed once backward has read it for the last time
+  // (the loss and accuracy were read above): the step's peak memory is the
+  // activations or the gradients, not both.
+  op::GradTable<T> grads = op::compute_gradients(loss_, param_exprs_, ready, seed, op::ForwardValues::Release);
   for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
   p.backward_finished(grad_ptrs_);
   // Loss scaling: the gradients are unscaled after the plugin, which across

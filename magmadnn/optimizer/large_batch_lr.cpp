@@ -51,7 +51,12 @@ LargeBatchLR::LargeBatchLR(LRScaling rule, std::int64_t batch_size, std::int64_t
 double LargeBatchLR::lr(double base_lr, std::int64_t step) const {
   const double target = base_lr * scale_;
   if (step < warmup_) {
-    return base_lr + (target - base_lr) * static_cast<double>(step) / static_cast<double>(warmup_);
+    const double w = static_cast<double>(warmup_);
+    // A batch below the reference (k < 1): a warm-up from the unscaled rate
+    // would start above the target; climb from target / W instead, as
+    // WarmupLR does.
+    if (scale_ < 1.0) return target * static_cast<double>(step + 1) / w;
+    return base_lr + (target - base_lr) * static_cast<double>(step) / w;
   }
   return after_ ? after_->lr(target, step - warmup_) : target;
 }

@@ -10,7 +10,10 @@
 ///
 /// with B the reference ("base") batch and W the warm-up steps. The rate thus
 /// starts at base = (k * base) / k and climbs to k * base by step W, the
-/// schedule of Goyal et al.; `after` (step, cosine, ...) then runs on the
+/// schedule of Goyal et al. Below the reference batch (k < 1) the unscaled
+/// rate is above the target, so the warm-up instead climbs as WarmupLR's,
+/// lr(s) = k * base * (s + 1) / W (e.g. ResNet-50's 0.1 for 256 images at
+/// batch 32: from 0.0125 / W up to 0.0125); `after` (step, cosine, ...) then runs on the
 /// scaled rate, counting its steps from the end of the warm-up, as WarmupLR's
 /// does.
 ///

@@ -24,6 +24,19 @@ TEST(LargeBatchLR, LinearScalingWithWarmupFromTheUnscaledRate) {
   EXPECT_DOUBLE_EQ(s.lr(0.1, 1000), 0.8);
 }
 
+// Below the reference batch the warm-up climbs to the scaled rate from
+// below (it used to start at the unscaled rate, 8x the target here, and
+// fall to it).
+TEST(LargeBatchLR, ABatchBelowTheReferenceWarmsUpFromBelow) {
+  const LargeBatchLR s(LRScaling::Linear, 32, 256, 1, 4);  // k = 1/8: 0.1 -> 0.0125
+  EXPECT_DOUBLE_EQ(s.scale(), 0.125);
+  EXPECT_DOUBLE_EQ(s.lr(0.1, 0), 0.0125 * 1 / 4);
+  EXPECT_DOUBLE_EQ(s.lr(0.1, 2), 0.0125 * 3 / 4);
+  EXPECT_DOUBLE_EQ(s.lr(0.1, 3), 0.0125);
+  EXPECT_DOUBLE_EQ(s.lr(0.1, 4), 0.0125);
+  for (std::int64_t k = 0; k < 10; ++k) EXPECT_LE(s.lr(0.1, k), 0.0125 + 1e-15) << k;
+}
+
 TEST(LargeBatchLR, WorldSizeIsPartOfTheGlobalBatch) {
   const LargeBatchLR one(LRScaling::Linear, 64, 32, 1, 0);
   const LargeBatchLR two(LRScaling::Linear, 64, 32, 2, 0);

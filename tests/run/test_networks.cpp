@@ -404,3 +404,4 @@ TEST(GraphConfig, TheCliGuideListsEveryLayerKind) {
     EXPECT_TRUE(listed) << k.name << " is missing from docs/cli.md's layer table";
   }
 }
+

@@ -77,6 +77,7 @@ class CpuBackend final : public Backend {
   void deallocate_pinned(void* p) noexcept override { std::free(p); }
   void release_cached_memory() noexcept override { pool_.release_cached(); }
   MemoryStats memory_stats(device_t) const override { return pool_.stats(); }
+  void reset_peak_memory(device_t) noexcept override { pool_.reset_peak(); }
 
   void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, device_t) override {
     MAGMADNN_CHECK(kind == CopyKind::HostToHost, NotSupportedError, "the CPU backend copies host memory only");
