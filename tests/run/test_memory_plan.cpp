@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include <oneapi/dnnl/dnnl_version.h>
 
@@ -145,5 +147,8 @@ TEST(MemoryPlan, FitLeavesNoActivationsBetweenSteps) {
   tr.run(o);
   ASSERT_EQ(in_use.size(), 3u);
   EXPECT_EQ(in_use[2], in_use[1]);
+  // With the cache off (the sanitizer run sets MAGMADNN_NO_MEMORY_CACHING)
+  // every allocation is a raw one, so only the bytes in use are comparable.
+  if (const char* off = std::getenv("MAGMADNN_NO_MEMORY_CACHING"); off && *off && std::string(off) != "0") return;
   EXPECT_EQ(raw[2], raw[1]);  // the third step allocated nothing new
 }
