@@ -69,6 +69,20 @@ for tool in gcc g++ cmake git python3; do
   [[ ! -e "$CHROOT/usr/bin/$tool" ]] || die "the bare root already has $tool; it is not bare"
 done
 cp /etc/resolv.conf "$CHROOT/etc/resolv.conf"
+# The network's trust, as resolv.conf is its names: where this host reaches
+# HTTPS through an intercepting proxy, its extra certificate authorities and
+# pip's pointer at the system bundle go into the root, so that pip reaches
+# PyPI there as it does here (without them a bare root's pip failed with
+# CERTIFICATE_VERIFY_FAILED: self-signed certificate in certificate chain).
+# The root's update-ca-certificates adds them to its bundle when
+# install-deps installs ca-certificates. A machine on the open internet needs
+# none of this.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$CHROOT/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$CHROOT/usr/local/share/ca-certificates/"
+  [[ ! -x "$CHROOT/usr/sbin/update-ca-certificates" ]] || chroot "$CHROOT" /usr/sbin/update-ca-certificates >/dev/null
+fi
+[[ ! -f /etc/pip.conf ]] || cp /etc/pip.conf "$CHROOT/etc/pip.conf"
 say "root ready after $((SECONDS - t0)) s; cloning $(git -C "$ROOT" rev-parse --short HEAD)"
 git clone --quiet --no-hardlinks "$ROOT" "$CHROOT/root/magmadnn"
 
