@@ -138,7 +138,7 @@ class Chart:
     """One panel: named series of (x, y) points.
 
     log_y: a logarithmic y axis (points with y <= 0 are dropped).
-    styles: name -> {"dash": "6 3", "markers": True, "colour": "#..."}.
+    styles: name -> {"dash": "6 3", "markers": True, "line": False (markers only), "colour": "#..."}.
     y_range: (lo, hi) to fix the axis instead of fitting the data.
     """
 
@@ -188,7 +188,10 @@ class Chart:
         if x_hi == x_lo:
             x_hi = x_lo + 1
         y_lo, y_hi, yticks = self._y_axis([p[1] for p in pts])
-        left, right, top, bottom = 62, 14, 34, 48 + 18 * ((len(self.series) + 1) // 2)
+        left, right = 62, 14
+        longest = max(len(n) for n in self.series)
+        cols = 2 if longest * 6.2 + 32 < (self.width - left - right) / 2 else 1  # legend columns that fit
+        top, bottom = 34, 48 + 18 * ((len(self.series) + cols - 1) // cols)
         pw, ph = self.width - left - right, self.height - top - bottom
 
         def sx(x):
@@ -224,14 +227,15 @@ class Chart:
             dash = f' stroke-dasharray="{st["dash"]}"' if st.get("dash") else ""
             width = st.get("width", 1.6)
             path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in s)
+            stroke = colour if st.get("line", True) else "none"  # line=False: markers only (a scatter)
             o.append(f'<polyline class="series" data-name="{escape(name)}" data-points="{len(s)}" '
-                     f'points="{path}" fill="none" stroke="{colour}" stroke-width="{width}"{dash}/>')
+                     f'points="{path}" fill="none" stroke="{stroke}" stroke-width="{width}"{dash}/>')
             if st.get("markers"):
                 for x, y in s:
                     o.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{colour}">'
                              f'<title>{escape(name)}: {y:.4g} at {x:g}</title></circle>')
-            lx = ox + left + (i % 2) * pw / 2
-            ly = oy + top + ph + 46 + 18 * (i // 2)
+            lx = ox + left + (i % cols) * pw / 2
+            ly = oy + top + ph + 46 + 18 * (i // cols)
             o.append(f'<line x1="{lx:.1f}" y1="{ly - 4}" x2="{lx + 22:.1f}" y2="{ly - 4}" stroke="{colour}" '
                      f'stroke-width="2"{dash}/>')
             o.append(f'<text x="{lx + 27:.1f}" y="{ly}">{escape(name)}</text>')
