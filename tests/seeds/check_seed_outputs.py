@@ -56,6 +56,8 @@ def check_table(path, rows, numeric):
     for l in lines[2:]:
         cells = [c.strip() for c in l.strip("|").split("|")]
         for col in numeric:
+            if col > len(cells):
+                fail(f"{path}: row '{cells[0]}' has {len(cells)} columns, no column {col}")
             text = re.sub(r"\s*\(.*\)$", "", cells[col - 1]).rstrip("%")
             try:
                 float(text)
