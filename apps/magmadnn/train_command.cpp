@@ -25,6 +25,7 @@
 #include "magmadnn/run/data_parallel.h"
 #include "magmadnn/run/presets.h"
 #include "magmadnn/run/run_training.h"
+#include "magmadnn/run/spec_fields.h"
 #include "rank_output.h"
 #include "folder_lock.h"
 #include "output_guard.h"
@@ -43,41 +44,36 @@ std::string strategy_choices() {
   return names_text(names);
 }
 
-// The options; built when asked, so that every registered strategy is listed.
+// The options: those of the command, then one per field of the run spec
+// that has a flag (spec_fields.h), in the table's order. Built when asked,
+// so that every registered strategy is listed.
 std::vector<OptionSpec> train_options() {
-  return {
+  std::vector<OptionSpec> o = {
     {"config", "FILE", "JSON config (merged over --preset when both are given)"},
     {"preset", "NAME", "start from a preset: mlp (default without --config), lenet5, resnet, resnet50, alexnet, alexnet-cifar, googlenet"},
     {"layers", "N", "mlp preset: number of hidden layers of 528 sigmoid units (default 1)"},
-    {"epochs", "N", "epochs to train (with --resume: the run's new total)"},
-    {"batch-size", "N", "samples per training step"},
-    {"lr", "X", "learning rate"},
-    {"seed", "N", "seed of weights, shuffling and dropout"},
-    {"deterministic", "", "convolution and pooling algorithms picked by a fixed rule, not by timing, so a rerun "
-                          "(same machine, threads and ranks) computes the same bits; may change on --resume"},
+  };
+  for (const SpecField& f : spec_fields()) {
+    if (f.flag.name.empty()) continue;
+    std::string help = f.flag.help;
+    if (f.path() == "distributed.strategy") help += ": " + strategy_choices();
+    if (f.flag.resume_may_change && f.path() != "epochs") help += "; may change on --resume";
+    o.push_back({f.flag.name, f.flag.value, help});
+  }
+  const std::vector<OptionSpec> rest = {
     {"out", "DIR", "run folder (default runs/<name>-<date>-<time>)"},
-    {"data", "DIR", "data.dir: folder of the IDX (or, for cifar10/cifar100, CIFAR binary) files (default /usr/share/datasets/fashion-mnist)"},
     {"resume", "", "continue the run in --out DIR from its checkpoint"},
     {"checkpoint-every", "N", "also write checkpoint.bin inside an epoch: every N training steps (under mpirun: "
                               "after every N-th global batch of an epoch); 0 (default): at epoch ends only"},
     {"overwrite", "", "replace the run already in --out DIR"},
     {"threads", "N", "CPU threads, at most 4 per hardware thread (default: OpenMP's choice)"},
-    {"limit-train", "N", "use only the first N training samples"},
-    {"limit-test", "N", "use only the first N test samples"},
-    {"val-split", "F", "fraction of the training samples held out for validation (default 0.1; 0: none)"},
-    {"early-stopping", "N", "stop after N epochs without a better validation loss (needs --val-split > 0)"},
-    {"test-every-epoch", "", "also score the test split after every epoch, into test_per_epoch.csv (for study plots "
-                             "such as magmadnn compare; never used by training)"},
     {"print-config", "", "print the resolved config as JSON and exit"},
+    {"print-schema", "", "print every config key (what it accepts, its default, its flag) as JSON and exit"},
     {"quiet", "", "no per-epoch output, only the final result line"},
     {"profile", "", "time every operation of the training steps and print where the time goes"},
-    {"precision", "P", "fp32 (default), bf16 (bf16 GEMMs and convolutions, float accumulation and masters), fp16 "
-                       "or tf32 (both GPU only); may change on --resume"},
-    {"loss-scaling", "MODE", "auto (default: on at fp16 only), on or off (not at fp16): dynamic loss scaling, which "
-                             "skips a step whose gradients overflow and halves the scale (see docs/mixed_precision.md)"},
-    {"strategy", "NAME", "under mpirun: " + strategy_choices()},
-    {"watchdog", "SECONDS", "under mpirun: fail when a rank misses a collective this long (default 60)"},
   };
+  o.insert(o.end(), rest.begin(), rest.end());
+  return o;
 }
 
 const char* kAbout =
@@ -101,15 +97,42 @@ std::string default_out_dir(const std::string& name) {
   return "runs/" + name + "-" + stamp;
 }
 
-// The config: preset and/or file (or the saved one when resuming), then flags.
+// A setting flag's value, read as its field takes it: integers in the
+// field's range (or the flag's own), numbers, switches; names as given (the
+// config then checks them against its choices).
+Json flag_value(const ParsedArgs& a, const SpecField& f) {
+  const std::string& name = f.flag.name;
+  switch (f.accepts.kind) {
+    case Accepts::Kind::integer:
+    case Accepts::Kind::seed: {
+      const IntRange r = f.flag.range.value_or(f.accepts.ints);
+      return a.integer(name, r.min, r.max);
+    }
+    case Accepts::Kind::positive:
+      return a.positive(name);
+    case Accepts::Kind::number:  // an open lower end takes any positive number; the config checks the upper
+      return f.accepts.lo_open ? a.positive(name) : a.number(name, f.accepts.lo, f.accepts.hi);
+    case Accepts::Kind::boolean:
+      return true;
+    default:
+      return a.str(name);
+  }
+}
+
+// The config: preset and/or file (or the saved one when resuming), then the
+// setting flags. With --resume only the flags whose field allows it.
 Json resolve_config(const ParsedArgs& a, bool resume) {
+  const std::vector<SpecField> fields = spec_fields();
   Json cfg;
   if (resume) {
-    for (const char* fixed : {"config", "preset", "layers", "batch-size", "lr", "seed", "limit-train", "limit-test",
-                              "val-split", "early-stopping", "test-every-epoch", "overwrite"}) {
-      if (a.has(fixed)) {
-        throw UsageError(std::string("magmadnn train: --resume continues the config saved in the run folder; --") +
-                         fixed + " cannot change it");
+    std::vector<std::string> fixed = {"config", "preset", "layers", "overwrite"};
+    for (const SpecField& f : fields) {
+      if (!f.flag.name.empty() && !f.flag.resume_may_change) fixed.push_back(f.flag.name);
+    }
+    for (const std::string& flag : fixed) {
+      if (a.has(flag)) {
+        throw UsageError("magmadnn train: --resume continues the config saved in the run folder; --" + flag +
+                         " cannot change it");
       }
     }
     const std::string saved = (fs::path(a.str("out")) / "config.json").string();
@@ -125,23 +148,11 @@ Json resolve_config(const ParsedArgs& a, bool resume) {
     }
     if (a.has("config")) merge_json(cfg, read_json_file(a.str("config")));
   }
-  if (a.has("epochs")) cfg["epochs"] = a.integer("epochs", limits::epochs.min, limits::epochs.max);
-  if (a.has("batch-size")) cfg["batch_size"] = a.integer("batch-size", limits::batch_size.min, limits::batch_size.max);
-  if (a.has("lr")) cfg["optimizer"]["learning_rate"] = a.positive("lr");
-  if (a.has("seed")) cfg["seed"] = a.integer("seed", 0, INT64_MAX);
-  if (a.has("data")) cfg["data"]["dir"] = a.str("data");
-  if (a.has("limit-train")) cfg["data"]["limit_train"] = a.integer("limit-train", 1, limits::samples.max);
-  if (a.has("limit-test")) cfg["data"]["limit_test"] = a.integer("limit-test", 1, limits::samples.max);
-  if (a.has("val-split")) cfg["data"]["val_split"] = a.number("val-split", 0.0, 1.0);
-  if (a.has("test-every-epoch")) cfg["test_every_epoch"] = true;
-  if (a.has("early-stopping")) cfg["early_stopping"]["patience"] = a.integer("early-stopping", limits::patience.min, limits::patience.max);
-  // Checkpoints hold float masters, so the precision may change on --resume.
-  if (a.has("precision")) cfg["precision"] = a.str("precision");
-  if (a.has("deterministic")) cfg["deterministic"] = true;
-  if (a.has("loss-scaling")) cfg["loss_scaling"]["mode"] = a.str("loss-scaling");  // the config checks it
-  // How the ranks train together may change on --resume (the run's result does not depend on it).
-  if (a.has("strategy")) cfg["distributed"]["strategy"] = a.str("strategy");
-  if (a.has("watchdog")) cfg["distributed"]["watchdog_s"] = a.positive("watchdog");  // the config caps it
+  for (const SpecField& f : fields) {
+    if (f.flag.name.empty() || !a.has(f.flag.name)) continue;
+    Json& target = f.group.empty() ? cfg : cfg[f.group];
+    target[f.key] = flag_value(a, f);  // the config checks what the flag could not
+  }
   return cfg;
 }
 
@@ -245,6 +256,10 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
   const ParsedArgs a = parse_args("magmadnn train", args, options);
   if (a.has("help")) {
     out << usage_text("magmadnn train [--config FILE] [--preset NAME] [options]", about_text(), options);
+    return 0;
+  }
+  if (a.has("print-schema")) {
+    out << spec_schema().dump(2) << "\n";
     return 0;
   }
   // A single process (no launcher) gets the local communicator: no MPI at all.

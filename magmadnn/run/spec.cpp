@@ -14,6 +14,7 @@
 #include "magmadnn/run/config_object.h"
 #include "magmadnn/run/layer_kinds.h"
 #include "magmadnn/run/parallel_plan.h"
+#include "magmadnn/run/spec_fields.h"
 
 namespace magmadnn::run {
 namespace {
@@ -187,24 +188,9 @@ bool loss_scaling_enabled(const LossScalingSpec& spec, Precision precision) {
   return spec.mode == "on" || (spec.mode == "auto" && precision == Precision::FP16);
 }
 
-TrainSpec parse_config(const Json& j) {
-  const Obj root(j, "",
-                 {"name", "layers", "loss", "optimizer", "schedule", "data", "early_stopping", "distributed",
-                  "batch_growth", "epochs", "batch_size", "seed", "deterministic", "test_every_epoch", "precision",
-                  "loss_scaling"},
-                 "the config");
-  TrainSpec s;
-  s.name = root.string("name", s.name);
-  // The name becomes the run folder's name (runs/<name>-<date>-<time>): one
-  // plain path component, never a way out of runs/ or a hidden file.
-  const bool plain = !s.name.empty() && s.name.size() <= 100 && s.name[0] != '.' &&
-                     std::all_of(s.name.begin(), s.name.end(), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-                     });
-  if (!plain) {
-    throw ConfigError("name", "expected 1 to 100 letters, digits, '-', '_' or '.' (not starting with '.'), got " +
-                                  Json(s.name).dump());
-  }
+namespace {
+
+void parse_layers(const Obj& root, TrainSpec& s) {
   if (!root.has("layers")) throw ConfigError("layers", "missing (a config needs at least one layer)");
   const Json& layers = root.get("layers");
   if (!layers.is_array() || layers.empty()) {
@@ -214,114 +200,55 @@ TrainSpec parse_config(const Json& j) {
     s.layers.push_back(parse_layer(layers[i], "layers[" + std::to_string(i) + "]"));
   }
   check_layer_graph(s.layers);
-  s.loss = root.choice("loss", s.loss, {"cross_entropy", "mse"});
-  s.epochs = root.integer("epochs", s.epochs, limits::epochs);
-  s.batch_size = root.integer("batch_size", s.batch_size, limits::batch_size);
-  s.seed = root.seed("seed", s.seed);
-  s.deterministic = root.boolean("deterministic", s.deterministic);
-  s.test_every_epoch = root.boolean("test_every_epoch", s.test_every_epoch);
-  s.precision = parse_precision(root.choice("precision", "fp32", {"fp32", "bf16", "fp16", "tf32"}));
-  if (root.has("loss_scaling")) {
-    const Obj o(root.get("loss_scaling"), "loss_scaling", {"mode", "init_scale", "growth_interval"},
-                "the loss scaling");
-    auto& l = s.loss_scaling;
-    l.mode = o.choice("mode", l.mode, {"auto", "on", "off"});
-    l.init_scale = o.number("init_scale", l.init_scale, 1.0, 16777216.0);
-    l.growth_interval = o.integer("growth_interval", l.growth_interval, limits::growth_interval);
-  }
+}
 
-  if (root.has("optimizer")) {
-    const Obj o(root.get("optimizer"), "optimizer",
-                {"type", "learning_rate", "momentum", "nesterov", "weight_decay", "beta1", "beta2", "epsilon", "rho",
-                 "trust_coefficient", "exclude_vectors"},
-                "the optimizer");
-    auto& p = s.optimizer;
-    p.type = o.choice("type", p.type, optimizer::kind_names());
-    p.learning_rate = o.positive("learning_rate", p.learning_rate);
-    p.momentum = o.number("momentum", p.momentum, 0.0, 1.0, true);
-    p.nesterov = o.boolean("nesterov", p.nesterov);
-    p.weight_decay = o.number("weight_decay", p.weight_decay, 0.0, INFINITY);
-    p.beta1 = o.number("beta1", p.beta1, 0.0, 1.0, true);
-    p.beta2 = o.number("beta2", p.beta2, 0.0, 1.0, true);
-    p.epsilon = o.positive("epsilon", p.epsilon);
-    p.rho = o.number("rho", p.rho, 0.0, 1.0, true);
-    p.trust_coefficient = o.positive("trust_coefficient", p.trust_coefficient);
-    p.exclude_vectors = o.boolean("exclude_vectors", p.exclude_vectors);
-    if (p.nesterov && p.momentum == 0.0) {
-      throw ConfigError("optimizer.nesterov", "true needs a positive optimizer.momentum");
-    }
+void parse_data_object(const Json& data, TrainSpec& s) {
+  if (data.is_object() && data.contains("validation")) {
+    throw ConfigError("data.validation", "replaced by data.val_split (the fraction of the training set held out for "
+                                         "validation; the test split is no longer used for it)");
   }
-  if (root.has("schedule")) {
-    const Obj o(root.get("schedule"), "schedule",
-                {"type", "step_epochs", "gamma", "min_lr", "warmup_epochs", "lr_scaling", "base_batch"},
-                "the schedule");
-    auto& p = s.schedule;
-    p.type = o.choice("type", p.type, {"constant", "step", "exponential", "cosine"});
-    p.step_epochs = o.positive("step_epochs", p.step_epochs);
-    p.gamma = o.positive("gamma", p.gamma);
-    p.min_lr = o.number("min_lr", p.min_lr, 0.0, INFINITY);
-    p.warmup_epochs = o.number("warmup_epochs", p.warmup_epochs, 0.0, INFINITY);
-    p.lr_scaling = o.choice("lr_scaling", p.lr_scaling, optimizer::lr_scaling_names());
-    p.base_batch = o.integer("base_batch", p.base_batch, limits::batch_size);
+  parse_data(Obj(data, "data", field_keys("data"), "the data"), s.data);
+}
+
+// What one key cannot check alone, once every key is read.
+void check_across_keys(TrainSpec& s) {
+  if (s.optimizer.nesterov && s.optimizer.momentum == 0.0) {
+    throw ConfigError("optimizer.nesterov", "true needs a positive optimizer.momentum");
   }
   if (s.schedule.base_batch == 0) s.schedule.base_batch = s.batch_size;
-  if (root.has("batch_growth")) {
-    const Obj o(root.get("batch_growth"), "batch_growth", {"factor", "every_epochs", "max"}, "batch growth");
-    auto& g = s.batch_growth;
-    g.enabled = true;
-    g.factor = o.integer("factor", g.factor, limits::growth_factor);
-    g.every_epochs = o.integer("every_epochs", g.every_epochs, limits::epochs);
-    if (!o.has("max")) throw ConfigError(o.at("max"), "missing (the largest batch the growth may reach)");
-    g.max = o.integer("max", g.max, limits::growth_max);
-    if (g.max < s.batch_size) {
-      throw ConfigError(o.at("max"), "expected at least batch_size (" + std::to_string(s.batch_size) + "), got " +
-                                         std::to_string(g.max));
+  const BatchGrowthSpec& g = s.batch_growth;
+  if (g.enabled && g.max == 0) throw ConfigError("batch_growth.max", "missing (the largest batch the growth may reach)");
+  if (g.enabled && g.max < s.batch_size) {
+    throw ConfigError("batch_growth.max", "expected at least batch_size (" + std::to_string(s.batch_size) + "), got " +
+                                              std::to_string(g.max));
+  }
+  if (s.early_stopping.enabled && s.data.val_split == 0.0) {
+    throw ConfigError("early_stopping", "monitors " + s.early_stopping.monitor + ", which needs data.val_split > 0");
+  }
+}
+
+}  // namespace
+
+// Every key through its entry of the field table (spec_fields.h), in the
+// table's order; layers and data through their own readers.
+TrainSpec parse_config(const Json& j) {
+  const Obj root(j, "", field_keys(""), "the config");
+  TrainSpec s;
+  for (const SpecField& f : spec_fields()) {
+    if (!f.group.empty()) continue;
+    if (f.key == "layers") {
+      parse_layers(root, s);
+    } else if (f.key == "data") {
+      if (root.has("data")) parse_data_object(root.get("data"), s);
+    } else if (f.accepts.kind != Accepts::Kind::object) {
+      f.read(root, s);
+    } else if (root.has(f.key)) {
+      const Obj o(root.get(f.key), f.key, field_keys(f.key), f.what);
+      if (f.read) f.read(o, s);  // the object's presence: early stopping, batch growth
+      read_fields(o, f.key, s);
     }
   }
-  if (root.has("data")) {
-    const Json& data = root.get("data");
-    if (data.is_object() && data.contains("validation")) {
-      throw ConfigError("data.validation", "replaced by data.val_split (the fraction of the training set held out for "
-                                           "validation; the test split is no longer used for it)");
-    }
-    const Obj o(data, "data",
-                {"dataset", "dir", "limit_train", "limit_test", "val_split", "shape", "classes", "train_samples",
-                 "test_samples", "train", "test", "mean", "std", "augment", "min_scale", "center_crop", "on_error",
-                 "verify", "decode_threads"},
-                "the data");
-    parse_data(o, s.data);
-  }
-  if (root.has("early_stopping")) {
-    const Obj o(root.get("early_stopping"), "early_stopping", {"patience", "monitor", "min_delta", "restore_best"},
-                "early stopping");
-    auto& e = s.early_stopping;
-    e.enabled = true;
-    e.patience = o.integer("patience", e.patience, limits::patience);
-    e.monitor = o.choice("monitor", e.monitor, {"val_loss", "val_accuracy"});
-    e.min_delta = o.number("min_delta", e.min_delta, 0.0, INFINITY);
-    e.restore_best = o.boolean("restore_best", e.restore_best);
-    if (s.data.val_split == 0.0) {
-      throw ConfigError("early_stopping", "monitors " + e.monitor + ", which needs data.val_split > 0");
-    }
-  }
-  if (root.has("distributed")) {
-    const Obj o(root.get("distributed"), "distributed",
-                {"strategy", "parallel", "bucket_mb", "average_every", "staleness", "watchdog_s"},
-                "the distributed settings");
-    auto& d = s.distributed;
-    d.strategy = o.choice("strategy", d.strategy, distributed::strategy_names());
-    d.parallel = o.choice("parallel", d.parallel, parallel_choices());
-    d.bucket_mb = o.number("bucket_mb", d.bucket_mb, 0.0, 4096.0);
-    if (d.bucket_mb == 0.0) {
-      throw ConfigError("distributed.bucket_mb", "expected a number in (0, 4096], got " + o.get("bucket_mb").dump());
-    }
-    d.average_every = o.integer("average_every", d.average_every, limits::average_every);
-    d.staleness = o.integer("staleness", d.staleness, limits::staleness);
-    d.watchdog_s = o.number("watchdog_s", d.watchdog_s, 0.0, 86400.0);
-    if (d.watchdog_s == 0.0) {
-      throw ConfigError("distributed.watchdog_s", "expected a number in (0, 86400], got " + o.get("watchdog_s").dump());
-    }
-  }
+  check_across_keys(s);
   // A layout the ranks cannot serve is a config error, whatever the rank count.
   plan_parallel(s);
   return s;
@@ -468,7 +395,9 @@ Json read_json_file(const std::string& path) {
   return j;
 }
 
-Json to_json(const TrainSpec& s) {
+namespace {
+
+Json layers_json(const TrainSpec& s) {
   Json layers = Json::array();
   for (const auto& l : s.layers) {
     Json o;
@@ -480,77 +409,54 @@ Json to_json(const TrainSpec& s) {
     if (!l.parallel.empty()) o["parallel"] = l.parallel;
     layers.push_back(std::move(o));
   }
-  Json j;
-  j["name"] = s.name;
-  j["layers"] = std::move(layers);
-  j["loss"] = s.loss;
-  const auto& p = s.optimizer;
-  j["optimizer"] = {{"type", p.type},       {"learning_rate", p.learning_rate}, {"momentum", p.momentum},
-                    {"nesterov", p.nesterov}, {"weight_decay", p.weight_decay},   {"beta1", p.beta1},
-                    {"beta2", p.beta2},       {"epsilon", p.epsilon},
-                    {"rho", p.rho},           {"trust_coefficient", p.trust_coefficient},
-                    {"exclude_vectors", p.exclude_vectors}};
-  const auto& c = s.schedule;
-  j["schedule"] = {{"type", c.type},
-                   {"step_epochs", c.step_epochs},
-                   {"gamma", c.gamma},
-                   {"min_lr", c.min_lr},
-                   {"warmup_epochs", c.warmup_epochs},
-                   {"lr_scaling", c.lr_scaling},
-                   {"base_batch", c.base_batch}};
-  const auto& d = s.data;
-  j["data"] = {{"dataset", d.dataset},
-               {"dir", d.dir},
-               {"limit_train", d.limit_train},
-               {"limit_test", d.limit_test},
-               {"val_split", d.val_split}};
+  return layers;
+}
+
+// The data keys of the spec's data set: those of folder or synthetic data
+// only for them.
+Json data_json(const DataSpec& d) {
+  Json j = {{"dataset", d.dataset}, {"dir", d.dir}, {"limit_train", d.limit_train}, {"limit_test", d.limit_test},
+            {"val_split", d.val_split}};
   if (d.dataset == "folder") {
-    j["data"].erase("dir");
-    j["data"]["train"] = d.train_dir;
-    j["data"]["test"] = d.test_dir;
-    j["data"]["shape"] = d.shape;
-    j["data"]["mean"] = d.mean;
-    j["data"]["std"] = d.std;
-    j["data"]["augment"] = d.augment;
-    j["data"]["min_scale"] = d.min_scale;
-    j["data"]["center_crop"] = d.center_crop;
-    j["data"]["on_error"] = d.on_error;
-    j["data"]["verify"] = d.verify;
-    j["data"]["decode_threads"] = d.decode_threads;
+    j.erase("dir");
+    j["train"] = d.train_dir;
+    j["test"] = d.test_dir;
+    j["shape"] = d.shape;
+    j["mean"] = d.mean;
+    j["std"] = d.std;
+    j["augment"] = d.augment;
+    j["min_scale"] = d.min_scale;
+    j["center_crop"] = d.center_crop;
+    j["on_error"] = d.on_error;
+    j["verify"] = d.verify;
+    j["decode_threads"] = d.decode_threads;
   }
   if (d.dataset == "synthetic") {
-    j["data"]["shape"] = d.shape;
-    j["data"]["classes"] = d.classes;
-    j["data"]["train_samples"] = d.train_samples;
-    j["data"]["test_samples"] = d.test_samples;
+    j["shape"] = d.shape;
+    j["classes"] = d.classes;
+    j["train_samples"] = d.train_samples;
+    j["test_samples"] = d.test_samples;
   }
-  if (s.early_stopping.enabled) {
-    const auto& e = s.early_stopping;
-    j["early_stopping"] = {
-        {"patience", e.patience}, {"monitor", e.monitor}, {"min_delta", e.min_delta}, {"restore_best", e.restore_best}};
-  }
-  const auto& dist = s.distributed;
-  j["distributed"] = {{"strategy", dist.strategy},
-                      {"bucket_mb", dist.bucket_mb},
-                      {"average_every", dist.average_every},
-                      {"staleness", dist.staleness},
-                      {"watchdog_s", dist.watchdog_s}};
-  // Written only when not the default, so configs from before hybrid plans
-  // read back unchanged.
-  if (dist.parallel != DistributedSpec{}.parallel) j["distributed"]["parallel"] = dist.parallel;
-  if (s.batch_growth.enabled) {
-    const auto& g = s.batch_growth;
-    j["batch_growth"] = {{"factor", g.factor}, {"every_epochs", g.every_epochs}, {"max", g.max}};
-  }
-  j["epochs"] = s.epochs;
-  j["batch_size"] = s.batch_size;
-  j["seed"] = s.seed;
-  if (s.deterministic) j["deterministic"] = true;
-  if (s.test_every_epoch) j["test_every_epoch"] = true;
-  if (s.precision != Precision::FP32) j["precision"] = precision_name(s.precision);
-  if (s.loss_scaling != LossScalingSpec{}) {
-    const auto& l = s.loss_scaling;
-    j["loss_scaling"] = {{"mode", l.mode}, {"init_scale", l.init_scale}, {"growth_interval", l.growth_interval}};
+  return j;
+}
+
+}  // namespace
+
+Json to_json(const TrainSpec& s) {
+  Json j;
+  for (const SpecField& f : spec_fields()) {
+    if (!f.group.empty() || (f.written && !f.written(s))) continue;
+    if (f.key == "layers") {
+      j["layers"] = layers_json(s);
+    } else if (f.key == "data") {
+      j["data"] = data_json(s.data);
+    } else if (f.accepts.kind == Accepts::Kind::object) {
+      Json o = Json::object();
+      write_fields(s, f.key, o);
+      j[f.key] = std::move(o);
+    } else {
+      j[f.key] = f.value(s);
+    }
   }
   return j;
 }

@@ -774,6 +774,29 @@ TEST_F(CliEndToEnd, StrategyAndWatchdogFlagsSetTheDistributedSection) {
   EXPECT_NE(r.err.find("--watchdog"), std::string::npos) << r.err;
 }
 
+// The setting flags, their ranges and their resume rules come from the run
+// spec's field table (run/spec_fields.h), which --print-schema prints.
+TEST_F(CliEndToEnd, PrintSchemaAndTheResumeRulesFollowTheFieldTable) {
+  Result r = run_cmd({"train", "--print-schema"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const Json schema = Json::parse(r.out);
+  std::map<std::string, Json> by_key;
+  for (const Json& e : schema) by_key[e["key"].get<std::string>()] = e;
+  EXPECT_EQ(by_key.at("distributed.watchdog_s")["flag"], "--watchdog SECONDS");
+  EXPECT_EQ(by_key.at("distributed.watchdog_s")["accepts"], "a number in (0, 86400]");
+  for (const auto& [key, e] : by_key) {
+    if (!e.contains("flag")) continue;
+    const std::string flag = e["flag"].get<std::string>();
+    const std::string name = flag.substr(0, flag.find(' '));
+    std::vector<std::string> args = {"train", "--out", path("no-such-run"), "--resume", name};
+    if (flag.find(' ') != std::string::npos) args.push_back("1");
+    r = run_cmd(args);
+    EXPECT_EQ(r.rc, 2) << key << ": " << r.err;
+    const bool refused = r.err.find(name + " cannot change it") != std::string::npos;
+    EXPECT_EQ(refused, !e["resume_may_change"].get<bool>()) << key << ": " << r.err;
+  }
+}
+
 TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   Result r = run_cmd({"train", "--preset", "mlp", "--layers", "2", "--lr", "0.1", "--print-config"});
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -788,7 +811,7 @@ TEST_F(CliEndToEnd, PrintConfigAndHelp) {
   r = run_cmd({"train", "--help"});
   for (const char* opt : {"--config", "--preset", "--layers", "--epochs", "--batch-size", "--lr", "--seed", "--out",
                           "--data", "--resume", "--threads", "--limit-train", "--limit-test", "--quiet", "--profile",
-                          "--strategy", "--watchdog", "--checkpoint-every"}) {
+                          "--strategy", "--watchdog", "--checkpoint-every", "--print-schema"}) {
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
   }
   r = run_cmd({"bench", "--help"});
