@@ -144,44 +144,32 @@ void NeuralNetwork<T>::write_checkpoint(const std::string& path, std::int64_t da
   last_checkpoint_ = path;
 }
 
-template <typename T>
-void NeuralNetwork<T>::load(const std::string& path) {
-  const io::Checkpoint ck = io::read_checkpoint(path);  // the whole file is validated here
+namespace {
 
-  // Everything is checked before anything changes.
-  const std::string dt = ck.get("model.dtype");
-  MAGMADNN_CHECK(dt == dtype_name(dtype_v<T>), ValueError,
-                 "checkpoint " << path << " holds a " << dt << " model, this model is " << dtype_name(dtype_v<T>));
-  // Every tensor this network restores: its key, where it goes and, for a
-  // split parameter or slot, the whole tensor the file holds (this rank
-  // keeps its part of it).
-  struct Target {
-    std::string key;
-    Tensor<T>* t;
-    const ParamSplit* split;
-  };
-  std::vector<Target> targets;
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    const std::string key = "param/" + param_names_[i];
-    targets.push_back({key, &params_[i]->value(), split_of(i, params_[i]->value(), key)});
-  }
-  for (const auto& [name, t] : state_) targets.push_back({"state/" + name, t, nullptr});
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    for (const auto& [slot, t] : opt_->slots_of(params_[i])) {
-      const std::string key = "optim/" + param_names_[i] + "/" + slot;
-      targets.push_back({key, t, split_of(i, *t, key)});
-    }
-  }
-  // A split target is checked (and read) as the whole tensor.
-  const auto shape_in_file = [](const Target& g) { return g.split ? g.split->weight.whole : g.t->shape(); };
+// A tensor load() restores: its key, where it goes and, for a split
+// parameter or slot, its group and where this rank's part sits in the
+// whole tensor the file holds.
+template <typename T>
+struct Target {
+  std::string key;
+  Tensor<T>* t = nullptr;
+  const layer::WeightGroup* group = nullptr;  // null: held whole on this rank
+  layer::WeightSplit weight;
+  Shape in_file() const { return group ? weight.whole : t->shape(); }
+};
+
+// Every target is in the file with its shape (a split one compared whole),
+// and every tensor of the file is a target.
+template <typename T>
+void check_targets(const io::Checkpoint& ck, const std::vector<Target<T>>& targets, const std::string& path) {
   std::set<std::string> expected;
-  for (const Target& g : targets) {
-    if (g.split) {
+  for (const Target<T>& g : targets) {
+    if (g.group) {
       try {
-        ck.check_tensor(g.key, Tensor<T>(g.split->weight.whole, HOST));
+        ck.check_tensor(g.key, Tensor<T>(g.weight.whole, HOST));
       } catch (const ShapeError& e) {
         MAGMADNN_THROW(ShapeError, "checkpoint " << path << ": " << e.what() << " (the whole tensor of a layer split "
-                                                 << "over " << g.split->group->size() << " ranks, compared whole)");
+                                                 << "over " << g.group->size() << " ranks, compared whole)");
       }
     } else {
       ck.check_tensor(g.key, *g.t);
@@ -193,14 +181,10 @@ void NeuralNetwork<T>::load(const std::string& path) {
                    "checkpoint " << path << ": tensor '" << rec.name << "' " << Shape(rec.shape)
                                  << " has no counterpart in this model (it was written for another model)");
   }
-  const auto step_count = ck.get_int("optimizer.step_count");
-  const auto epoch = ck.get_uint("train.epoch");
-  const auto batch = ck.get_int("train.batch");
-  const auto data_seed = ck.get_uint("train.data_seed");
-  const auto data_size = ck.get_int("train.data_size");
-  const EpochTotals partial{ck.get_double("train.partial_loss"), ck.get_int("train.partial_correct"),
-                            ck.get_int("train.partial_samples"), ck.get_double("train.partial_seconds")};
-  const RngState rng{ck.get_uint("rng.seed"), ck.get_uint("rng.next_stream")};
+}
+
+// The epoch records, one per epoch done, in order.
+History read_history(const io::Checkpoint& ck, const std::string& path) {
   // Every history record is 8 header entries, so a count the header cannot
   // hold is refused before the records are allocated.
   const std::uint64_t history_count = ck.get_uint("history.count");
@@ -222,9 +206,15 @@ void NeuralNetwork<T>::load(const std::string& path) {
     r.samples_per_second = ck.get_double(indexed("history.", i, "samples_per_second"));
     r.learning_rate = ck.get_double(indexed("history.", i, "learning_rate"));
   }
+  return hist;
+}
 
-  // The cursor: a crafted batch count past the epoch's end would close the
-  // epoch without training it.
+// The cursor: a crafted batch count past the epoch's end would close the
+// epoch without training it; the history must hold one record per epoch done.
+void check_cursor(const io::Checkpoint& ck, const std::string& path, const History& hist) {
+  const auto epoch = ck.get_uint("train.epoch");
+  const auto batch = ck.get_int("train.batch");
+  const auto data_size = ck.get_int("train.data_size");
   const auto batch_size = ck.get_uint("train.batch_size");
   MAGMADNN_CHECK(batch >= 0 && batch_size > 0 && (batch == 0 || data_size > 0), ValueError,
                  "checkpoint " << path << ": cursor batch " << batch << " of an epoch over " << data_size
@@ -245,37 +235,77 @@ void NeuralNetwork<T>::load(const std::string& path) {
                    "checkpoint " << path << ": history record " << i << " is of epoch " << hist[i].epoch
                                  << ", expected " << i + 1);
   }
-  // Weights and optimizer state must be numbers: a NaN would only surface
-  // as a NaN loss, far from the file that holds it.
-  auto check_finite = [&](const std::string& key, const Shape& shape) {
-    Tensor<T> tmp(shape, HOST);
-    ck.copy_tensor(key, tmp);
+}
+
+// Weights and optimizer state must be numbers: a NaN would only surface as
+// a NaN loss, far from the file that holds it.
+template <typename T>
+void check_finite(const io::Checkpoint& ck, const std::vector<Target<T>>& targets, const std::string& path) {
+  for (const Target<T>& g : targets) {
+    Tensor<T> tmp(g.in_file(), HOST);
+    ck.copy_tensor(g.key, tmp);
     const T* v = tmp.host_data();
     for (std::int64_t k = 0; k < tmp.size(); ++k) {
       MAGMADNN_CHECK(std::isfinite(static_cast<double>(v[k])), ValueError,
-                     "checkpoint " << path << ": tensor '" << key << "' " << shape << " holds " << v[k]
+                     "checkpoint " << path << ": tensor '" << g.key << "' " << g.in_file() << " holds " << v[k]
                                    << " at element " << k << " (parameters must be finite)");
     }
-  };
-  for (const Target& g : targets) check_finite(g.key, shape_in_file(g));
+  }
+}
 
-  // Commit: nothing below can fail on a validated checkpoint.
-  for (const Target& g : targets) {
-    if (g.split) {
-      Tensor<T> whole(g.split->weight.whole, HOST);
+// Nothing here can fail on a validated checkpoint.
+template <typename T>
+void restore(const io::Checkpoint& ck, const std::vector<Target<T>>& targets) {
+  for (const Target<T>& g : targets) {
+    if (g.group) {
+      Tensor<T> whole(g.weight.whole, HOST);
       ck.copy_tensor(g.key, whole);
-      g.t->copy_from(g.split->group->cut(whole, g.split->weight.axis, g.split->weight.shard));
+      g.t->copy_from(g.group->cut(whole, g.weight.axis, g.weight.shard));
     } else {
       ck.copy_tensor(g.key, *g.t);
     }
   }
+}
+
+}  // namespace
+
+template <typename T>
+void NeuralNetwork<T>::load(const std::string& path) {
+  const io::Checkpoint ck = io::read_checkpoint(path);  // the whole file is validated here
+
+  // Everything is checked before anything changes.
+  const std::string dt = ck.get("model.dtype");
+  MAGMADNN_CHECK(dt == dtype_name(dtype_v<T>), ValueError,
+                 "checkpoint " << path << " holds a " << dt << " model, this model is " << dtype_name(dtype_v<T>));
+  std::vector<Target<T>> targets;
+  const auto target = [&](const std::string& key, std::size_t i, Tensor<T>* t) {
+    const ParamSplit* split = split_of(i, *t, key);
+    targets.push_back(split ? Target<T>{key, t, split->group.get(), split->weight} : Target<T>{key, t});
+  };
+  for (std::size_t i = 0; i < params_.size(); ++i) target("param/" + param_names_[i], i, &params_[i]->value());
+  for (const auto& [name, t] : state_) targets.push_back({"state/" + name, t});
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    for (const auto& [slot, t] : opt_->slots_of(params_[i])) target("optim/" + param_names_[i] + "/" + slot, i, t);
+  }
+  check_targets(ck, targets, path);
+  const auto step_count = ck.get_int("optimizer.step_count");
+  const auto data_seed = ck.get_uint("train.data_seed");
+  const EpochTotals partial{ck.get_double("train.partial_loss"), ck.get_int("train.partial_correct"),
+                            ck.get_int("train.partial_samples"), ck.get_double("train.partial_seconds")};
+  const RngState rng{ck.get_uint("rng.seed"), ck.get_uint("rng.next_stream")};
+  History hist = read_history(ck, path);
+  check_cursor(ck, path, hist);
+  check_finite(ck, targets, path);
+
+  // Commit.
+  restore(ck, targets);
   opt_->set_step_count(step_count);
   set_rng_state(rng);
-  epoch_ = static_cast<unsigned int>(epoch);
-  batch_ = batch;
+  epoch_ = static_cast<unsigned int>(ck.get_uint("train.epoch"));
+  batch_ = ck.get_int("train.batch");
   data_seed_ = data_seed;
-  data_size_ = data_size;
-  cursor_batch_size_ = static_cast<std::int64_t>(batch_size);
+  data_size_ = ck.get_int("train.data_size");
+  cursor_batch_size_ = static_cast<std::int64_t>(ck.get_uint("train.batch_size"));
   partial_ = partial;
   history_ = std::move(hist);
   last_checkpoint_ = path;

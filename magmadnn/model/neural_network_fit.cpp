@@ -387,13 +387,8 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
   const bool inline_batches = options.loader_workers == 0 && options.augment.empty();
 
   std::vector<std::shared_ptr<Callback<T>>> callbacks = fit_callbacks(options);
-  TrainInfo info;
-  info.first_epoch = epoch_ + 1;
-  info.last_epoch = std::max(end_epoch, epoch_);
-  info.samples = n;
-  info.batches_per_epoch = loader->num_batches();
-  info.batch_size = nn_params_.batch_size;
-  info.has_validation = validation_x != nullptr;
+  const TrainInfo info{epoch_ + 1, std::max(end_epoch, epoch_), n, loader->num_batches(), nn_params_.batch_size,
+                       validation_x != nullptr};
 
   stop_ = false;
   data_size_ = n;

@@ -77,6 +77,42 @@ std::pair<std::int64_t, std::int64_t> weight_counts(const layer::Layer<float>& l
   return {here, here};
 }
 
+// The classes the network's output has, refused when the data has others.
+std::int64_t output_classes(const layer::Layer<float>& last, std::int64_t classes) {
+  const Shape out = last.get_output_shape();
+  const std::int64_t got = out.ndim() == 2 ? out[1] : 0;
+  if (classes > 0 && got != classes) {
+    std::ostringstream os;
+    os << "the network's output is " << out << " per batch, but the data has " << classes
+       << " classes (the last dense layer needs \"units\": " << classes << ")";
+    throw ConfigError("layers", os.str());
+  }
+  return got;
+}
+
+// The weights each rank holds against the whole model's, and which
+// parameters a strategy exchanges.
+void count_weights(NetworkBuild& b, const std::vector<LayerPtr>& chain, const std::vector<Placement>& placed,
+                   bool split) {
+  // Which parameters a strategy exchanges: those of the layers on batch
+  // shards. A split layer's slice differs from rank to rank, and a layer on
+  // the whole batch has the same, whole gradient on every rank already.
+  std::unordered_map<const void*, bool> exchanged;
+  for (std::size_t k = 0; k < chain.size(); ++k) {
+    const auto [here, all] = weight_counts(*chain[k]);
+    b.rank_weights += here;
+    b.whole_weights += all;
+    if (is_model_parallel(placed[k])) {
+      b.rank_split_weights += here;
+      b.whole_split_weights += all;
+    }
+    for (const auto& w : chain[k]->get_weights()) exchanged[w.get()] = placed[k] == Placement::data;
+  }
+  if (split) {
+    for (const auto& p : b.model->parameters()) b.exchange.push_back(exchanged.at(p.get()));
+  }
+}
+
 }  // namespace
 
 model::nn_params_t training_params(const TrainSpec& spec) {
@@ -171,14 +207,7 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
   placed.resize(chain.size(), Placement::replicated);
 
   b.sample_shape = sample_shape;
-  const Shape out = chain.back()->get_output_shape();
-  b.classes = out.ndim() == 2 ? out[1] : 0;
-  if (classes > 0 && b.classes != classes) {
-    std::ostringstream os;
-    os << "the network's output is " << out << " per batch, but the data has " << classes
-       << " classes (the last dense layer needs \"units\": " << classes << ")";
-    throw ConfigError("layers", os.str());
-  }
+  b.classes = output_classes(*chain.back(), classes);
 
   // Every optimizer field goes into the params and the network builds its
   // optimizer by kind (optimizer::make), so its checkpoint records the kind
@@ -190,23 +219,7 @@ NetworkBuild build_network(const TrainSpec& spec, const std::vector<std::int64_t
     b.model->optimizer().set_schedule(std::move(sched));
   }
 
-  // Which parameters a strategy exchanges: those of the layers on batch
-  // shards. A split layer's slice differs from rank to rank, and a layer on
-  // the whole batch has the same, whole gradient on every rank already.
-  std::unordered_map<const void*, bool> exchanged;
-  for (std::size_t k = 0; k < chain.size(); ++k) {
-    const auto [here, all] = weight_counts(*chain[k]);
-    b.rank_weights += here;
-    b.whole_weights += all;
-    if (is_model_parallel(placed[k])) {
-      b.rank_split_weights += here;
-      b.whole_split_weights += all;
-    }
-    for (const auto& w : chain[k]->get_weights()) exchanged[w.get()] = placed[k] == Placement::data;
-  }
-  if (split) {
-    for (const auto& p : b.model->parameters()) b.exchange.push_back(exchanged.at(p.get()));
-  }
+  count_weights(b, chain, placed, split);
   return b;
 }
 
