@@ -15,12 +15,7 @@ void PsStrategy<T>::attach(model::NeuralNetwork<T>& net) {
   grads_.assign(layout_.num_params(), nullptr);
   flat_.assign(layout_.size(), T(0));
   if (is_server()) gathered_.assign(layout_.size() * static_cast<std::size_t>(this->comm_->size()), T(0));
-  typename model::NeuralNetwork<T>::GradientReadyHooks hooks;
-  hooks.ready = [this](std::size_t i, const op::Var<T>&, Tensor<T>& g) { grads_.at(i) = &g; };
-  hooks.finish = [this] { on_finish(); };
-  hooks.apply_update = [this] { return is_server(); };
-  hooks.after_update = [this] { on_update_done(); };
-  net.set_gradient_ready_hooks(std::move(hooks));
+  model::TrainingPlugin<T>::attach(net);
   step_mark_ = std::chrono::steady_clock::now();
 }
 

@@ -25,6 +25,13 @@ class PsStrategy final : public Strategy<T> {
   PsStrategy(std::shared_ptr<Communicator> comm, StrategyOptions options) : Strategy<T>(std::move(comm), options) {}
   std::string name() const override { return "ps"; }
   void attach(model::NeuralNetwork<T>& net) override;
+  bool wants_gradients() const override { return true; }
+  void backward_finished(const std::vector<Tensor<T>*>& grads) override {
+    grads_ = grads;
+    on_finish();
+  }
+  bool apply_update() override { return is_server(); }
+  void after_update() override { on_update_done(); }
 
  private:
   bool is_server() const { return this->comm_->rank() == this->options_.server_rank; }
