@@ -35,6 +35,8 @@ void PsStrategy<T>::on_finish() {
   const int root = this->options_.server_rank;
   comm.gather(host_buffer(static_cast<const T*>(flat_.data()), flat_.size()),
               is_server() ? host_buffer(gathered_.data(), gathered_.size()) : Buffer{}, root);
+  const auto gathered = Clock::now();
+  phases_.gathering_seconds += seconds(gathered - t0);
   if (is_server()) {
     // Rank order, element by element: a fixed summation order.
     const std::size_t n = flat_.size(), ranks = static_cast<std::size_t>(comm.size());
@@ -48,6 +50,7 @@ void PsStrategy<T>::on_finish() {
   for (auto& g : grads_) g = nullptr;
   step_mark_ = Clock::now();
   step_.comm_seconds = seconds(step_mark_ - t0);
+  phases_.averaging_seconds += seconds(step_mark_ - gathered);
 }
 
 template <typename T>
@@ -60,6 +63,8 @@ void PsStrategy<T>::on_update_done() {
   if (!is_server()) layout_.write_values(flat_.data());
   step_mark_ = Clock::now();
   step_.comm_seconds += seconds(step_mark_ - t0);
+  phases_.broadcasting_seconds += seconds(step_mark_ - t0);
+  ++phases_.steps;
   this->record_step(step_);
 }
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "magmadnn/core/registry.h"
+#include "magmadnn/parallel/ps_strategy.h"
 
 namespace magmadnn::run {
 namespace {
@@ -140,6 +141,16 @@ Json DataParallel::timing() const {
   j["communication_seconds"] = t.comm_seconds;
   j["overlapped_seconds"] = t.overlapped_seconds;
   j["exposed_seconds"] = t.exposed_seconds();
+  // The parameter server's phases (SHM-Learn-Dist §6), as this rank saw them.
+  if (const auto* ps = dynamic_cast<const distributed::PsStrategy<float>*>(strategy_.get())) {
+    const distributed::PsPhaseTiming& p = ps->phases();
+    Json phases;
+    phases["steps"] = p.steps;
+    phases["gathering_seconds"] = p.gathering_seconds;
+    phases["averaging_seconds"] = p.averaging_seconds;
+    phases["broadcasting_seconds"] = p.broadcasting_seconds;
+    j["ps_phases"] = phases;
+  }
   return j;
 }
 
