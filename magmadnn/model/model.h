@@ -12,3 +12,4 @@
 #include "magmadnn/model/model_class.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/model/params.h"
+#include "magmadnn/model/training_plugin.h"

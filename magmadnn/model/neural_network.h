@@ -31,14 +31,14 @@
 ///    layer last) the output is taken as logits, as in PyTorch's
 ///    CrossEntropyLoss, and predict() returns those logits; accuracy compares argmax of the
 ///    prediction with argmax of y (a single output column: threshold 0.5);
-///  - a training step is: forward + backward (the gradient-ready hooks),
-///    the gradient hook (exactly once), the optimizer step (unless the
-///    apply_update hook declines it), the after_update hook, then
-///    on_batch_end callbacks. The hooks are the one place where gradients
-///    and weights may be exchanged between ranks;
+///  - a training step is: forward + backward, the optimizer step, then
+///    on_batch_end callbacks, with the training plugin's calls between them
+///    (model/training_plugin.h: the one place where gradients and weights
+///    may be exchanged with other processes, and where the rows a process
+///    trains are chosen);
 ///  - once built, the network hands itself to its optimizer's attached_to()
-///    (a distributed optimizer such as v1's DistMomentumSGD installs its
-///    hooks there);
+///    (a distributed optimizer such as v1's DistMomentumSGD attaches its
+///    strategy there);
 ///  - a NaN or infinite loss stops fit with a ValueError naming the epoch and
 ///    batch (and the last checkpoint written or loaded, if any) before the
 ///    optimizer step, so the weights stay those of the last good step;
@@ -52,8 +52,8 @@
 ///    the tensor and element), for a data cursor outside the epoch it points
 ///    into, and for a history that is not one record per epoch done); fit
 ///    refuses a cursor past the batches of the data it is given;
-///  - data-parallel training (FitOptions::shard) keeps these guarantees per
-///    global batch; see DataShard for what changes with more than one rank.
+///  - training spread over processes by a plugin (parallel/sharded_training.h)
+///    keeps these guarantees per global batch.
 #pragma once
 
 #include <cstdint>
@@ -70,11 +70,14 @@
 #include "magmadnn/model/callbacks.h"
 #include "magmadnn/model/fit_options.h"
 #include "magmadnn/model/params.h"
+#include "magmadnn/model/training_plugin.h"
 #include "magmadnn/optimizer/optimizer_base.h"
 
 namespace magmadnn::data {
 template <typename T>
 class DataLoader;
+template <typename T>
+struct Batch;
 }  // namespace magmadnn::data
 
 namespace magmadnn::model {
@@ -83,48 +86,6 @@ template <typename T>
 class NeuralNetwork {
  public:
   using LayerPtr = std::shared_ptr<layer::Layer<T>>;
-  /// Called once per step between backward and the optimizer step with the
-  /// trainable parameters and their gradients (same order). Modify the
-  /// gradient tensors in place (e.g. average them across ranks).
-  using GradientHook = std::function<void(const std::vector<op::Var<T>>& params, std::vector<Tensor<T>*>& grads)>;
-
-  /// Per-parameter hooks: the seam for communication that overlaps the
-  /// backward pass (a distributed strategy starts a non-blocking allreduce of
-  /// each gradient as soon as it exists).
-  ///  - `ready(i, param, grad)` is called once per parameter per step, with
-  ///    its index in parameters(), the moment its gradient is final, in the
-  ///    order the backward pass finishes gradients (reverse layer order),
-  ///    while the rest of the pass is still to run. It may modify `grad` in
-  ///    place, now or later until `finish` returns.
-  ///  - `finish()` is called once per step after the backward pass and
-  ///    before the optimizer step: it must complete whatever `ready` started.
-  ///  - `apply_update()` (optional), asked once per step after `finish`:
-  ///    whether this rank runs the optimizer step. Unset means yes. A
-  ///    parameter server's workers answer no (the server updates and sends
-  ///    the weights), as does a step that only accumulates gradients.
-  ///  - `after_update()` (optional), called once per step after the
-  ///    optimizer step (or where it would have run) and before the
-  ///    on_batch_end callbacks: e.g. broadcast the weights a server just
-  ///    computed, or average the weights every k steps. Setting only this
-  ///    hook keeps plain SGD fused into the backward pass.
-  ///  - `gradient_scale`: every gradient the hooks and the optimizer see
-  ///    comes out of the backward pass multiplied by it, through the pass's
-  ///    seed (free, compute_gradients' `seed`): a strategy that sums
-  ///    gradients across ranks sets 1 / ranks, and the sum is the mean with
-  ///    no division pass.
-  /// The optimizer step then reads what the hooks left in the gradients.
-  /// With `ready` or `finish` set, plain SGD keeps its gradients and a
-  /// separate update (the update waits for `finish`); without them it stays
-  /// fused into the backward pass. The loss is checked before the backward
-  /// pass starts, so a NaN loss never reaches the hooks.
-  struct GradientReadyHooks {
-    std::function<void(std::size_t index, const op::Var<T>& param, Tensor<T>& grad)> ready;
-    std::function<void()> finish;
-    std::function<bool()> apply_update;
-    std::function<void()> after_update;
-    double gradient_scale = 1.0;
-  };
-
   /// Where training stands: the 0-based epoch in progress (equal to the
   /// number of finished epochs when `batch` is 0) and the steps done in it.
   struct Cursor {
@@ -165,10 +126,11 @@ class NeuralNetwork {
 
   /// Asks a running fit to stop after the current batch (callbacks use it).
   void stop_training() noexcept { stop_ = true; }
-  /// Replaces the gradient hook (an empty function removes it).
-  void set_gradient_hook(GradientHook hook) { hook_ = std::move(hook); }
-  /// Replaces the per-parameter hooks (empty functions remove them).
-  void set_gradient_ready_hooks(GradientReadyHooks hooks) { ready_hooks_ = std::move(hooks); }
+  /// Installs the plugin fit calls at its fixed points (model/training_plugin.h),
+  /// replacing any other; null removes it. Not owned: it must outlive every
+  /// fit of this network. Usually called by TrainingPlugin::attach.
+  void set_training_plugin(TrainingPlugin<T>* plugin) noexcept { plugin_ = plugin; }
+  TrainingPlugin<T>* training_plugin() const noexcept { return plugin_; }
 
   // -- inference ------------------------------------------------------------------
   /// Loss and accuracy over (x, y), in eval mode, batch by batch.
@@ -236,11 +198,16 @@ class NeuralNetwork {
   double read_loss() const;
   void check_data(const data::Samples<T>& x, const Tensor<T>* y, const char* what) const;
   Evaluation evaluate_batches(const data::Samples<T>& x, const Tensor<T>& y);
-  void train_step(double& batch_loss, std::int64_t& correct);
-  void serve_step();
-  void checkpoint_across_ranks();
-  void save_across_ranks();
-  void agree_on_shard_checkpoint(const std::exception_ptr& failure);
+  TrainingPlugin<T>& plugin() const noexcept;
+  void train_step(double& batch_loss, std::int64_t& correct, double gradient_scale);
+  void step_without_data();
+  void feed_batch(const data::Samples<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader, data::Batch<T>& batch,
+                  bool inline_batches, const std::int64_t* rows, std::int64_t m,
+                  const typename TrainingPlugin<T>::Part& part);
+  void checkpoint_mid_epoch_shared();
+  void save_shared();
+  void check_fit_options(const FitOptions<T>& options) const;
+  std::vector<std::shared_ptr<Callback<T>>> fit_callbacks(const FitOptions<T>& options);
   bool train_batches(const data::Samples<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader, bool inline_batches,
                      std::vector<std::shared_ptr<Callback<T>>>& callbacks);
   EpochRecord close_epoch(const data::Samples<T>* validation_x, const Tensor<T>* validation_y);
@@ -271,8 +238,7 @@ class NeuralNetwork {
   std::vector<ParamSplit> splits_;
   std::vector<Tensor<T>*> grad_ptrs_;
   std::vector<std::pair<std::string, Tensor<T>*>> state_;  // layer state for checkpoints
-  GradientHook hook_;
-  GradientReadyHooks ready_hooks_;
+  TrainingPlugin<T>* plugin_ = nullptr;  // set_training_plugin; null: train alone on all data
   optimizer::LossScaler* scaler_ = nullptr;  // fit's options.loss_scaler, during fit
   bool training_mode_ = true;
 
@@ -294,14 +260,17 @@ class NeuralNetwork {
   std::int64_t cursor_batch_size_ = 0;  // batch size the cursor's batches were trained in (0: none yet)
   std::string last_checkpoint_;
   bool stop_ = false;
-  DataShard shard_;       // fit's options.shard, for the epoch in progress
-  std::string shard_checkpoint_path_;  // checkpoints across ranks (rank 0 writes)
-  std::int64_t shard_checkpoint_every_ = 0;
-  unsigned int shard_checkpoint_every_epochs_ = 0;  // epoch-end checkpoints across ranks (rank 0 writes)
-  double grad_scale_ = 1.0;  // this step's factor for hooked gradients (DataShard)
+  std::string shared_checkpoint_path_;  // checkpoints fit places itself (a plugin spanning processes)
+  std::int64_t shared_checkpoint_every_ = 0;
+  unsigned int shared_checkpoint_every_epochs_ = 0;
 
   Tensor<T> bx_, by_;       // batch staging buffers (reused)
   Tensor<T> predict_out_;   // v1 predict(Tensor*) result
 };
+
+template <typename T>
+void TrainingPlugin<T>::attach(NeuralNetwork<T>& net) {
+  net.set_training_plugin(this);
+}
 
 }  // namespace magmadnn::model

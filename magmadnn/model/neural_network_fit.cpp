@@ -1,11 +1,13 @@
-// NeuralNetwork::fit: the training loop.
-//   loader order -> feed -> forward -> NaN check -> backward (gradient-ready
-//   hooks as gradients become final) -> finish hook -> gradient hook ->
-//   loss scaler's unscale (when fit has one) -> optimizer step (unless the
-//   scaler found an inf or NaN, or apply_update says no) -> after_update hook ->
+// NeuralNetwork::fit: the training loop. It knows no ranks: the training
+// plugin (model/training_plugin.h) says which rows of a batch this process
+// trains and does everything that involves other processes.
+//   loader order -> the plugin's part -> feed -> forward -> NaN check ->
+//   backward (gradient_ready as gradients become final) -> backward_finished
+//   -> loss scaler's unscale (when fit has one) -> optimizer step (unless the
+//   scaler found an inf or NaN, or apply_update says no) -> after_update ->
 //   callbacks (checkpoints are the first callback);
-// or, for plain SGD without hooks or loss scaler: feed -> forward -> NaN check -> backward
-// with the update folded in -> callbacks.
+// or, for plain SGD whose gradients no one keeps: feed -> forward -> NaN
+// check -> backward with the update folded in -> after_update -> callbacks.
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -19,7 +21,6 @@
 #include "magmadnn/core/errors.h"
 #include "magmadnn/tensor/dispatch.h"
 #include "magmadnn/data/dataloader.h"
-#include "magmadnn/data/shard.h"
 #include "magmadnn/model/neural_network.h"
 #include "magmadnn/model/network_detail.h"
 
@@ -28,12 +29,30 @@ namespace magmadnn::model {
 namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The plugin's part of `rows` rows, refused when it is not a range of them.
+template <typename T>
+typename TrainingPlugin<T>::Part checked_part(const TrainingPlugin<T>& p, std::int64_t rows) {
+  const auto part = p.part(rows);
+  MAGMADNN_CHECK(part.begin >= 0 && part.count >= 0 && part.begin + part.count <= rows, ValueError,
+                 "NeuralNetwork::fit: the training plugin's part of a batch of "
+                     << rows << " rows is [" << part.begin << ", " << part.begin + part.count << ")");
+  return part;
+}
 }  // namespace
 
 template <typename T>
-void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
+TrainingPlugin<T>& NeuralNetwork<T>::plugin() const noexcept {
+  // Every default: one process training on all of its data. Stateless, so
+  // one instance serves every network.
+  static TrainingPlugin<T> alone;
+  return plugin_ != nullptr ? *plugin_ : alone;
+}
+
+template <typename T>
+void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct, double gradient_scale) {
   // The forward pass and the loss check come first, so a NaN loss leaves the
-  // parameters untouched and never reaches a gradient hook.
+  // parameters untouched and never reaches the plugin.
   loss_->eval();
   {
     std::optional<op::Profiler::Scope> scope;
@@ -49,85 +68,90 @@ void NeuralNetwork<T>::train_step(double& batch_loss, std::int64_t& correct) {
     }
     correct = count_correct(score_->output(), y_ph_->output());
   }
-  // Plain SGD without hooks updates inside the backward pass (no gradient
-  // buffers, no update pass).
-  const bool hooked =
-      scaler_ || hook_ || ready_hooks_.ready || ready_hooks_.finish || ready_hooks_.apply_update;
-  if (const auto fused = hooked ? std::nullopt : opt_->in_place_update()) {
+  TrainingPlugin<T>& p = plugin();
+  // Plain SGD whose gradients no one asks for updates inside the backward
+  // pass (no gradient buffers, no update pass).
+  if (const auto fused = scaler_ || p.wants_gradients() ? std::nullopt : opt_->in_place_update()) {
     op::backward_update<T>(loss_, param_exprs_, *fused, op::ForwardValues::Release);
     opt_->count_in_place_step();
-    if (ready_hooks_.after_update) ready_hooks_.after_update();
+    p.after_update();
     return;
   }
-  // A data-parallel rank whose slice differs from the others' weighs its
-  // gradient by its rows (DataShard), and a strategy may ask for a factor
-  // of its own: both scale the backward pass's seed, so no pass over the
-  // gradients is spent on them.
-  // The loss scale multiplies the seed too (scaling the loss itself would
-  // change the value reported and checked).
-  const T seed = static_cast<T>(grad_scale_ * ready_hooks_.gradient_scale * (scaler_ ? scaler_->scale() : 1.0));
+  // The plugin's factor and the loss scale multiply the backward pass's
+  // seed, so no pass over the gradients is spent on them (scaling the loss
+  // itself would change the value reported and checked).
+  const T seed = static_cast<T>(gradient_scale * (scaler_ ? scaler_->scale() : 1.0));
   op::GradientReady<T> ready;
-  if (ready_hooks_.ready) {
-    ready = [this](std::size_t i, Tensor<T>& g) { ready_hooks_.ready(i, params_[i], g); };
-  }
+  if (p.wants_gradients()) ready = [this, &p](std::size_t i, Tensor<T>& g) { p.gradient_ready(i, params_[i], g); };
   // Each activation is freed once backward has read it for the last time
   // (the loss and accuracy were read above): the step's peak memory is the
   // activations or the gradients, not both.
   op::GradTable<T> grads = op::compute_gradients(loss_, param_exprs_, ready, seed, op::ForwardValues::Release);
   for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
-  if (ready_hooks_.finish) ready_hooks_.finish();
-  if (hook_) {
-    hook_(params_, grad_ptrs_);
-    // The hook may hand back other tensors: the optimizer reads the table.
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-      Tensor<T>* g = grads.get(param_exprs_[i]);
-      if (grad_ptrs_[i] != g) {
-        MAGMADNN_CHECK(grad_ptrs_[i] != nullptr, ValueError,
-                       "gradient hook: set the gradient of '" << param_names_[i] << "' to null");
-        g->copy_from(*grad_ptrs_[i]);
-      }
-    }
-  }
-  // Loss scaling: the gradients are unscaled after the hooks, which across
-  // ranks have summed them, so an inf on any rank reaches every rank and all
-  // skip the same step. The scaler works on the table's tensors, which the
-  // optimizer reads (a hook may have handed back others, copied in above).
-  if (scaler_) {
-    for (std::size_t i = 0; i < params_.size(); ++i) grad_ptrs_[i] = grads.get(param_exprs_[i]);
-  }
+  p.backward_finished(grad_ptrs_);
+  // Loss scaling: the gradients are unscaled after the plugin, which across
+  // processes has summed them, so an inf on any process reaches every one
+  // and all skip the same step.
   const bool finite =
       !scaler_ ||
       scaler_->unscale(grad_ptrs_, opt_->step_count() + static_cast<std::int64_t>(scaler_->skips().size()) + 1);
-  if (finite && (!ready_hooks_.apply_update || ready_hooks_.apply_update())) opt_->step(param_exprs_, grads);
-  if (ready_hooks_.after_update) ready_hooks_.after_update();
+  if (finite && p.apply_update()) opt_->step(param_exprs_, grads);
+  p.after_update();
 }
 
-// A data-parallel server's step (DataShard::server_rank): no data, no
-// forward or backward pass; its strategy serves the others in the hooks.
+// A step of a part that trains on no data (a parameter server): no forward
+// or backward pass; the plugin serves the others.
 template <typename T>
-void NeuralNetwork<T>::serve_step() {
-  if (ready_hooks_.finish) ready_hooks_.finish();
-  if (ready_hooks_.after_update) ready_hooks_.after_update();
+void NeuralNetwork<T>::step_without_data() {
+  const std::vector<Tensor<T>*> none;
+  plugin().backward_finished(none);
+  plugin().after_update();
 }
 
-// A mid-epoch checkpoint of a data-parallel run: every rank adds its part of
-// the epoch's sums so far, rank 0 saves them as the global ones and goes on
+// Feeds this process's part of batch batch_ (m rows) to the placeholders. An
+// empty part trains on the batch's first row with weight 0, so the process
+// still takes part in every exchange of the step.
+template <typename T>
+void NeuralNetwork<T>::feed_batch(const data::Samples<T>& x, const Tensor<T>& y, data::DataLoader<T>& loader,
+                                  data::Batch<T>& batch, bool inline_batches, const std::int64_t* rows,
+                                  std::int64_t m, const typename TrainingPlugin<T>::Part& part) {
+  const std::int64_t first = part.count > 0 ? part.begin : 0, fed = std::max<std::int64_t>(part.count, 1);
+  if (!inline_batches) {  // a part that does not train keeps the loader's order all the same
+    MAGMADNN_CHECK(loader.next(batch) && batch.index == batch_ && batch.size == m, ValueError,
+                   "NeuralNetwork::fit: the data loader did not deliver batch " << batch_ << " of "
+                                                                                << loader.num_batches());
+  }
+  if (!part.trains) return;
+  if (inline_batches) {
+    std::optional<op::Profiler::Scope> scope;
+    if (op::Profiler::enabled()) scope.emplace("step", "feed batch", "", op::detail::device_sync_of(y));
+    feed(x, y, rows, batch_ * nn_params_.batch_size + first, fed);
+  } else if (part.begin != 0 || part.count != m) {
+    feed(batch.x, batch.y, nullptr, first, fed);
+  } else {
+    x_ph_->set_value(batch.x);
+    y_ph_->set_value(batch.y);
+  }
+}
+
+// A mid-epoch checkpoint of a run spanning processes: the epoch's sums so
+// far become the run's, the writer saves them, and every process goes on
 // with its own.
 template <typename T>
-void NeuralNetwork<T>::checkpoint_across_ranks() {
+void NeuralNetwork<T>::checkpoint_mid_epoch_shared() {
+  TrainingPlugin<T>& p = plugin();
   std::vector<double> sums = {partial_.loss, static_cast<double>(partial_.correct),
                               static_cast<double>(partial_.samples)};
-  if (!shard_.replicated) shard_.sum(sums);
-  MAGMADNN_CHECK(sums.size() == 3, ValueError, "DataShard::sum changed the length of its values");
-  // Rank 0 writes the sums over the ranks, then its own totals come back.
+  if (p.sums_are_partial()) p.sum_metrics(sums);
+  MAGMADNN_CHECK(sums.size() == 3, ValueError, "TrainingPlugin::sum_metrics changed the length of its values");
   const EpochTotals own = partial_;
-  if (shard_.rank == 0) {
+  if (p.writes_checkpoints()) {
     partial_.loss = sums[0];
     partial_.correct = std::llround(sums[1]);
     partial_.samples = std::llround(sums[2]);
   }
   try {
-    save_across_ranks();
+    save_shared();
   } catch (...) {
     partial_ = own;
     throw;
@@ -135,52 +159,21 @@ void NeuralNetwork<T>::checkpoint_across_ranks() {
   partial_ = own;
 }
 
-// A checkpoint across ranks: rank 0 writes (at an epoch's end the epoch's
-// record already holds the sums over the ranks), every rank learns how it
-// went. A network split over the ranks saves on every rank, since save()
-// gathers the split tensors whole (a collective); its rank 0 writes.
+// A checkpoint of a run spanning processes: the writer writes (a network
+// with split parameters saves everywhere, since save() gathers them whole:
+// a collective), then every process learns how it went.
 template <typename T>
-void NeuralNetwork<T>::save_across_ranks() {
+void NeuralNetwork<T>::save_shared() {
+  TrainingPlugin<T>& p = plugin();
   std::exception_ptr failure;
-  if (shard_.rank == 0 || (shard_.replicated && has_split_parameters())) {
+  if (p.writes_checkpoints() || has_split_parameters()) {
     try {
-      save(shard_checkpoint_path_);
+      save(shared_checkpoint_path_);
     } catch (...) {
       failure = std::current_exception();
     }
   }
-  agree_on_shard_checkpoint(failure);
-}
-
-// Every rank calls this after rank 0's write: rank 0 rethrows its own
-// error; the others throw one that quotes it. Why: the other ranks would
-// otherwise run on into the next step's collective, which rank 0 never
-// joins, and fail only when a watchdog fires, naming a timeout rather than
-// the full disk.
-template <typename T>
-void NeuralNetwork<T>::agree_on_shard_checkpoint(const std::exception_ptr& failure) {
-  std::string why;
-  if (failure) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (const std::exception& e) {
-      why = e.what();
-    } catch (...) {
-      why = "an exception that is not a std::exception";
-    }
-    if (why.empty()) why = "(no message)";
-  }
-  if (shard_.share_text) {
-    shard_.share_text(why, 0);
-  } else {
-    std::vector<double> failed{failure ? 1.0 : 0.0};
-    shard_.sum(failed);
-    if (failed.at(0) != 0.0 && why.empty()) why = "(its message is on rank 0: DataShard::share_text is not set)";
-  }
-  if (failure) std::rethrow_exception(failure);
-  MAGMADNN_CHECK(why.empty(), IOError,
-                 "rank " << shard_.rank << ": rank 0 could not write the checkpoint " << shard_checkpoint_path_
-                         << ", so every rank stops here (a checkpoint written before is intact): " << why);
+  p.agree_on_checkpoint(failure, shared_checkpoint_path_);
 }
 
 // The batches of the epoch in progress, from the cursor on. False when a
@@ -203,52 +196,25 @@ bool NeuralNetwork<T>::train_batches(const data::Samples<T>& x, const Tensor<T>&
   BatchLogs logs;
   logs.epoch = epoch_ + 1;
   logs.batches = nb;
-  const bool sharded = shard_.size > 1 && !shard_.replicated;
-  const int trainers = shard_.trainers(), trainer = shard_.trainer_index();
-  const bool serves = sharded && trainer < 0;
   while (batch_ < nb) {
     const std::int64_t m = std::min(bs, n - batch_ * bs);
-    // This rank's rows of the global batch; an empty slice trains on the
-    // batch's first row with weight 0, so the rank still meets every collective.
-    const data::RowRange mine = serves    ? data::RowRange{0, 0}
-                                : sharded ? data::shard_rows(m, trainer, trainers)
-                                          : data::RowRange{0, m};
-    const std::int64_t first = mine.count > 0 ? mine.begin : 0, fed = std::max<std::int64_t>(mine.count, 1);
-    grad_scale_ = sharded ? static_cast<double>(trainers * mine.count) / static_cast<double>(m) : 1.0;
-    if (serves) {
-      if (!inline_batches) {  // the loader's batch is not used, but its order is kept
-        MAGMADNN_CHECK(loader.next(batch) && batch.index == batch_ && batch.size == m, ValueError,
-                       "NeuralNetwork::fit: the data loader did not deliver batch " << batch_ << " of " << nb);
-      }
-    } else if (inline_batches) {
-      std::optional<op::Profiler::Scope> scope;
-      if (op::Profiler::enabled()) scope.emplace("step", "feed batch", "", op::detail::device_sync_of(y));
-      feed(x, y, rows, batch_ * bs + first, fed);
-    } else {
-      MAGMADNN_CHECK(loader.next(batch) && batch.index == batch_ && batch.size == m, ValueError,
-                     "NeuralNetwork::fit: the data loader did not deliver batch " << batch_ << " of " << nb);
-      if (sharded) {
-        feed(batch.x, batch.y, nullptr, first, fed);
-      } else {
-        x_ph_->set_value(batch.x);
-        y_ph_->set_value(batch.y);
-      }
-    }
+    const auto part = checked_part(plugin(), m);
+    feed_batch(x, y, loader, batch, inline_batches, rows, m, part);
     double l = 0.0;
     std::int64_t c = 0;
-    if (serves) {
-      serve_step();
+    if (part.trains) {
+      train_step(l, c, part.gradient_scale);
     } else {
-      train_step(l, c);
+      step_without_data();
     }
-    if (mine.count == 0) c = 0;
-    partial_.loss += l * static_cast<double>(mine.count);
+    if (part.count == 0) c = 0;
+    partial_.loss += l * static_cast<double>(part.count);
     partial_.correct += c;
-    partial_.samples += mine.count;
+    partial_.samples += part.count;
     partial_.seconds = seconds_before + seconds_since(t0);
     ++batch_;
     logs.batch = batch_ - 1;
-    logs.size = mine.count;
+    logs.size = part.count;
     logs.loss = l;
     logs.samples_done = partial_.samples;
     const double done = partial_.samples > 0 ? static_cast<double>(partial_.samples) : 1.0;
@@ -256,8 +222,8 @@ bool NeuralNetwork<T>::train_batches(const data::Samples<T>& x, const Tensor<T>&
     logs.epoch_accuracy = static_cast<double>(partial_.correct) / done;
     logs.seconds = partial_.seconds;
     // Before the callbacks, as a Checkpointer would be (the first of them).
-    if (shard_checkpoint_every_ > 0 && batch_ < nb && batch_ % shard_checkpoint_every_ == 0) {
-      checkpoint_across_ranks();
+    if (shared_checkpoint_every_ > 0 && batch_ < nb && batch_ % shared_checkpoint_every_ == 0) {
+      checkpoint_mid_epoch_shared();
     }
     for (auto& cb : callbacks) cb->on_batch_end(*this, logs);
     if (stop_) return batch_ == nb;
@@ -268,29 +234,29 @@ bool NeuralNetwork<T>::train_batches(const data::Samples<T>& x, const Tensor<T>&
 // The finished epoch's record (validation included); moves the cursor on.
 template <typename T>
 EpochRecord NeuralNetwork<T>::close_epoch(const data::Samples<T>* validation_x, const Tensor<T>* validation_y) {
-  if (shard_.size > 1 && shard_.at_epoch_end) shard_.at_epoch_end();
+  TrainingPlugin<T>& p = plugin();
+  p.epoch_end();
   std::optional<Evaluation> v;
   if (validation_x != nullptr) {
     const op::Profiler::Pause not_training;  // a profile of fit is a profile of training steps
-    if (shard_.size == 1 || shard_.replicated) {
+    const auto part = checked_part(p, validation_x->rows());
+    if (part.trains && part.begin == 0 && part.count == validation_x->rows()) {
       v = evaluate_batches(*validation_x, *validation_y);
     } else {
-      const int trainer = shard_.trainer_index();
-      const data::RowRange mine = trainer < 0 ? data::RowRange{0, 0}
-                                              : data::shard_rows(validation_x->rows(), trainer, shard_.trainers());
-      v = mine.count > 0 ? evaluate_batches(validation_x->slice(mine.begin, mine.begin + mine.count),
-                                            validation_y->slice(mine.begin, mine.begin + mine.count))
-                         : Evaluation{};
+      const std::int64_t end = part.begin + part.count;
+      v = part.trains && part.count > 0
+              ? evaluate_batches(validation_x->slice(part.begin, end), validation_y->slice(part.begin, end))
+              : Evaluation{};
     }
   }
-  if (shard_.size > 1 && !shard_.replicated) {
-    // One collective per epoch: the training sums and the validation's.
+  if (p.sums_are_partial()) {
+    // One exchange per epoch: the training sums and the validation's.
     const double vn = v ? static_cast<double>(v->samples) : 0.0;
     std::vector<double> sums = {partial_.loss, static_cast<double>(partial_.correct),
                                 static_cast<double>(partial_.samples), v ? v->loss * vn : 0.0,
                                 v ? v->accuracy * vn : 0.0, vn};
-    shard_.sum(sums);
-    MAGMADNN_CHECK(sums.size() == 6, ValueError, "DataShard::sum changed the length of its values");
+    p.sum_metrics(sums);
+    MAGMADNN_CHECK(sums.size() == 6, ValueError, "TrainingPlugin::sum_metrics changed the length of its values");
     partial_.loss = sums[0];
     partial_.correct = std::llround(sums[1]);
     partial_.samples = std::llround(sums[2]);
@@ -319,6 +285,38 @@ EpochRecord NeuralNetwork<T>::close_epoch(const data::Samples<T>* validation_x, 
 }
 
 template <typename T>
+void NeuralNetwork<T>::check_fit_options(const FitOptions<T>& options) const {
+  MAGMADNN_CHECK(options.loader_workers >= 0, ValueError,
+                 "NeuralNetwork::fit: loader_workers = " << options.loader_workers << " must be >= 0");
+  MAGMADNN_CHECK(options.checkpoint_every_batches >= 0, ValueError,
+                 "NeuralNetwork::fit: checkpoint_every_batches " << options.checkpoint_every_batches << " is negative");
+  MAGMADNN_CHECK(options.checkpoint_path.empty() == false ||
+                     (options.checkpoint_every_epochs == 0 && options.checkpoint_every_batches == 0 && !options.resume),
+                 ValueError, "NeuralNetwork::fit: checkpoint options need a checkpoint_path");
+}
+
+// fit's callbacks, checkpoints first: the others of a batch or epoch find
+// its checkpoint written. A plugin spanning processes has fit place the
+// checkpoints itself (every process takes part: mid-epoch ones hold the
+// run's sums, a split network gathers its parameters whole, and every
+// process learns whether the write failed), so no Checkpointer then.
+template <typename T>
+std::vector<std::shared_ptr<Callback<T>>> NeuralNetwork<T>::fit_callbacks(const FitOptions<T>& options) {
+  const bool shared = plugin().spans_processes();
+  shared_checkpoint_path_ = shared ? options.checkpoint_path : std::string();
+  shared_checkpoint_every_ = shared ? options.checkpoint_every_batches : 0;
+  shared_checkpoint_every_epochs_ = shared ? options.checkpoint_every_epochs : 0;
+  std::vector<std::shared_ptr<Callback<T>>> callbacks;
+  if (!shared && (options.checkpoint_every_epochs > 0 || options.checkpoint_every_batches > 0)) {
+    callbacks.push_back(std::make_shared<Checkpointer<T>>(options.checkpoint_path, options.checkpoint_every_epochs,
+                                                          options.checkpoint_every_batches));
+  }
+  callbacks.insert(callbacks.end(), options.callbacks.begin(), options.callbacks.end());
+  if (options.verbose) callbacks.push_back(std::make_shared<ProgressBar<T>>());
+  return callbacks;
+}
+
+template <typename T>
 History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_in, const FitOptions<T>& options) {
   check_data(x_in, &y_in, "fit");
   MAGMADNN_CHECK(options.validation_x == nullptr || options.validation_samples == nullptr, ValueError,
@@ -329,20 +327,7 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
   MAGMADNN_CHECK((validation_x == nullptr) == (options.validation_y == nullptr), ValueError,
                  "NeuralNetwork::fit: give both validation_x (or validation_samples) and validation_y, or neither");
   if (validation_x != nullptr) check_data(*validation_x, options.validation_y, "fit (validation)");
-  MAGMADNN_CHECK(options.loader_workers >= 0, ValueError,
-                 "NeuralNetwork::fit: loader_workers = " << options.loader_workers << " must be >= 0");
-  const DataShard& shard = options.shard;
-  MAGMADNN_CHECK(shard.size >= 1 && shard.rank >= 0 && shard.rank < shard.size, ValueError,
-                 "NeuralNetwork::fit: shard rank " << shard.rank << " of " << shard.size << " ranks");
-  MAGMADNN_CHECK(shard.size == 1 || shard.sum, ValueError,
-                 "NeuralNetwork::fit: a shard of " << shard.size << " ranks needs a sum function");
-  MAGMADNN_CHECK(shard.server_rank >= -1 && shard.server_rank < shard.size, ValueError,
-                 "NeuralNetwork::fit: shard server rank " << shard.server_rank << " of " << shard.size << " ranks");
-  MAGMADNN_CHECK(options.checkpoint_every_batches >= 0, ValueError,
-                 "NeuralNetwork::fit: checkpoint_every_batches " << options.checkpoint_every_batches << " is negative");
-  MAGMADNN_CHECK(options.checkpoint_path.empty() == false ||
-                     (options.checkpoint_every_epochs == 0 && options.checkpoint_every_batches == 0 && !options.resume),
-                 ValueError, "NeuralNetwork::fit: checkpoint options need a checkpoint_path");
+  check_fit_options(options);
 
   // Batches are gathered on the host; device-only data is staged there once.
   const bool stage = x_in.get_memory_type() == DEVICE || y_in.get_memory_type() == DEVICE;
@@ -353,11 +338,9 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
   const std::int64_t n = x.rows();
 
   if (options.resume && std::filesystem::exists(options.checkpoint_path)) load(options.checkpoint_path);
-  shard_ = shard;
-  grad_scale_ = 1.0;
-  // An epoch in progress (a mid-epoch checkpoint loaded on every rank) has
-  // its sums so far counted once, by rank 0.
-  if (shard.rank != 0 && !shard.replicated) partial_ = {};
+  // An epoch in progress (a mid-epoch checkpoint loaded by every process)
+  // holds the run's sums so far: they count once, where the writer is.
+  if (plugin().sums_are_partial() && !plugin().writes_checkpoints()) partial_ = {};
   MAGMADNN_CHECK(batch_ == 0 || data_size_ == n, ValueError,
                  "NeuralNetwork::fit: the model stands in the middle of an epoch over " << data_size_
                                                                                        << " samples, but x has " << n);
@@ -403,23 +386,7 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
   // unless background workers or augmentation are asked for.
   const bool inline_batches = options.loader_workers == 0 && options.augment.empty();
 
-  // Checkpoints first: the other callbacks of a batch or epoch find its checkpoint written.
-  // Across ranks only rank 0 writes, and fit itself places the checkpoints
-  // (every rank takes part: mid-epoch ones hold sums over the ranks, a
-  // network split over the ranks gathers its split parameters whole, and
-  // every rank learns whether rank 0's write failed).
-  std::vector<std::shared_ptr<Callback<T>>> callbacks;
-  const bool across_ranks = shard.size > 1;
-  shard_checkpoint_path_ = across_ranks ? options.checkpoint_path : std::string();
-  shard_checkpoint_every_ = across_ranks ? options.checkpoint_every_batches : 0;
-  shard_checkpoint_every_epochs_ = across_ranks ? options.checkpoint_every_epochs : 0;
-  const unsigned int every_epochs = across_ranks ? 0 : options.checkpoint_every_epochs;
-  const std::int64_t every_batches = across_ranks ? 0 : options.checkpoint_every_batches;
-  if (every_epochs > 0 || every_batches > 0) {
-    callbacks.push_back(std::make_shared<Checkpointer<T>>(options.checkpoint_path, every_epochs, every_batches));
-  }
-  callbacks.insert(callbacks.end(), options.callbacks.begin(), options.callbacks.end());
-  if (options.verbose) callbacks.push_back(std::make_shared<ProgressBar<T>>());
+  std::vector<std::shared_ptr<Callback<T>>> callbacks = fit_callbacks(options);
   TrainInfo info;
   info.first_epoch = epoch_ + 1;
   info.last_epoch = std::max(end_epoch, epoch_);
@@ -445,9 +412,7 @@ History NeuralNetwork<T>::fit(const data::Samples<T>& x_in, const Tensor<T>& y_i
     if (!train_batches(x, y, *loader, inline_batches, callbacks)) break;
     const EpochRecord r = close_epoch(validation_x, options.validation_y);
     // Before the callbacks, as a Checkpointer would be (the first of them).
-    if (shard_checkpoint_every_epochs_ > 0 && r.epoch % shard_checkpoint_every_epochs_ == 0) {
-      save_across_ranks();
-    }
+    if (shared_checkpoint_every_epochs_ > 0 && r.epoch % shared_checkpoint_every_epochs_ == 0) save_shared();
     for (auto& cb : callbacks) cb->on_epoch_end(*this, r);
   }
   for (auto& cb : callbacks) cb->on_train_end(*this, history_);
@@ -490,9 +455,11 @@ magmadnn_error_t NeuralNetwork<T>::fit(Tensor<T>* x, Tensor<T>* y, metric_t& met
 
 // The rest of NeuralNetwork is instantiated in neural_network.cpp.
 #define MAGMADNN_FIT_INSTANTIATE(T)                                                                  \
-  template void NeuralNetwork<T>::train_step(double&, std::int64_t&);                                \
-  template void NeuralNetwork<T>::serve_step();                                                      \
-  template void NeuralNetwork<T>::checkpoint_across_ranks();                                         \
+  template TrainingPlugin<T>& NeuralNetwork<T>::plugin() const noexcept;                            \
+  template void NeuralNetwork<T>::train_step(double&, std::int64_t&, double);                        \
+  template void NeuralNetwork<T>::step_without_data();                                               \
+  template void NeuralNetwork<T>::checkpoint_mid_epoch_shared();                                     \
+  template void NeuralNetwork<T>::save_shared();                                                     \
   template bool NeuralNetwork<T>::train_batches(const data::Samples<T>&, const Tensor<T>&, data::DataLoader<T>&, \
                                                 bool,                                                \
                                                 std::vector<std::shared_ptr<Callback<T>>>&);         \

@@ -73,7 +73,7 @@ class Optimizer {
   /// Called by a model::NeuralNetwork built with this optimizer, once the
   /// network is complete. The default does nothing; an optimizer that needs
   /// the network overrides it (v1's DistMomentumSGD attaches the allreduce
-  /// strategy there, installing its gradient hooks).
+  /// strategy there, as the network's training plugin).
   virtual void attached_to(model::NeuralNetwork<T>& /*net*/) {}
 
   /// Steps taken so far (restore it with the state when resuming).

@@ -58,16 +58,20 @@ void AllreduceStrategy<T>::attach(model::NeuralNetwork<T>& net) {
     full_.assign(buckets_.size(), false);
   }
 
-  typename model::NeuralNetwork<T>::GradientReadyHooks hooks;
-  hooks.ready = [this](std::size_t i, const op::Var<T>&, Tensor<T>& g) {
-    MAGMADNN_CHECK(i < own_index_.size(), ValueError, "AllreduceStrategy: gradient index " << i << " out of range");
-    if (own_index_[i] != kNotExchanged) on_ready(own_index_[i], g);
-  };
-  hooks.finish = [this] { on_finish(); };
-  hooks.apply_update = [this] { return step_syncs_; };
-  hooks.gradient_scale = this->options_.sum_gradients ? 1.0 : 1.0 / static_cast<double>(this->comm_->size());
-  net.set_gradient_ready_hooks(std::move(hooks));
+  this->gradient_scale_ = this->options_.sum_gradients ? 1.0 : 1.0 / static_cast<double>(this->comm_->size());
+  model::TrainingPlugin<T>::attach(net);
   step_mark_ = Clock::now();
+}
+
+template <typename T>
+void AllreduceStrategy<T>::gradient_ready(std::size_t i, const op::Var<T>&, Tensor<T>& g) {
+  MAGMADNN_CHECK(i < own_index_.size(), ValueError, "AllreduceStrategy: gradient index " << i << " out of range");
+  if (own_index_[i] != kNotExchanged) on_ready(own_index_[i], g);
+}
+
+template <typename T>
+void AllreduceStrategy<T>::backward_finished(const std::vector<Tensor<T>*>&) {
+  on_finish();
 }
 
 template <typename T>

@@ -9,12 +9,12 @@
 /// own, reduced where its gradient lies; smaller ones are packed together,
 /// a packed bucket closing at about bucket_bytes (the first one:
 /// first_bucket_bytes). The backward pass is seeded with 1 / ranks
-/// (GradientReadyHooks::gradient_scale), so the allreduce sums and leaves
-/// the mean with no division pass. The ready hook copies a small gradient
+/// (TrainingPlugin::Part::gradient_scale), so the allreduce sums and leaves
+/// the mean with no division pass. gradient_ready copies a small gradient
 /// into its packed bucket; when a bucket is complete it is handed to the
 /// one communication thread, which starts its non-blocking allreduce and
 /// keeps calling test() on every request in flight while backward runs,
-/// since Open MPI makes no progress on its own. finish() waits for every
+/// since Open MPI makes no progress on its own. backward_finished waits for every
 /// bucket and copies the packed means back; the optimizer step then runs on
 /// every rank with the same averaged gradients.
 ///
@@ -22,7 +22,7 @@
 /// from it, passing a decorating communicator, and overrides name().
 ///
 /// With StrategyOptions::exchange only the parameters it names are
-/// bucketed and reduced (the hooks of the others return at once); with
+/// bucketed and reduced (gradient_ready returns at once for the others); with
 /// sum_gradients the seed is 1 and the allreduce leaves the sum.
 ///
 /// Requires: a Communicator safe to call from a thread other than the one
@@ -31,7 +31,7 @@
 /// thread calls the communicator (attach's broadcast runs on it too), so
 /// the caller's thread never races it; buckets start in bucket order on
 /// every rank, whatever order their gradients complete in, so collectives
-/// match across ranks; a failed exchange is rethrown from finish() (and
+/// match across ranks; a failed exchange is rethrown from backward_finished (and
 /// every later step) as the CommError it was.
 #pragma once
 
@@ -54,6 +54,10 @@ class AllreduceStrategy : public Strategy<T> {
   std::string name() const override { return "allreduce"; }
   void attach(model::NeuralNetwork<T>& net) override;
   void finalize() override;
+  bool wants_gradients() const override { return true; }
+  void gradient_ready(std::size_t index, const op::Var<T>& param, Tensor<T>& grad) override;
+  void backward_finished(const std::vector<Tensor<T>*>& grads) override;
+  bool apply_update() override { return step_syncs_; }
 
   /// PyTorch DDP's no_sync, as a switch set between steps: while off, a
   /// step only adds its gradients to a local sum (no exchange, no optimizer

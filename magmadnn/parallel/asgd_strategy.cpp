@@ -25,20 +25,8 @@ template <typename T>
 void AsgdStrategy<T>::attach(model::NeuralNetwork<T>& net) {
   this->broadcast_initial_state(net);
   step_mark_ = std::chrono::steady_clock::now();
-  if (this->comm_->size() == 1) {
-    // Nobody to serve: plain local training, timed.
-    typename model::NeuralNetwork<T>::GradientReadyHooks local;
-    local.after_update = [this] {
-      StepTiming step;
-      step.steps = 1;
-      const auto now = std::chrono::steady_clock::now();
-      step.compute_seconds = seconds(now - step_mark_);
-      step_mark_ = now;
-      this->record_step(step);
-    };
-    net.set_gradient_ready_hooks(std::move(local));
-    return;
-  }
+  model::TrainingPlugin<T>::attach(net);
+  if (this->comm_->size() == 1) return;  // nobody to serve: plain local training, timed (after_update)
   net_ = &net;
   layout_ = detail::FlatParams<T>(net.parameters());
   flat_.assign(layout_.size(), T(0));
@@ -49,11 +37,27 @@ void AsgdStrategy<T>::attach(model::NeuralNetwork<T>& net) {
       table_.set(p, Tensor<T>(p->value()));
     }
   }
-  typename model::NeuralNetwork<T>::GradientReadyHooks hooks;
-  hooks.ready = [this](std::size_t i, const op::Var<T>&, Tensor<T>& g) { grads_.at(i) = &g; };
-  hooks.finish = [this] { is_server() ? serve_step() : work(); };
-  hooks.apply_update = [] { return false; };
-  net.set_gradient_ready_hooks(std::move(hooks));
+}
+
+template <typename T>
+void AsgdStrategy<T>::backward_finished(const std::vector<Tensor<T>*>& grads) {
+  if (is_server()) {
+    serve_step();
+    return;
+  }
+  grads_ = grads;
+  work();
+}
+
+template <typename T>
+void AsgdStrategy<T>::after_update() {
+  if (this->comm_->size() > 1) return;
+  StepTiming step;
+  step.steps = 1;
+  const auto now = std::chrono::steady_clock::now();
+  step.compute_seconds = seconds(now - step_mark_);
+  step_mark_ = now;
+  this->record_step(step);
 }
 
 template <typename T>

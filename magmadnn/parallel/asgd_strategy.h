@@ -41,7 +41,7 @@
 /// communicator's timeout while the server waits for it makes the server
 /// throw CommError naming it (and a worker that takes more steps than the
 /// server is named too). The server's share of the data is not trained on:
-/// shard the data over the workers (model::DataShard::server_rank).
+/// shard the data over the workers (ShardOptions::server_rank, parallel/sharded_training.h).
 /// synchronize() (collective, between steps) gives every worker the
 /// server's current weights and their version. The protocol uses point-to-point tags
 /// 7200 to 7203 on the strategy's communicator.
@@ -60,6 +60,12 @@ class AsgdStrategy final : public Strategy<T> {
   AsgdStrategy(std::shared_ptr<Communicator> comm, StrategyOptions options) : Strategy<T>(std::move(comm), options) {}
   std::string name() const override { return "asgd"; }
   void attach(model::NeuralNetwork<T>& net) override;
+  /// Alone (one rank) asgd is plain local training, timed: no gradients
+  /// kept, the update fused into the backward pass.
+  bool wants_gradients() const override { return this->comm_->size() > 1; }
+  void backward_finished(const std::vector<Tensor<T>*>& grads) override;
+  bool apply_update() override { return false; }
+  void after_update() override;
   void finalize() override;
   void synchronize() override;
   StalenessStats staleness() const override;

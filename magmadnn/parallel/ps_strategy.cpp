@@ -15,12 +15,7 @@ void PsStrategy<T>::attach(model::NeuralNetwork<T>& net) {
   grads_.assign(layout_.num_params(), nullptr);
   flat_.assign(layout_.size(), T(0));
   if (is_server()) gathered_.assign(layout_.size() * static_cast<std::size_t>(this->comm_->size()), T(0));
-  typename model::NeuralNetwork<T>::GradientReadyHooks hooks;
-  hooks.ready = [this](std::size_t i, const op::Var<T>&, Tensor<T>& g) { grads_.at(i) = &g; };
-  hooks.finish = [this] { on_finish(); };
-  hooks.apply_update = [this] { return is_server(); };
-  hooks.after_update = [this] { on_update_done(); };
-  net.set_gradient_ready_hooks(std::move(hooks));
+  model::TrainingPlugin<T>::attach(net);
   step_mark_ = std::chrono::steady_clock::now();
 }
 
@@ -40,6 +35,8 @@ void PsStrategy<T>::on_finish() {
   const int root = this->options_.server_rank;
   comm.gather(host_buffer(static_cast<const T*>(flat_.data()), flat_.size()),
               is_server() ? host_buffer(gathered_.data(), gathered_.size()) : Buffer{}, root);
+  const auto gathered = Clock::now();
+  phases_.gathering_seconds += seconds(gathered - t0);
   if (is_server()) {
     // Rank order, element by element: a fixed summation order.
     const std::size_t n = flat_.size(), ranks = static_cast<std::size_t>(comm.size());
@@ -53,6 +50,7 @@ void PsStrategy<T>::on_finish() {
   for (auto& g : grads_) g = nullptr;
   step_mark_ = Clock::now();
   step_.comm_seconds = seconds(step_mark_ - t0);
+  phases_.averaging_seconds += seconds(step_mark_ - gathered);
 }
 
 template <typename T>
@@ -65,6 +63,8 @@ void PsStrategy<T>::on_update_done() {
   if (!is_server()) layout_.write_values(flat_.data());
   step_mark_ = Clock::now();
   step_.comm_seconds += seconds(step_mark_ - t0);
+  phases_.broadcasting_seconds += seconds(step_mark_ - t0);
+  ++phases_.steps;
   this->record_step(step_);
 }
 

@@ -49,10 +49,7 @@ void RingStrategy<T>::attach(model::NeuralNetwork<T>& net) {
   detail::FlatParams<T> layout(net.parameters());
   grads_.assign(layout.num_params(), nullptr);
   flat_.assign(layout.size(), T(0));
-  typename model::NeuralNetwork<T>::GradientReadyHooks hooks;
-  hooks.ready = [this](std::size_t i, const op::Var<T>&, Tensor<T>& g) { grads_.at(i) = &g; };
-  hooks.finish = [this] { on_finish(); };
-  net.set_gradient_ready_hooks(std::move(hooks));
+  model::TrainingPlugin<T>::attach(net);
   step_mark_ = std::chrono::steady_clock::now();
 }
 

@@ -32,6 +32,11 @@ class RingStrategy final : public Strategy<T> {
   RingStrategy(std::shared_ptr<Communicator> comm, StrategyOptions options) : Strategy<T>(std::move(comm), options) {}
   std::string name() const override { return "ring"; }
   void attach(model::NeuralNetwork<T>& net) override;
+  bool wants_gradients() const override { return true; }
+  void backward_finished(const std::vector<Tensor<T>*>& grads) override {
+    grads_ = grads;
+    on_finish();
+  }
 
  private:
   void on_finish();

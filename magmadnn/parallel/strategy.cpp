@@ -2,6 +2,7 @@
 
 #include "magmadnn/core/registry.h"
 #include "magmadnn/parallel/flat_params.h"
+#include "magmadnn/parallel/layer_state.h"
 #include "magmadnn/parallel/strategy_registry.h"
 
 namespace magmadnn::distributed {
@@ -43,28 +44,7 @@ void Strategy<T>::broadcast_initial_state(model::NeuralNetwork<T>& net) {
   if (comm_->rank() != 0) flat.write_values(values.data());
 
   // Layer state (BatchNorm running statistics) starts equal too.
-  std::vector<Tensor<T>*> state;
-  std::size_t state_count = 0;
-  for (const auto& layer : net.layers()) {
-    for (auto& [key, t] : layer->get_state()) {
-      state.push_back(t);
-      state_count += static_cast<std::size_t>(t->size());
-    }
-  }
-  if (state_count > 0) {
-    std::vector<T> s(state_count);
-    std::size_t at = 0;
-    for (Tensor<T>* t : state) {
-      detail::read_tensor(*t, s.data() + at);
-      at += static_cast<std::size_t>(t->size());
-    }
-    comm_->broadcast(host_buffer(s.data(), s.size()), 0);
-    at = 0;
-    for (Tensor<T>* t : state) {
-      detail::write_tensor(*t, s.data() + at);
-      at += static_cast<std::size_t>(t->size());
-    }
-  }
+  broadcast_layer_state(*comm_, net, 0);
   // A learning-rate schedule reads the step count.
   std::int64_t steps = net.optimizer().step_count();
   comm_->broadcast(host_buffer(&steps, 1), 0);

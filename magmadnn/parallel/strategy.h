@@ -1,9 +1,11 @@
 /// @file strategy.h
 /// distributed::Strategy<T>: how the ranks of a data-parallel run keep one
-/// model. A strategy attaches to a model::NeuralNetwork<T> (installing its
-/// gradient-ready hooks, model/neural_network.h) and from then on every
-/// training step of that network exchanges gradients or weights with the
-/// other ranks through a Communicator.
+/// model. A strategy is the network's training plugin
+/// (model/training_plugin.h): attached to a model::NeuralNetwork<T>, it
+/// makes every training step of that network exchange gradients or weights
+/// with the other ranks through a Communicator. Each rank trains on the data
+/// it is given; parallel/sharded_training.h adds the sharing of each global
+/// batch among the ranks.
 ///
 ///   std::shared_ptr<distributed::Communicator> comm = distributed::make_communicator("auto");
 ///   auto s = distributed::make_strategy<float>(name, comm, {});  // strategy_names()
@@ -21,7 +23,7 @@
 /// options, to a network of the same architecture, and runs the same number
 /// of steps (a distributed sampler gives equal step counts); the network
 /// is not moved while attached, and the strategy outlives every fit of the
-/// network (the hooks it installs point to it); one strategy per network. Guarantees: after attach()
+/// network (the network points to it); one strategy per network. Guarantees: after attach()
 /// every rank holds rank 0's parameters, layer state (BatchNorm statistics)
 /// and optimizer step count; after finalize() every rank holds the same
 /// parameters; errors of the exchange surface as CommError from the training
@@ -124,17 +126,22 @@ struct TimelineEvent {
 const char* timeline_kind_name(TimelineEvent::Kind k) noexcept;
 
 template <typename T>
-class Strategy {
+class Strategy : public model::TrainingPlugin<T> {
  public:
-  virtual ~Strategy() = default;
+  ~Strategy() override = default;
   Strategy(const Strategy&) = delete;
   Strategy& operator=(const Strategy&) = delete;
 
   /// Its registry name (strategy_registry.h).
   virtual std::string name() const = 0;
-  /// Collective. Makes every rank start from rank 0's state and installs the
-  /// hooks on `net` (replacing any gradient-ready hooks it had).
-  virtual void attach(model::NeuralNetwork<T>& net) = 0;
+  /// Collective. Makes every rank start from rank 0's state and installs
+  /// the strategy as `net`'s training plugin (replacing any other).
+  void attach(model::NeuralNetwork<T>& net) override = 0;
+  /// All of the rows, with the factor the strategy's exchange needs on its
+  /// gradients (e.g. 1 / ranks where it sums them).
+  typename model::TrainingPlugin<T>::Part part(std::int64_t rows) const override {
+    return {0, rows, true, gradient_scale_};
+  }
   /// Collective, once after training: every rank ends with the same
   /// parameters (asgd: the server's; weight-avg: the average). Needed by
   /// asgd (workers tell the server they are done); harmless for the others.
@@ -171,6 +178,7 @@ class Strategy {
   std::shared_ptr<Communicator> comm_;
   StrategyOptions options_;
   std::vector<TimelineEvent> timeline_;
+  double gradient_scale_ = 1.0;  // part()'s
 
  private:
   StepTiming total_, last_;

@@ -41,7 +41,7 @@ struct StrategyTraits {
   /// (StrategyOptions::exchange, sum_gradients; run/parallel_plan.h).
   bool serves_model_parallel = false;
   /// On more than one rank, StrategyOptions::server_rank serves the others
-  /// and trains on no data (model::DataShard::server_rank; its progress has
+  /// and trains on no data (ShardOptions::server_rank; its progress has
   /// no running values, and its layer state never sees data).
   bool server_trains_no_data = false;
   /// staleness() reports the staleness of the gradients applied

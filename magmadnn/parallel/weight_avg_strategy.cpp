@@ -9,9 +9,7 @@ void WeightAvgStrategy<T>::attach(model::NeuralNetwork<T>& net) {
   this->broadcast_initial_state(net);
   layout_ = detail::FlatParams<T>(net.parameters());
   flat_.assign(layout_.size(), T(0));
-  typename model::NeuralNetwork<T>::GradientReadyHooks hooks;
-  hooks.after_update = [this] { on_step_done(); };
-  net.set_gradient_ready_hooks(std::move(hooks));
+  model::TrainingPlugin<T>::attach(net);
   step_mark_ = std::chrono::steady_clock::now();
 }
 

@@ -26,6 +26,7 @@ class WeightAvgStrategy final : public Strategy<T> {
       : Strategy<T>(std::move(comm), options) {}
   std::string name() const override { return "weight-avg"; }
   void attach(model::NeuralNetwork<T>& net) override;
+  void after_update() override { on_step_done(); }
   /// Averages once more if steps were taken since the last average.
   void finalize() override;
 

@@ -9,71 +9,26 @@
 #include <sstream>
 #include <string>
 
+#include "magmadnn/comm/broadcast_text.h"
 #include "magmadnn/data/shard.h"
+#include "magmadnn/parallel/layer_state.h"
 
 namespace magmadnn::run {
 namespace {
 
-using distributed::Buffer;
 using distributed::host_buffer;
-
-// A byte string as whole i64 words (the communicator carries no byte type).
-std::vector<std::int64_t> to_words(const std::string& s) {
-  // Rounded up without s.size() + 7, which GCC 14 sees wrap for sizes near
-  // SIZE_MAX and then warns of an oversized memcpy (-Wstringop-overflow).
-  std::vector<std::int64_t> w(s.size() / 8 + (s.size() % 8 != 0), 0);
-  if (!s.empty()) std::memcpy(w.data(), s.data(), s.size());
-  return w;
-}
-
-// Rank `root`'s `text`, of `length` bytes (known on every rank), on every rank.
-void broadcast_words(distributed::Communicator& comm, std::string& text, std::int64_t length, int root) {
-  std::vector<std::int64_t> words = to_words(comm.rank() == root ? text : std::string(length, '\0'));
-  if (!words.empty()) comm.broadcast(host_buffer(words.data(), words.size()), root);
-  if (comm.rank() != root) text.assign(reinterpret_cast<const char*>(words.data()), static_cast<std::size_t>(length));
-}
-
-// The network's layer state, in one fixed order on every rank.
-std::vector<Tensor<float>*> layer_state(model::NeuralNetwork<float>& net) {
-  std::vector<Tensor<float>*> t;
-  for (const auto& l : net.layers()) {
-    for (auto& [name, s] : l->get_state()) t.push_back(s);
-  }
-  return t;
-}
-
-void broadcast_tensors(distributed::Communicator& comm, const std::vector<Tensor<float>*>& tensors, int root) {
-  if (comm.size() == 1) return;
-  std::vector<distributed::RequestPtr> pending;
-  std::vector<Tensor<float>> staged;  // tensors outside host memory travel through a host copy
-  staged.reserve(tensors.size());
-  for (Tensor<float>* t : tensors) {
-    if (t->get_memory_type() != DEVICE) {  // host-readable: HOST or managed
-      pending.push_back(comm.ibroadcast(host_buffer(t->mutable_host_data(), static_cast<std::size_t>(t->size())), root));
-    } else {
-      staged.push_back(t->to(HOST));
-      pending.push_back(comm.ibroadcast(
-          host_buffer(staged.back().mutable_host_data(), static_cast<std::size_t>(staged.back().size())), root));
-    }
-  }
-  distributed::wait_all(pending);
-  std::size_t k = 0;
-  for (Tensor<float>* t : tensors) {
-    if (t->get_memory_type() == DEVICE) t->copy_from(staged[k++]);
-  }
-}
 
 }  // namespace
 
 Json share_config(distributed::Communicator& comm, const std::function<Json()>& make_config,
                   const std::function<bool(const std::exception&)>& is_usage) {
-  // Rank 0 sends {status, length} then the text: status 0 is a config, 1 an
+  // Rank 0 sends a status then the text: status 0 is a config, 1 an
   // error message, 2 the message of a usage or config mistake, so the others
   // stop (with rank 0's exit status) instead of waiting for a config that
   // never comes.
   std::string text;
   std::exception_ptr failure;
-  std::int64_t head[2] = {0, 0};
+  std::int64_t status = 0;
   if (comm.rank() == 0) {
     try {
       text = make_config().dump();
@@ -81,37 +36,19 @@ Json share_config(distributed::Communicator& comm, const std::function<Json()>& 
       failure = std::current_exception();
       text = e.what();
       const bool usage = is_usage ? is_usage(e) : dynamic_cast<const ConfigError*>(&e) != nullptr;
-      head[0] = usage ? 2 : 1;
+      status = usage ? 2 : 1;
     }
-    head[1] = static_cast<std::int64_t>(text.size());
   }
   if (comm.size() > 1) {
-    comm.broadcast(host_buffer(head, 2), 0);
-    broadcast_words(comm, text, head[1], 0);
+    comm.broadcast(host_buffer(&status, 1), 0);
+    distributed::broadcast_text(comm, text, 0);
   }
   if (failure) std::rethrow_exception(failure);
-  if (head[0] != 0) {
+  if (status != 0) {
     throw RootFailure("rank " + std::to_string(comm.rank()) + ": rank 0 could not prepare the run: " + text,
-                      head[0] == 2);
+                      status == 2);
   }
   return Json::parse(text);
-}
-
-std::function<void(std::vector<double>&)> sum_across(std::shared_ptr<distributed::Communicator> comm) {
-  MAGMADNN_CHECK(comm != nullptr, ValueError, "sum_across: no communicator");
-  return [comm](std::vector<double>& v) {
-    comm->allreduce(host_buffer(v.data(), v.size()), distributed::ReduceOp::sum);
-  };
-}
-
-std::function<void(std::string&, int)> share_text_across(std::shared_ptr<distributed::Communicator> comm) {
-  MAGMADNN_CHECK(comm != nullptr, ValueError, "share_text_across: no communicator");
-  return [comm](std::string& text, int root) {
-    if (comm->size() == 1) return;
-    std::int64_t length = comm->rank() == root ? static_cast<std::int64_t>(text.size()) : 0;
-    comm->broadcast(host_buffer(&length, 1), root);
-    broadcast_words(*comm, text, length, root);
-  };
 }
 
 std::uint64_t fingerprint(const Tensor<float>& t) {
@@ -271,9 +208,7 @@ void check_same_inputs(distributed::Communicator& comm, const std::vector<InputR
   if (comm.size() == 1) return;
   const Json own = records_json(mine);
   std::string text = comm.rank() == 0 ? own.dump() : std::string();
-  std::int64_t length = static_cast<std::int64_t>(text.size());
-  comm.broadcast(host_buffer(&length, 1), 0);
-  broadcast_words(comm, text, length, 0);
+  distributed::broadcast_text(comm, text, 0);
   const Json root = Json::parse(text);
   std::pair<std::string, std::string> diff;
   if (root.size() != own.size()) {
@@ -290,9 +225,7 @@ void check_same_inputs(distributed::Communicator& comm, const std::vector<InputR
   const int first = static_cast<int>(at - differs.begin());
   const std::int64_t count = std::count(differs.begin(), differs.end(), 1);
   std::string told = comm.rank() == first ? Json{diff.first, diff.second}.dump() : std::string();
-  std::int64_t told_length = static_cast<std::int64_t>(told.size());
-  comm.broadcast(host_buffer(&told_length, 1), first);
-  broadcast_words(comm, told, told_length, first);
+  distributed::broadcast_text(comm, told, first);
   const Json t = Json::parse(told);
   std::ostringstream os;
   os << "rank " << comm.rank() << ": " << t[0].get<std::string>();
@@ -305,14 +238,10 @@ void check_same_inputs(distributed::Communicator& comm, const std::vector<InputR
   throw ValueError(os.str());
 }
 
-void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net, int root) {
-  broadcast_tensors(comm, layer_state(net), root);
-}
-
 model::Evaluation evaluate_across(distributed::Communicator& comm, model::NeuralNetwork<float>& net,
                                   const data::Samples<float>& x, const Tensor<float>& y) {
   if (comm.size() == 1) return net.evaluate(x, y);
-  broadcast_layer_state(comm, net);
+  distributed::broadcast_layer_state(comm, net, 0);
   const data::RowRange mine = data::shard_rows(x.rows(), comm.rank(), comm.size());
   double sums[3] = {0, 0, 0};  // loss x rows, correct, rows
   if (mine.count > 0) {

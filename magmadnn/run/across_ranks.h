@@ -1,7 +1,6 @@
 /// @file across_ranks.h
-/// The pieces of a training run across ranks that are not a strategy: rank
-/// 0's config reaching every rank, sums for the distributed sampler's
-/// metrics (model::DataShard::sum), rank 0's layer state reaching every
+/// The pieces of a training run across ranks that are not its training
+/// plugin (parallel/sharded_training.h): rank 0's config reaching every
 /// rank, a check that every rank loaded the same data, and an evaluation
 /// split among the ranks. (Rank 0's initial weights reach every rank
 /// through the strategy's attach, parallel/strategy.h.) run_training and `magmadnn train`
@@ -49,17 +48,6 @@ class RootFailure : public CommError {
 /// usage when `is_usage` is empty).
 Json share_config(distributed::Communicator& comm, const std::function<Json()>& make_config,
                   const std::function<bool(const std::exception&)>& is_usage = {});
-
-/// A model::DataShard::sum that sums over `comm`'s ranks (in double).
-std::function<void(std::vector<double>&)> sum_across(std::shared_ptr<distributed::Communicator> comm);
-
-/// A model::DataShard::share_text over `comm`: rank `root`'s text on every
-/// rank (a collective: a length, then the bytes).
-std::function<void(std::string&, int)> share_text_across(std::shared_ptr<distributed::Communicator> comm);
-
-/// Rank `root`'s layer state (BatchNorm running statistics) on every rank:
-/// each rank's own drift apart during training, since each sees its slice.
-void broadcast_layer_state(distributed::Communicator& comm, model::NeuralNetwork<float>& net, int root = 0);
 
 /// A 64-bit fingerprint of `t`'s shape and values (not cryptographic: it
 /// tells data sets apart, it does not authenticate them).

@@ -30,7 +30,7 @@ struct NetworkBuild {
   ParallelPlan plan;                       ///< the spec's layout (parallel_plan.h)
   /// Built split over more than one rank (a hybrid plan on a group of
   /// size > 1): every rank must be fed the whole global batch
-  /// (model::DataShard::replicated) and evaluate every batch with the others.
+  /// (ShardOptions::replicated) and evaluate every batch with the others.
   bool split = false;
   /// With `split`: which of model->parameters() a data-parallel strategy
   /// exchanges (StrategyOptions::exchange; their gradients are summed).

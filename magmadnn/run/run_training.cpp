@@ -3,8 +3,6 @@
 #include <omp.h>
 
 #include <chrono>
-#include <filesystem>
-#include <sstream>
 
 #include "magmadnn/backend/registry.h"
 #include "magmadnn/compute/autocast.h"
@@ -12,9 +10,7 @@
 #include "magmadnn/core/determinism.h"
 #include "magmadnn/core/registry.h"
 #include "magmadnn/data/holdout.h"
-#include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/data_parallel.h"
-#include "magmadnn/parallel/strategy_registry.h"
 #include "magmadnn/model/batch_growth.h"
 #include "magmadnn/run/process_memory.h"
 
@@ -27,17 +23,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // Images at their source precision (uint8: 1 byte a pixel), labels in float.
 std::uint64_t bytes_of(const Split& s) {
   return s.x.storage_bytes() + sizeof(float) * static_cast<std::uint64_t>(s.y.size());
-}
-
-// Loss scaling across ranks: the skip decision is taken on gradients
-// already summed across ranks only under the strategies that sum them every
-// step (so every rank skips the same steps).
-void check_loss_scaling_strategy(const std::string& strategy, int ranks) {
-  if (ranks == 1 || distributed::strategy_entry(strategy).traits.same_gradients_every_step) return;
-  const std::vector<std::string> serving =
-      distributed::strategy_names_where([](const distributed::StrategyTraits& t) { return t.same_gradients_every_step; });
-  throw ConfigError("loss_scaling", "loss scaling across ranks needs the " + names_text(serving) +
-                                        " strategy (every rank must skip the same steps), not " + strategy);
 }
 
 // An image folder's scan, one line, then each file left out (the first 20).
@@ -105,28 +90,6 @@ Json folder_reports(const Split& train, const Split& test, std::ostream* log) {
   return {{"train", folder_report(*train.folder, log, "train")}, {"test", folder_report(*test.folder, log, "test")}};
 }
 
-// An image folder's listing as a fingerprint: each file's path below the
-// root, size and label, and the classes. Decoding every image on every rank
-// to compare values would cost an epoch; two copies of a folder whose files
-// have the same names, sizes and labels are taken as the same.
-std::uint64_t folder_fingerprint(const data::ImageFolderSource<float>& f) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix_text = [&h](const std::string& t) {
-    for (unsigned char c : t) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ 0xffu) * 1099511628211ull;
-  };
-  const data::FolderIndex& idx = f.index();
-  for (const auto& c : idx.classes) mix_text(c);
-  for (std::size_t i = 0; i < idx.files.size(); ++i) {
-    mix_text(std::filesystem::path(idx.files[i]).lexically_relative(idx.root).string());
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(idx.files[i], ec);
-    h = (h ^ (ec ? ~0ull : static_cast<std::uint64_t>(size))) * 1099511628211ull;
-    h = (h ^ static_cast<std::uint64_t>(idx.labels[i])) * 1099511628211ull;
-  }
-  return h;
-}
-
 }  // namespace
 
 double training_seconds(const model::History& h) {
@@ -178,24 +141,36 @@ TrainingRun::TrainingRun(const TrainSpec& spec, std::shared_ptr<distributed::Com
   load_seconds_ = seconds_since(t0);
 }
 
-RunResult TrainingRun::run(const RunOptions& options) {
-  const auto t0 = Clock::now();
-  model::NeuralNetwork<float>& net = network();
+// The loss scaler of spec.loss_scaling, each skipped step logged.
+std::shared_ptr<optimizer::LossScaler> TrainingRun::loss_scaler(std::ostream* log) {
+  if (!loss_scaling_enabled(spec_.loss_scaling, spec_.precision)) return nullptr;
+  optimizer::LossScaler::Options lo;
+  lo.init_scale = spec_.loss_scaling.init_scale;
+  lo.max_scale = std::max(lo.max_scale, lo.init_scale);
+  lo.growth_interval = spec_.loss_scaling.growth_interval;
+  auto scaler = std::make_shared<optimizer::LossScaler>(lo);
+  if (log != nullptr) {
+    scaler->set_on_skip([log, &net = network()](const optimizer::LossScaler::Skip& s) {
+      const auto c = net.cursor();
+      *log << "loss scaling: step " << s.step << " (epoch " << c.epoch + 1 << ", batch " << c.batch + 1
+           << ") skipped, its gradients hold an inf or NaN; scale " << s.scale_before << " -> " << s.scale_after
+           << std::endl;
+    });
+  }
+  return scaler;
+}
+
+// fit's options from the spec and the caller's: the test scorer first among
+// the callbacks (the caller's, which write the run folder, then see this
+// epoch's score; it only records), early stopping, batch growth, the
+// caller's callbacks, checkpoints and the image-folder loader.
+model::FitOptions<float> TrainingRun::fit_options(const RunOptions& options, const Scorer& score) {
   model::FitOptions<float> fo;
   fo.epochs = static_cast<unsigned>(spec_.epochs);
-  test_curve_.clear();
   if (spec_.test_every_epoch) {
-    // First among the callbacks, so the caller's (which write the run
-    // folder) see this epoch's score. It only records.
     auto scorer = std::make_shared<model::LambdaCallback<float>>();
-    // Across ranks every rank scores its slice (a collective: every rank has
-    // this callback, in the same place).
-    scorer->epoch_end = [this, comm = options.communicator](model::NeuralNetwork<float>& m,
-                                                            const model::EpochRecord& rec) {
-      // A split network scores the whole set on every rank alike.
-      const model::Evaluation e = comm && comm->size() > 1 && !build_.split
-                                      ? evaluate_across(*comm, m, test_.x, test_.y)
-                                      : m.evaluate(test_.x, test_.y);
+    scorer->epoch_end = [this, score](model::NeuralNetwork<float>&, const model::EpochRecord& rec) {
+      const model::Evaluation e = score(test_.x, test_.y);
       test_curve_.push_back({rec.epoch, e.loss, e.accuracy});
     };
     fo.callbacks.push_back(scorer);
@@ -219,54 +194,23 @@ RunResult TrainingRun::run(const RunOptions& options) {
   fo.checkpoint_every_epochs = options.checkpoint_path.empty() ? 0 : 1;
   fo.checkpoint_every_batches = options.checkpoint_path.empty() ? 0 : options.checkpoint_every_steps;
   fo.resume = options.resume;
+  fo.loss_scaler = loss_scaler(options.log);
   use_folder_loader(train_, test_, fo, options.log);
+  return fo;
+}
 
-  const std::shared_ptr<distributed::Communicator>& comm = options.communicator;
-  const int ranks = comm ? comm->size() : 1;
-  if (build_.split) check_split_run(options);
-  MAGMADNN_CHECK(ranks == 1 || build_.split || !build_.plan.hybrid(), ValueError,
-                 "TrainingRun: the config has model-parallel layers, but the network was built without the "
-                 "communicator: pass it to TrainingRun's constructor as well as to run()");
-  if (loss_scaling_enabled(spec_.loss_scaling, spec_.precision)) {
-    check_loss_scaling_strategy(spec_.distributed.strategy, ranks);
-    optimizer::LossScaler::Options lo;
-    lo.init_scale = spec_.loss_scaling.init_scale;
-    lo.max_scale = std::max(lo.max_scale, lo.init_scale);
-    lo.growth_interval = spec_.loss_scaling.growth_interval;
-    fo.loss_scaler = std::make_shared<optimizer::LossScaler>(lo);
-    if (options.log != nullptr) {
-      fo.loss_scaler->set_on_skip([log = options.log, &net](const optimizer::LossScaler::Skip& s) {
-        const auto c = net.cursor();
-        *log << "loss scaling: step " << s.step << " (epoch " << c.epoch + 1 << ", batch " << c.batch + 1
-             << ") skipped, its gradients hold an inf or NaN; scale " << s.scale_before << " -> " << s.scale_after
-             << std::endl;
-      });
-    }
-  }
-  std::unique_ptr<DataParallel> parallel;
-  if (ranks > 1) {
-    const int trainers = ranks - (DataParallel::server_rank_for(spec_.distributed, ranks) >= 0 ? 1 : 0);
-    // The user's mistake, found on every rank alike: a config error (no file:line; exit status 2).
-    if (spec_.batch_size < trainers)
-      throw ConfigError("batch_size", std::to_string(spec_.batch_size) + " is the global batch and must give each of the " +
-                                          std::to_string(trainers) + " ranks that train at least one row (use a batch "
-                                          "of at least " + std::to_string(trainers) + ", or fewer ranks)");
-    comm->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(spec_.distributed.watchdog_s * 1000.0)));
-    // Before any collective of training: every rank must have read what rank
-    // 0 read (the slices are cut from each rank's own copy of the data, and
-    // every rank resumes from its own copy of the checkpoint), else a rank
-    // would train on other rows, score another test set, or start from
-    // another step without a word.
-    check_same_inputs(*comm, inputs(options));
-    // Rank 0's initial weights (of a split network: its replicated ones).
-    parallel = std::make_unique<DataParallel>(comm, spec_.distributed, net, build_.exchange);
-    DataParallel* dp = parallel.get();
-    fo.shard = {comm->rank(), ranks, dp->server_rank(), sum_across(comm), [dp] { dp->epoch_end(); }};
-    fo.shard.share_text = share_text_across(comm);
-    // A split network checkpoints on every rank: the split weights are
-    // gathered whole and rank 0 writes (NeuralNetwork::save).
-    fo.shard.replicated = build_.split;
-  }
+RunResult TrainingRun::run(const RunOptions& options) {
+  const auto t0 = Clock::now();
+  model::NeuralNetwork<float>& net = network();
+  test_curve_.clear();
+  // Null on one rank; on more, every rank holds rank 0's initial weights.
+  const std::unique_ptr<DataParallel> parallel =
+      DataParallel::start({options.communicator, comm_, &spec_, &build_, train_.x.rows(), val_.x.rows(), test_.x.rows()},
+                          [&] { return inputs(options); });
+  const Scorer score = [&](const data::Samples<float>& x, const Tensor<float>& y) {
+    return parallel ? parallel->evaluate(x, y) : net.evaluate(x, y);
+  };
+  model::FitOptions<float> fo = fit_options(options, score);
 
   // Training, validation and the final test score all compute at the run's
   // precision; checkpoints hold the float masters either way.
@@ -286,30 +230,25 @@ RunResult TrainingRun::run(const RunOptions& options) {
     if (options.profile) op::Profiler::enable(false);
     if (parallel) parallel->finish();  // every rank ends with the same weights
     peak = peak_rss_bytes();
-    r.test =
-        ranks > 1 && !build_.split ? evaluate_across(*comm, net, test_.x, test_.y) : net.evaluate(test_.x, test_.y);
+    r.test = score(test_.x, test_.y);
   } catch (const std::exception& e) {
-    // This rank stops here (a callback threw, a loss went NaN, a write
-    // failed): the others, waiting for it in a collective, hear why at once
-    // instead of when their watchdogs fire. A failure of the communication
-    // itself has told them already.
-    if (ranks > 1) comm->report_failure(e.what());
+    // This process stops here (a callback threw, a loss went NaN, a write
+    // failed): the others hear why at once (a failure of the communication
+    // itself has told them already).
+    if (parallel) parallel->report_failure(e.what());
     throw;
   }
-  if (build_.split) r.test_predictions = net.predict_classes(test_.x);
+  if (parallel) r.test_predictions = parallel->split_predictions(test_.x);
   r.test_curve = test_curve_;
-  r.summary = summary(r, load_seconds_ + seconds_since(t0), ranks);
+  r.summary = summary(r, load_seconds_ + seconds_since(t0));
   r.summary["memory"] = memory(peak, peak_is_training);
   if (fo.loss_scaler) r.summary["loss_scaling"] = loss_scaling(*fo.loss_scaler);
   if (train_.folder) r.summary["image_folder"] = folder_reports(train_, test_, options.log);
-  if (parallel) {
-    r.summary["timing"] = parallel->timing();
-    if (const Json st = parallel->staleness(); !st.is_null()) r.summary["staleness"] = st;
-  }
+  if (parallel) parallel->describe(r.summary);
   return r;
 }
 
-Json TrainingRun::summary(const RunResult& r, double wall_seconds, int ranks) const {
+Json TrainingRun::summary(const RunResult& r, double wall_seconds) const {
   const model::History& h = r.history;
   const double train_seconds = training_seconds(h);
   const std::int64_t n = train_.x.shape()[0];
@@ -333,8 +272,7 @@ Json TrainingRun::summary(const RunResult& r, double wall_seconds, int ranks) co
   s["test_samples"] = r.test.samples;
   s["parameters"] = build_.model->num_params();
   s["batch_size"] = spec_.batch_size;
-  s["ranks"] = ranks;
-  if (ranks > 1) s["strategy"] = spec_.distributed.strategy;
+  s["ranks"] = 1;  // DataParallel::describe says otherwise
   if (build_.plan.hybrid()) s["parallel_plan"] = plan_to_json(spec_, build_.plan);
   s["seed"] = spec_.seed;
   s["precision"] = precision_name(spec_.precision);
@@ -397,72 +335,6 @@ Json TrainingRun::loss_scaling(const optimizer::LossScaler& scaler) const {
   }
   j["skipped"] = list;
   return j;
-}
-
-// What this rank read, for check_same_inputs: the data files, the
-// checkpoint it resumes from (or its absence), and the spec.
-std::vector<InputRecord> TrainingRun::inputs(const RunOptions& options) const {
-  const auto mixed = [](std::uint64_t a, std::uint64_t b) { return a ^ (b * 1099511628211ull); };
-  // A file's path (CIFAR's labels are in its image files; synthetic data has none).
-  const auto file = [](const Split& s, bool labels) {
-    if (s.source == "synthetic") return std::string();
-    return labels && !s.label_source.empty() ? s.label_source : s.source;
-  };
-  // Image folders by their listing (folder_fingerprint); the rows each split
-  // takes of it follow from the seed, compared with the config.
-  const auto images = [&](const Split& s) { return s.folder ? folder_fingerprint(*s.folder) : fingerprint(s.x); };
-  std::vector<InputRecord> r;
-  r.push_back({"the training data", "images", file(train_, false),
-               train_.folder ? images(train_) : mixed(fingerprint(train_.x), fingerprint(val_.x))});
-  r.push_back({"the training data", "labels", file(train_, true), mixed(fingerprint(train_.y), fingerprint(val_.y))});
-  r.push_back({"the test data", "images", file(test_, false), images(test_)});
-  r.push_back({"the test data", "labels", file(test_, true), fingerprint(test_.y)});
-  if (options.resume && !options.checkpoint_path.empty()) {
-    const std::optional<std::uint64_t> ck = file_fingerprint(options.checkpoint_path);
-    r.push_back({"the checkpoint", "", options.checkpoint_path, ck.value_or(0), ck.has_value()});
-  }
-  // The config without the data folders' paths: ranks may hold copies of
-  // the data at other paths (node-local disks); their contents are compared above.
-  Json c = to_json(spec_);
-  if (c.contains("data")) {
-    for (const char* key : {"dir", "train", "test"}) c["data"].erase(key);
-  }
-  const std::string config = c.dump();
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : config) h = (h ^ c) * 1099511628211ull;
-  r.push_back({"the config", "", "", h});
-  return r;
-}
-
-// What a network split over the ranks cannot do yet, refused before training.
-void TrainingRun::check_split_run(const RunOptions& options) const {
-  const auto& comm = options.communicator;
-  MAGMADNN_CHECK(comm == comm_, ValueError,
-                 "TrainingRun: the network is split over the communicator it was built with; run() must be given "
-                 "the same one");
-  const int p = comm_->size();
-  if (loss_scaling_enabled(spec_.loss_scaling, spec_.precision))
-    throw ConfigError("loss_scaling", "loss scaling with model-parallel layers is not supported (each rank would "
-                                      "check only its slices of the split gradients, and the ranks could skip "
-                                      "different steps)");
-  // Every batch is cut into one shard per rank (the last one included).
-  const auto check_rows = [&](std::int64_t n, const char* what) {
-    const std::int64_t rest = n % spec_.batch_size;
-    if (spec_.batch_size >= p && (rest == 0 || rest >= p)) return;
-    std::ostringstream os;
-    os << "with model-parallel layers every batch is split over the " << p << " ranks, one row each at least, but ";
-    if (spec_.batch_size < p) {
-      os << "the batch is " << spec_.batch_size;
-    } else {
-      os << "the " << what << " set of " << n << " samples in batches of " << spec_.batch_size
-         << " ends with a batch of " << rest;
-    }
-    os << " (choose batch_size or data limits so that no batch is smaller than " << p << ")";
-    throw ConfigError("batch_size", os.str());
-  };
-  check_rows(train_.x.shape()[0], "training");
-  check_rows(val_.x.shape()[0], "validation");
-  check_rows(test_.x.shape()[0], "test");
 }
 
 RunResult run_training(const TrainSpec& spec, const RunOptions& options) { return TrainingRun(spec).run(options); }

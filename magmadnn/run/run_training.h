@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,7 +55,7 @@ struct RunOptions {
   bool resume = false;
   /// Also checkpoint inside an epoch (0: never): alone, every this many
   /// optimizer steps; across ranks, after every this many global batches of
-  /// an epoch (model::DataShard). The cursor is global, so such a checkpoint
+  /// an epoch (parallel/sharded_training.h). The cursor is global, so such a checkpoint
   /// resumes on any rank count at the same sample.
   std::int64_t checkpoint_every_steps = 0;
   /// Called during fit, after the run's own (checkpoints, early stopping).
@@ -135,11 +136,14 @@ class TrainingRun {
   const std::vector<EpochTest>& test_curve() const noexcept { return test_curve_; }
 
  private:
-  Json summary(const RunResult& r, double wall_seconds, int ranks) const;
+  // Scores (x, y): on one process net.evaluate, across ranks DataParallel's.
+  using Scorer = std::function<model::Evaluation(const data::Samples<float>&, const Tensor<float>&)>;
+  model::FitOptions<float> fit_options(const RunOptions& options, const Scorer& score);
+  std::shared_ptr<optimizer::LossScaler> loss_scaler(std::ostream* log);
+  Json summary(const RunResult& r, double wall_seconds) const;
   Json memory(std::uint64_t peak_rss, bool peak_is_training) const;
   Json loss_scaling(const optimizer::LossScaler& scaler) const;
-  void check_split_run(const RunOptions& options) const;
-  std::vector<InputRecord> inputs(const RunOptions& options) const;
+  std::vector<InputRecord> inputs(const RunOptions& options) const;  // run_inputs.cpp
 
   TrainSpec spec_;
   Split train_, val_, test_;

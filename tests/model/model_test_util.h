@@ -124,4 +124,26 @@ inline std::string temp_dir(const std::string& name) {
   return d;
 }
 
+// A training plugin whose calls are functions set by the test (each unset
+// one does nothing). It keeps the gradients (wants_gradients), so plain SGD
+// runs its separate update.
+template <typename T>
+struct PluginProbe : model::TrainingPlugin<T> {
+  std::function<void(std::size_t, const op::Var<T>&, Tensor<T>&)> ready;
+  std::function<void(const std::vector<Tensor<T>*>&)> finished;
+  std::function<bool()> update;
+  std::function<void()> after;
+  bool wants_gradients() const override { return true; }
+  void gradient_ready(std::size_t i, const op::Var<T>& v, Tensor<T>& g) override {
+    if (ready) ready(i, v, g);
+  }
+  void backward_finished(const std::vector<Tensor<T>*>& grads) override {
+    if (finished) finished(grads);
+  }
+  bool apply_update() override { return update ? update() : true; }
+  void after_update() override {
+    if (after) after();
+  }
+};
+
 }  // namespace mtest

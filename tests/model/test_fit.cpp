@@ -66,10 +66,12 @@ TEST(ModelFit, PartialLastBatchUsesEverySampleOnce) {
   std::vector<std::multiset<std::int64_t>> seen(2);
   std::vector<std::int64_t> sizes;
   unsigned epoch = 0;
-  net.set_gradient_hook([&](const std::vector<op::Var<double>>&, std::vector<Tensor<double>*>&) {
+  PluginProbe<double> probe;
+  probe.finished = [&](const std::vector<Tensor<double>*>&) {
     const Tensor<double>& xb = net.input()->output();
     for (std::int64_t r = 0; r < xb.shape()[0]; ++r) seen[epoch].insert(static_cast<std::int64_t>(xb.get({r, 2})));
-  });
+  };
+  probe.attach(net);
   double weighted = 0.0;
   auto cb = std::make_shared<model::LambdaCallback<double>>();
   cb->epoch_begin = [&](model::NeuralNetwork<double>&, unsigned e) { epoch = e - 1; weighted = 0.0; };
@@ -210,7 +212,7 @@ TEST(ModelFit, EarlyStoppingRestoresBestWeights) {
   EXPECT_EQ(weight_bytes(net), snaps[es->best_epoch() - 1]);
 }
 
-TEST(ModelFit, GradientHookOncePerStepAndCanFreeze) {
+TEST(ModelFit, TrainingPluginSeesEveryGradientOncePerStepAndCanFreeze) {
   set_seed(6);
   Tensor<float> x, y;
   blobs<float>(45, 2, x, y);
@@ -218,14 +220,17 @@ TEST(ModelFit, GradientHookOncePerStepAndCanFreeze) {
   model::NeuralNetwork<float> net(mlp<float>(2, 4, 2), optimizer::CROSS_ENTROPY, optimizer::SGD, p);
   int calls = 0;
   std::int64_t steps_seen_by_hook = -1;
-  net.set_gradient_hook([&](const std::vector<op::Var<float>>& params, std::vector<Tensor<float>*>& grads) {
+  PluginProbe<float> freeze;
+  freeze.finished = [&](const std::vector<Tensor<float>*>& grads) {
     ++calls;
+    const auto& params = net.parameters();
     ASSERT_EQ(params.size(), grads.size());
     ASSERT_EQ(params.size(), 4u);
     for (std::size_t i = 0; i < params.size(); ++i) EXPECT_EQ(grads[i]->shape(), params[i]->value().shape());
     steps_seen_by_hook = net.optimizer().step_count();  // before the step
     for (auto* g : grads) math::fill(*g, 0.0f);           // freeze
-  });
+  };
+  freeze.attach(net);
   const auto before = weight_bytes(net);
   net.fit(x, y);
   EXPECT_EQ(calls, 10);  // 5 steps x 2 epochs
@@ -233,8 +238,8 @@ TEST(ModelFit, GradientHookOncePerStepAndCanFreeze) {
   EXPECT_EQ(steps_seen_by_hook, 9);
   EXPECT_EQ(weight_bytes(net), before);
 
-  // Without the hook the same training changes the weights.
-  net.set_gradient_hook({});
+  // Without the plugin the same training changes the weights.
+  net.set_training_plugin(nullptr);
   net.fit(x, y);
   EXPECT_NE(weight_bytes(net), before);
 }

@@ -42,12 +42,14 @@ TEST(FitLossScaling, OverflowingStepsAreSkippedTheScaleHalvesAndRecovers) {
     std::int64_t step = 0;
     std::vector<unsigned char> before;
     std::vector<double> scale_at_step;
-    net.set_gradient_hook([&](const std::vector<op::Var<float>>&, std::vector<Tensor<float>*>& g) {
+    PluginProbe<float> probe;
+    probe.finished = [&](const std::vector<Tensor<float>*>& g) {
       ++step;
-      before = weight_bytes(net);  // the hook runs before the update
+      before = weight_bytes(net);  // the plugin runs before the update
       scale_at_step.push_back(o.loss_scaler->scale());
       if (step == 3 || step == 4) g[0]->set(0, std::numeric_limits<float>::infinity());
-    });
+    };
+    probe.attach(net);
     std::vector<bool> unchanged;
     auto cb = std::make_shared<model::LambdaCallback<float>>();
     cb->batch_end = [&](model::NeuralNetwork<float>& m, const model::BatchLogs&) {
@@ -79,10 +81,10 @@ TEST(FitLossScaling, AScaleThatNeverOverflowsChangesNothing) {
     Tensor<float> x, y;
     model::NeuralNetwork<float> plain = blob_net(x, y, opt);
     model::NeuralNetwork<float> scaled = blob_net(x, y, opt);
-    // The same unfused path for both: a hook that does nothing.
-    auto noop = [](const std::vector<op::Var<float>>&, std::vector<Tensor<float>*>&) {};
-    plain.set_gradient_hook(noop);
-    scaled.set_gradient_hook(noop);
+    // The same unfused path for both: a plugin that keeps the gradients and does nothing.
+    PluginProbe<float> noop;
+    plain.set_training_plugin(&noop);
+    scaled.set_training_plugin(&noop);
     model::FitOptions<float> o;
     o.loss_scaler = scaler(65536.0, 5);
     const auto hp = plain.fit(x, y);

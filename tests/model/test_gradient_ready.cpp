@@ -1,6 +1,7 @@
-// Gradient-ready hooks: each parameter's gradient is handed over the moment
-// it is final, in the order the backward pass finishes gradients, and a hook
-// that copies and restores every gradient changes nothing, bit for bit.
+// The training plugin's gradient calls: each parameter's gradient is handed
+// over the moment it is final, in the order the backward pass finishes
+// gradients, and a plugin that copies and restores every gradient changes
+// nothing, bit for bit.
 #include <map>
 
 #include "model_test_util.h"
@@ -44,23 +45,27 @@ std::vector<std::vector<float>> train(optimizer::optimizer_t opt,
 TEST(GradientReady, CopyAndRestoreChangesNothingBitForBit) {
   for (auto opt : {optimizer::SGD, optimizer::ADAM}) {
     const auto plain = train(opt, [](model::NeuralNetwork<float>&) {});
-    // Saves each gradient, scribbles over it, and restores it in finish():
-    // only what the hooks leave behind may reach the optimizer.
+    // Saves each gradient, scribbles over it, and restores it in
+    // backward_finished: only what the plugin leaves behind may reach the
+    // optimizer.
     std::vector<Tensor<float>> saved;
     std::vector<Tensor<float>*> live;
+    PluginProbe<float> h;
     const auto hooked = train(opt, [&](model::NeuralNetwork<float>& net) {
       saved.resize(net.parameters().size());
       live.assign(net.parameters().size(), nullptr);
-      model::NeuralNetwork<float>::GradientReadyHooks h;
       h.ready = [&](std::size_t i, const op::Var<float>&, Tensor<float>& g) {
         saved[i] = g;  // a copy
         live[i] = &g;
         g.fill({CONSTANT, 1e3f});
       };
-      h.finish = [&] {
-        for (std::size_t i = 0; i < live.size(); ++i) live[i]->copy_from(saved[i]);
+      h.finished = [&](const std::vector<Tensor<float>*>& grads) {
+        for (std::size_t i = 0; i < live.size(); ++i) {
+          EXPECT_EQ(grads[i], live[i]) << "backward_finished hands over other tensors than gradient_ready";
+          live[i]->copy_from(saved[i]);
+        }
       };
-      net.set_gradient_ready_hooks(h);
+      h.attach(net);
     });
     ASSERT_EQ(plain.size(), hooked.size());
     for (std::size_t i = 0; i < plain.size(); ++i) {
@@ -82,19 +87,19 @@ TEST(GradientReady, FiresOncePerParameterInReverseLayerOrderWithTheFinalGradient
   std::vector<std::size_t> fired;
   std::vector<std::vector<float>> at_fire(net.parameters().size());
   bool finished = false;
-  model::NeuralNetwork<float>::GradientReadyHooks h;
+  std::vector<std::vector<float>> final_grads;
+  PluginProbe<float> h;
   h.ready = [&](std::size_t i, const op::Var<float>& v, Tensor<float>& g) {
     EXPECT_FALSE(finished) << "ready after finish";
     EXPECT_EQ(v.get(), net.parameters()[i].get());
     fired.push_back(i);
     at_fire[i] = g.to_vector();
   };
-  h.finish = [&] { finished = true; };
-  net.set_gradient_ready_hooks(h);
-  std::vector<std::vector<float>> final_grads;
-  net.set_gradient_hook([&](const std::vector<op::Var<float>>&, std::vector<Tensor<float>*>& grads) {
+  h.finished = [&](const std::vector<Tensor<float>*>& grads) {
+    finished = true;
     for (auto* g : grads) final_grads.push_back(g->to_vector());
-  });
+  };
+  h.attach(net);
   net.fit(x, y);  // one step: batch = data set
 
   ASSERT_TRUE(finished);
@@ -120,8 +125,10 @@ TEST(GradientReady, ANanLossNeverReachesTheHooks) {
   model::nn_params_t p{16, 1, 0.05};
   model::NeuralNetwork<float> net(three_layers(), optimizer::CROSS_ENTROPY, optimizer::SGD, p);
   int calls = 0;
-  net.set_gradient_ready_hooks({[&](std::size_t, const op::Var<float>&, Tensor<float>&) { ++calls; },
-                                [&] { ++calls; }});
+  PluginProbe<float> h;
+  h.ready = [&](std::size_t, const op::Var<float>&, Tensor<float>&) { ++calls; };
+  h.finished = [&](const std::vector<Tensor<float>*>&) { ++calls; };
+  h.attach(net);
   EXPECT_THROW(net.fit(x, y), ValueError);
   EXPECT_EQ(calls, 0);
 }

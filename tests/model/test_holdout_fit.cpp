@@ -20,10 +20,12 @@ TEST(HoldoutFit, TheModelNeverStepsOnAValidationSample) {
   model::nn_params_t p{16, 3, 0.05};
   model::NeuralNetwork<double> net(mlp<double>(3, 5, 2), optimizer::CROSS_ENTROPY, optimizer::SGD, p);
   std::set<std::int64_t> stepped_on;
-  net.set_gradient_hook([&](const std::vector<op::Var<double>>&, std::vector<Tensor<double>*>&) {
+  PluginProbe<double> probe;
+  probe.finished = [&](const std::vector<Tensor<double>*>&) {
     const Tensor<double>& xb = net.input()->output();
     for (std::int64_t r = 0; r < xb.shape()[0]; ++r) stepped_on.insert(static_cast<std::int64_t>(xb.get({r, 2})));
-  });
+  };
+  probe.attach(net);
   model::FitOptions<double> o;
   o.validation_x = &xv;
   o.validation_y = &yv;

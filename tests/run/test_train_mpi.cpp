@@ -231,6 +231,12 @@ TEST_F(TrainUnderMpirun, EveryStrategyTrainsAndTheGradientAveragingOnesEqualOneP
     const nlohmann::json s = summary(run);
     EXPECT_EQ(s["strategy"], strategy);
     EXPECT_GT(s["timing"]["steps"].get<int>(), 0) << s.dump();
+    // The parameter server's phases (SHM-Learn-Dist §6), the ps strategy only.
+    EXPECT_EQ(s["timing"].contains("ps_phases"), std::string(strategy) == "ps") << s.dump();
+    if (std::string(strategy) == "ps") {
+      EXPECT_EQ(s["timing"]["ps_phases"]["steps"], s["timing"]["steps"]) << s.dump();
+      EXPECT_GT(s["timing"]["ps_phases"]["gathering_seconds"].get<double>(), 0.0) << s.dump();
+    }
     if (std::string(strategy) == "weight-avg") {
       EXPECT_GT(s["test_accuracy"].get<double>(), 0.5);  // local steps: another run, still learning
     } else {

@@ -130,9 +130,6 @@ Compared train_both(const run::TrainSpec& spec, std::vector<std::int64_t> sample
   fo.epochs = 1;
   if (world->size() > 1) {
     dp = std::make_unique<run::DataParallel>(world, spec.distributed, pn, c.build.exchange);
-    run::DataParallel* d = dp.get();
-    fo.shard = {world->rank(), world->size(), -1, run::sum_across(world), [d] { d->epoch_end(); }};
-    fo.shard.replicated = c.build.split;
   }
   auto cb = std::make_shared<model::LambdaCallback<float>>();
   cb->batch_end = [&](model::NeuralNetwork<float>& m, const model::BatchLogs& logs) {

@@ -88,10 +88,6 @@ std::unique_ptr<Trained> train(const run::TrainSpec& spec, const std::shared_ptr
   std::unique_ptr<run::DataParallel> dp;
   if (group && group->size() > 1) {
     dp = std::make_unique<run::DataParallel>(group, spec.distributed, net, t->build.exchange);
-    run::DataParallel* d = dp.get();
-    fo.shard = {group->rank(), group->size(), -1, run::sum_across(group), [d] { d->epoch_end(); }};
-    fo.shard.replicated = t->build.split;
-    fo.shard.share_text = run::share_text_across(group);
   }
   auto cb = std::make_shared<model::LambdaCallback<float>>();
   Trained* out = t.get();
