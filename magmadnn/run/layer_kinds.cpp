@@ -112,6 +112,12 @@ void parse_activation(const ConfigObject& o, LayerSpec& l) {
 void write_activation(const LayerSpec& l, Json& o) { o["function"] = l.activation; }
 
 void parse_nothing(const ConfigObject&, LayerSpec&) {}
+// gamma_init: the scale's initial value; 0 starts a residual branch's last
+// normalisation at zero (Goyal et al. 2017; torchvision's zero_init_residual).
+void parse_batchnorm(const ConfigObject& o, LayerSpec& l) { l.gamma_init = o.number("gamma_init", 1.0, 0.0, 1e6); }
+void write_batchnorm(const LayerSpec& l, Json& o) {
+  if (l.gamma_init != 1.0) o["gamma_init"] = l.gamma_init;
+}
 void write_nothing(const LayerSpec&, Json&) {}
 
 void parse_input(const ConfigObject& o, LayerSpec& l) {
@@ -190,7 +196,14 @@ op::Expr<float> build_flatten(LayerBuild& b) { return b.push(layer::flatten<floa
 op::Expr<float> build_dropout(LayerBuild& b) {
   return b.push(layer::dropout<float>(b.input(), static_cast<float>(b.spec.rate)));
 }
-op::Expr<float> build_batchnorm(LayerBuild& b) { return b.push(layer::batchnorm<float>(b.input())); }
+op::Expr<float> build_batchnorm(LayerBuild& b) {
+  auto bn = layer::batchnorm<float>(b.input());
+  if (b.spec.gamma_init != 1.0) {
+    Tensor<float>& gamma = bn->get_gamma()->value();
+    for (std::int64_t k = 0; k < gamma.size(); ++k) gamma.set(k, static_cast<float>(b.spec.gamma_init));
+  }
+  return b.push(bn);
+}
 op::Expr<float> build_activation(LayerBuild& b) { return b.activate(b.input(), b.spec.activation); }
 
 op::Expr<float> build_input(LayerBuild& b) {
@@ -246,8 +259,8 @@ const std::vector<LayerKind>& layer_kinds() {
        write_mode, build_global_pool},
       {"flatten", "{N, C, H, W} -> {N, C*H*W}", {}, false, 1, 1, parse_nothing, write_nothing, build_flatten},
       {"dropout", "dropout in training: rate", {"rate"}, false, 1, 1, parse_dropout, write_dropout, build_dropout},
-      {"batchnorm", "batch normalisation (per channel on 4-D input)", {}, false, 1, 1, parse_nothing, write_nothing,
-       build_batchnorm},
+      {"batchnorm", "batch normalisation (per channel on 4-D input): gamma_init", {"gamma_init"}, false, 1, 1,
+       parse_batchnorm, write_batchnorm, build_batchnorm},
       {"residual", "a ResNet basic block (shorthand): filters, stride", {"filters", "stride"}, false, 1, 1,
        parse_residual, write_residual, build_residual},
       {"activation", "an activation function: function", {"function"}, false, 1, 1, parse_activation,

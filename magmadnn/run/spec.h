@@ -127,6 +127,7 @@ struct LayerSpec {
   std::string activation = "none";     ///< dense/conv2d/add/concat: applied after; activation layer: its function
   std::string mode = "max";            ///< pool, global_pool: max or average
   double rate = 0.0;                   ///< dropout probability
+  double gamma_init = 1.0;             ///< batchnorm: the scale's initial value (0: a residual branch starts at zero)
   bool bias = true;                    ///< dense, conv2d
   /// dense, conv2d: "data", "model" or "auto"; empty: distributed.parallel.
   /// How the layer is laid out over the ranks (run/parallel_plan.h).
