@@ -133,8 +133,8 @@ TEST(SpecSchema, DocsKeyTableIsTheGeneratedOne) {
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string page = ss.str();
-  const std::string begin = "<!-- spec_key_table: begin (generated: magmadnn train --print-schema; "
-                            "tests/run/test_spec_schema.cpp) -->\n";
+  const std::string begin = "<!-- spec_key_table: begin (generated from run/spec_fields.cpp by "
+                            "tests/run/test_spec_schema.cpp with MAGMADNN_UPDATE_DOCS=1) -->\n";
   const std::string end = "<!-- spec_key_table: end -->";
   const auto b = page.find(begin);
   const auto e = page.find(end);
