@@ -3,6 +3,8 @@
 // presets and their expansion.
 #include <gtest/gtest.h>
 
+#include "run/config_error.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -43,15 +45,7 @@ Json valid() {
   })");
 }
 
-// The message parse_config throws for `j`, or "" if it parses.
-std::string error_of(const Json& j) {
-  try {
-    parse_config(j);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using magmadnn::run::testing::error_of;
 
 Json with(const char* pointer, const Json& value) {
   Json j = valid();

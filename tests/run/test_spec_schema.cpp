@@ -4,6 +4,8 @@
 // table is the one the table generates.
 #include <gtest/gtest.h>
 
+#include "run/config_error.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -26,14 +28,7 @@ Json with(Json j, const SpecField& f, const Json& v) {
   return j;
 }
 
-std::string error_of(const Json& j) {
-  try {
-    parse_config(j);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using magmadnn::run::testing::error_of;
 
 // Every key path of a written config, objects' keys included.
 void collect_paths(const Json& j, const std::string& prefix, std::set<std::string>& out) {
