@@ -122,7 +122,7 @@ Json flag_value(const ParsedArgs& a, const SpecField& f) {
 // The config: preset and/or file (or the saved one when resuming), then the
 // setting flags. With --resume only the flags whose field allows it.
 Json resolve_config(const ParsedArgs& a, bool resume) {
-  const std::vector<SpecField> fields = spec_fields();
+  const std::vector<SpecField>& fields = spec_fields();
   Json cfg;
   if (resume) {
     std::vector<std::string> fixed = {"config", "preset", "layers", "overwrite"};

@@ -426,7 +426,8 @@ std::string Accepts::text() const {
   return os.str();
 }
 
-std::vector<SpecField> spec_fields() {
+namespace {
+std::vector<SpecField> build_spec_fields() {
   std::vector<SpecField> t;
   auto add = [&t](SpecField f) { t.push_back(std::move(f)); };
   // -- top level, as to_json writes it
@@ -464,6 +465,15 @@ std::vector<SpecField> spec_fields() {
   add_loss_scaling_fields(t);
   return t;
 }
+}  // namespace
+
+// Built once, on first use: every parse, every --help and every flag lookup
+// walks the table, and building it allocates a few hundred closures.
+// Function-local static: thread-safe initialisation, no order-of-init issue.
+const std::vector<SpecField>& spec_fields() {
+  static const std::vector<SpecField> table = build_spec_fields();
+  return table;
+}
 
 std::vector<std::string> field_keys(const std::string& group) {
   std::vector<std::string> keys;
@@ -474,8 +484,8 @@ std::vector<std::string> field_keys(const std::string& group) {
 }
 
 SpecField spec_field(const std::string& path) {
-  for (SpecField& f : spec_fields()) {
-    if (f.path() == path) return std::move(f);
+  for (const SpecField& f : spec_fields()) {
+    if (f.path() == path) return f;
   }
   throw ValueError("spec_field: the run spec has no key " + path);
 }

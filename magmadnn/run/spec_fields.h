@@ -75,7 +75,9 @@ struct SpecField {
 };
 
 /// Every field and object of the run spec, in the order to_json writes them.
-std::vector<SpecField> spec_fields();
+/// Built once, on the first call (thread-safe); the reference stays valid for
+/// the life of the program.
+const std::vector<SpecField>& spec_fields();
 
 /// The keys an object allows ("" for the top level), in table order.
 std::vector<std::string> field_keys(const std::string& group);
