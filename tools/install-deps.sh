@@ -31,9 +31,11 @@ if [[ "${1:-}" == "--tests" ]]; then
   # environment made here (see the end of this file); ca-certificates: pip
   # reaches PyPI over HTTPS. libonnx-testdata: the ONNX node tests
   # (tests/onnx); the ONNX Runtime round trip installs onnxruntime from PyPI
-  # into a virtual environment too (python3-venv).
+  # into a virtual environment too (python3-venv). slurm-wlm, munge: the
+  # tests/slurm cases start a one-node Slurm of their own (tools/slurm-local.sh).
   PKGS+=(clang chromium poppler-utils fonts-dejavu-core iproute2
-         python3-dev python3-venv python3-numpy python3-pytest ca-certificates libonnx-testdata)
+         python3-dev python3-venv python3-numpy python3-pytest ca-certificates libonnx-testdata
+         slurm-wlm munge)
 elif [[ $# -gt 0 ]]; then
   echo "usage: $0 [--tests]" >&2
   exit 2

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iomanip>
@@ -325,6 +326,18 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
   }
 }
 
+// A batch script that runs `magmadnn train` without srun or mpirun gets one
+// process, whatever the job asked for: say so rather than leave the other
+// tasks idle without a word.
+static void note_unused_slurm_tasks(const distributed::Communicator& comm, std::ostream& out) {
+  const char* tasks = std::getenv("SLURM_NTASKS");
+  if (comm.size() != 1 || tasks == nullptr || std::atoi(tasks) <= 1) return;
+  out << "magmadnn train: note: Slurm gave this job SLURM_NTASKS=" << tasks
+      << " tasks, but magmadnn runs here as one process; start it with `srun magmadnn train ...` (or mpirun) "
+         "to train on all of them"
+      << std::endl;
+}
+
 static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpec& spec, const Json& config,
                            const FolderStart& start, bool quiet, bool profile, std::int64_t checkpoint_every,
                            const std::shared_ptr<distributed::Communicator>& comm, std::ostream& out) {
@@ -350,6 +363,7 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
     if (spec.precision == Precision::BF16 && !has_cuda_device() && !cpu::bf16_matmul_native())
       out << "magmadnn train: note: oneDNN has no bf16 GEMM or convolution for this CPU (it needs AVX-512), so bf16 "
              "operands are widened to float: the results of bf16, the speed below fp32's" << std::endl;
+    note_unused_slurm_tasks(*comm, out);
   }
 
   RunOptions ro;

@@ -97,6 +97,13 @@ bool launched_by_mpi() noexcept {
   return false;
 }
 
+std::string launcher_name() {
+  // mpirun first: inside an allocation its ranks also see Slurm's variables.
+  if (env_set("OMPI_COMM_WORLD_SIZE")) return "mpirun";
+  if (const char* n = std::getenv("SLURM_STEP_NUM_TASKS"); n != nullptr && std::atoi(n) > 1) return "srun";
+  return launched_by_mpi() ? "mpi" : "none";
+}
+
 std::unique_ptr<Communicator> make_communicator(const std::string& kind) {
   if (kind == "auto") return launched_by_mpi() ? make_mpi() : std::make_unique<LocalCommunicator>();
   if (kind == "local") return std::make_unique<LocalCommunicator>();

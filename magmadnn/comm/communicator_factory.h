@@ -52,6 +52,14 @@ bool concurrent_communicators(const Communicator& comm) noexcept;
 /// or SLURM_STEP_NUM_TASKS > 1) are present. Reads the environment only.
 bool launched_by_mpi() noexcept;
 
+/// Which launcher started this process, read from the environment it set:
+/// "mpirun" (Open MPI's mpirun or mpiexec, also inside a Slurm allocation:
+/// OMPI_COMM_WORLD_SIZE), "srun" (Slurm's srun starting the ranks itself,
+/// through PMIx: SLURM_STEP_NUM_TASKS > 1), "mpi" (another MPI launcher:
+/// PMI_SIZE, PMI_RANK, PMIX_RANK or MPI_LOCALNRANKS) or "none". Written into
+/// a run's summary, so a result says how it was started.
+std::string launcher_name();
+
 /// Ends the whole job with exit status `code`: MPI_Abort on MPI_COMM_WORLD
 /// when MPI is initialised (after half a second, so that ranks told of a
 /// failure can print their own report; the launcher then stops every rank), else

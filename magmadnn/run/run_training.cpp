@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "magmadnn/backend/registry.h"
+#include "magmadnn/comm/communicator_factory.h"
 #include "magmadnn/compute/autocast.h"
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/core/determinism.h"
@@ -273,6 +274,7 @@ Json TrainingRun::summary(const RunResult& r, double wall_seconds) const {
   s["parameters"] = build_.model->num_params();
   s["batch_size"] = spec_.batch_size;
   s["ranks"] = 1;  // DataParallel::describe says otherwise
+  s["launcher"] = distributed::launcher_name();
   if (build_.plan.hybrid()) s["parallel_plan"] = plan_to_json(spec_, build_.plan);
   s["seed"] = spec_.seed;
   s["precision"] = precision_name(spec_.precision);

@@ -36,6 +36,23 @@ TEST(CommunicatorFactory, LauncherVariablesAreRecognised) {
   EXPECT_FALSE(launched_by_mpi());
 }
 
+// The variables as each launcher sets them (read off srun --mpi=pmix and
+// mpirun inside an sbatch allocation, Slurm 22.05 and Open MPI 4.1).
+TEST(CommunicatorFactory, LauncherIsNamedFromItsVariables) {
+  EXPECT_EQ(launcher_name(), "none");
+  ::setenv("SLURM_NTASKS", "2", 1);  // a batch script run directly: no launcher
+  EXPECT_EQ(launcher_name(), "none");
+  ::setenv("SLURM_STEP_NUM_TASKS", "2", 1);
+  ::setenv("PMIX_RANK", "0", 1);
+  EXPECT_EQ(launcher_name(), "srun");
+  ::unsetenv("SLURM_STEP_NUM_TASKS");
+  EXPECT_EQ(launcher_name(), "mpi") << "PMIx without Slurm's step: another launcher";
+  ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);  // mpirun inside the allocation
+  EXPECT_EQ(launcher_name(), "mpirun");
+  for (const char* v : {"SLURM_NTASKS", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE"}) ::unsetenv(v);
+  EXPECT_EQ(launcher_name(), "none");
+}
+
 TEST(CommunicatorFactory, UnknownAndUnavailableKindsAreNamed) {
   try {
     make_communicator("gloo");

@@ -5,7 +5,7 @@
 # accuracy, the test loss and accuracy and the sample counts of summary.json
 # must be equal (as printed, to the last digit), and so must the trained
 # weights (SHA-256 of the tensor section of checkpoint.bin, whose header also
-# holds timings that differ between runs; docs/checkpoint_format.md). Every rank of the network run must
+# holds timings that differ between runs; tests/support/compare_runs.py). Every rank of the network run must
 # receive at least one model's worth of bytes (parameter_bytes) through its
 # veth, which any training across ranks moves.
 #   run_netns_train.sh MPI_NETNS_RUN MAGMADNN RANKS [TRAIN FLAGS...]
@@ -39,30 +39,5 @@ status=$?
 [[ $status == 77 ]] && exit 77
 [[ $status == 0 ]] || { echo "FAIL: the network run exited $status"; exit 1; }
 
-python3 - "$out/tcp" "$out/shm" <<'PY'
-import hashlib, json, struct, sys
-
-def weights_sha256(path):
-    """SHA-256 of the tensors of a version-1 checkpoint (names, shapes, values)."""
-    data = open(path, "rb").read()
-    (payload,) = struct.unpack_from("<Q", data, 12)
-    offset = 20
-    (entries,) = struct.unpack_from("<I", data, offset)
-    offset += 4
-    for _ in range(2 * entries):  # a key, then its value, each length-prefixed
-        (length,) = struct.unpack_from("<I", data, offset)
-        offset += 4 + length
-    return hashlib.sha256(data[offset:20 + payload]).hexdigest()
-
-tcp, shm = ({**json.load(open(run + "/summary.json")),
-             "weights_sha256": weights_sha256(run + "/checkpoint.bin")} for run in sys.argv[1:3])
-keys = ["final_train_loss", "final_train_accuracy", "test_loss", "test_accuracy",
-        "train_samples", "test_samples", "epochs", "weights_sha256"]
-differ = [k for k in keys if tcp.get(k) != shm.get(k)]
-for k in keys:
-    print(f"{k:21} tcp {tcp.get(k)}  shm {shm.get(k)}")
-if differ:
-    print("FAIL: the network run differs from the shared-memory run in " + ", ".join(differ))
-    sys.exit(1)
-print("PASS: magmadnn train across namespaces over TCP equals shared memory")
-PY
+python3 "$(dirname "$0")/../support/compare_runs.py" "$out/tcp" "$out/shm" --names tcp shm \
+  --what "magmadnn train across namespaces over TCP equals shared memory"
