@@ -1,17 +1,19 @@
 // What MpiCommunicator's checks cost: the median time of an in-place float
 // sum over all ranks, by raw MPI_Allreduce, raw MPI_Iallreduce + MPI_Wait,
-// and MpiCommunicator::allreduce (descriptor exchange + MPI_Iallreduce +
-// watched wait) with strict checks (the default: the exchange completes
-// before the data is posted) and with the check beside the collective
-// (set_strict_checks(false)), at sizes from 4 KiB to 64 MiB. The four are
-// interleaved round by round so that drift on a shared machine hits all alike.
-//   mpirun -np 4 ./bench_allreduce_overhead [rounds] [smallest size in bytes]
+// and MpiCommunicator::allreduce in each collective check mode (off,
+// overlap: the default, every, pairwise), at sizes from 4 KiB to 64 MiB.
+// All six run round by round, in turn, so that drift on a shared machine
+// hits all alike; each ratio is the median of the per-round ratios against
+// raw MPI_Allreduce of the same round (paired), so a slow round of the
+// machine moves both sides of a ratio together.
+//   mpirun -np 4 ./bench_allreduce_overhead [rounds] [smallest bytes] [largest bytes]
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "magmadnn/comm/mpi/mpi_communicator.h"
@@ -26,11 +28,11 @@ double median(std::vector<double> v) {
 }
 
 template <typename F>
-double timed(MPI_Comm sync, F&& f) {
+double timed(MPI_Comm sync, int reps, F&& f) {
   MPI_Barrier(sync);
   const double t0 = MPI_Wtime();
-  f();
-  double dt = MPI_Wtime() - t0;
+  for (int k = 0; k < reps; ++k) f();
+  double dt = (MPI_Wtime() - t0) / reps;
   MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, sync);  // the slowest rank's time
   return dt;
 }
@@ -40,50 +42,52 @@ double timed(MPI_Comm sync, F&& f) {
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 15;
   const std::size_t smallest = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 4096;
-  MpiCommunicator comm;
-  MpiCommunicator overlap(comm.comm());
-  comm.set_strict_checks(true);
-  overlap.set_strict_checks(false);
+  const std::size_t largest = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : (64u << 20);
+  MpiCommunicator world;
+  const CollectiveCheck modes[] = {CollectiveCheck::off, CollectiveCheck::overlap, CollectiveCheck::every,
+                                   CollectiveCheck::pairwise};
+  std::vector<std::unique_ptr<MpiCommunicator>> comms;
+  for (CollectiveCheck m : modes) {
+    comms.push_back(std::make_unique<MpiCommunicator>(world.comm()));
+    comms.back()->set_collective_check(m);
+  }
   MPI_Comm raw;
-  MPI_Comm_dup(comm.comm(), &raw);
-  const int p = comm.size();
-  if (comm.rank() == 0)
-    std::printf("ranks %d, median of %d rounds; comm: strict checks, overlap: the check beside the collective\n"
-                "%10s %12s %12s %12s %12s %10s %10s %12s\n",
-                p, rounds, "bytes", "Allreduce", "Iallreduce", "comm", "overlap", "comm/Allr", "comm/Iallr",
-                "overlap/comm");
-  for (std::size_t bytes = smallest; bytes <= (64u << 20); bytes *= 4) {
+  MPI_Comm_dup(world.comm(), &raw);
+  if (world.rank() == 0) {
+    std::printf("ranks %d, median of %d rounds; us per allreduce, and %% of raw MPI_Allreduce (median of the "
+                "per-round ratios)\n%9s %10s %10s",
+                world.size(), rounds, "bytes", "Allreduce", "Iallr+Wait");
+    for (CollectiveCheck m : modes) std::printf(" %10s", collective_check_name(m));
+    for (CollectiveCheck m : modes) std::printf(" %9s%%", collective_check_name(m));
+    std::printf("\n");
+  }
+  for (std::size_t bytes = smallest; bytes <= largest; bytes *= 4) {
     const std::size_t n = bytes / sizeof(float);
     std::vector<float> v(n, 1.0f);
-    const int reps = bytes < (1u << 20) ? 50 : (bytes < (16u << 20) ? 5 : 1);
-    std::vector<double> a, b, c, d;
+    const int reps = bytes < (1u << 20) ? 200 : (bytes < (16u << 20) ? 5 : 1);
+    std::vector<std::function<void()>> runs;
+    runs.push_back([&] { MPI_Allreduce(MPI_IN_PLACE, v.data(), int(n), MPI_FLOAT, MPI_SUM, raw); });
+    runs.push_back([&] {
+      MPI_Request q;
+      MPI_Iallreduce(MPI_IN_PLACE, v.data(), int(n), MPI_FLOAT, MPI_SUM, raw, &q);
+      MPI_Wait(&q, MPI_STATUS_IGNORE);
+    });
+    for (auto& c : comms) runs.push_back([&v, n, comm = c.get()] { comm->allreduce(host_buffer(v.data(), n), ReduceOp::sum); });
+    std::vector<std::vector<double>> t(runs.size()), ratio(runs.size());
     for (int r = 0; r < rounds + 2; ++r) {
-      const double ta = timed(raw, [&] {
-        for (int k = 0; k < reps; ++k) MPI_Allreduce(MPI_IN_PLACE, v.data(), int(n), MPI_FLOAT, MPI_SUM, raw);
-      });
-      const double tb = timed(raw, [&] {
-        for (int k = 0; k < reps; ++k) {
-          MPI_Request q;
-          MPI_Iallreduce(MPI_IN_PLACE, v.data(), int(n), MPI_FLOAT, MPI_SUM, raw, &q);
-          MPI_Wait(&q, MPI_STATUS_IGNORE);
-        }
-      });
-      const double tc = timed(raw, [&] {
-        for (int k = 0; k < reps; ++k) comm.allreduce(host_buffer(v.data(), n), ReduceOp::sum);
-      });
-      const double td = timed(raw, [&] {
-        for (int k = 0; k < reps; ++k) overlap.allreduce(host_buffer(v.data(), n), ReduceOp::sum);
-      });
+      std::vector<double> round(runs.size());
+      for (std::size_t k = 0; k < runs.size(); ++k) round[k] = timed(raw, reps, runs[k]);
       if (r < 2) continue;  // warm-up
-      a.push_back(ta / reps);
-      b.push_back(tb / reps);
-      c.push_back(tc / reps);
-      d.push_back(td / reps);
+      for (std::size_t k = 0; k < runs.size(); ++k) {
+        t[k].push_back(round[k]);
+        ratio[k].push_back(round[0] / round[k]);
+      }
     }
-    if (comm.rank() == 0) {
-      const double ma = median(a), mb = median(b), mc = median(c), md = median(d);
-      std::printf("%10zu %9.1f us %9.1f us %9.1f us %9.1f us %9.0f%% %9.0f%% %11.0f%%\n", bytes, ma * 1e6, mb * 1e6,
-                  mc * 1e6, md * 1e6, 100 * ma / mc, 100 * mb / mc, 100 * md / mc);
+    if (world.rank() == 0) {
+      std::printf("%9zu", bytes);
+      for (std::size_t k = 0; k < runs.size(); ++k) std::printf(" %10.1f", median(t[k]) * 1e6);
+      for (std::size_t k = 2; k < runs.size(); ++k) std::printf(" %9.0f%%", 100 * median(ratio[k]));
+      std::printf("\n");
     }
   }
   MPI_Comm_free(&raw);

@@ -61,7 +61,7 @@ std::unique_ptr<Communicator> duplicate_communicator(Communicator& comm) {
   if (auto* mpi = dynamic_cast<MpiCommunicator*>(&comm)) {
     auto out = std::make_unique<MpiCommunicator>(mpi->comm());
     out->set_timeout(comm.timeout());
-    out->set_strict_checks(mpi->strict_checks());
+    out->set_collective_check(mpi->collective_check());
     return out;
   }
 #endif

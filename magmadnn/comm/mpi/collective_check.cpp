@@ -6,12 +6,6 @@
 
 namespace magmadnn::distributed::mpi_detail {
 
-namespace {
-// Descriptors of collectives go with one tag on their own communicator: the
-// order of messages between two ranks, not the tag, pairs them.
-constexpr int kDescriptorTag = 0;
-}  // namespace
-
 const char* op_kind_name(OpKind k) noexcept {
   switch (k) {
     case OpKind::allreduce: return "allreduce";
@@ -40,12 +34,26 @@ std::string describe(const Descriptor& d) {
   return os.str();
 }
 
+std::string describe_with_bytes(const Descriptor& d) {
+  std::ostringstream os;
+  os << describe(d) << ", " << static_cast<std::size_t>(d.count) * dtype_size(static_cast<dtype>(d.type)) << " bytes";
+  return os.str();
+}
+
+std::string mismatch_message(const Descriptor& mine, int rank, const Descriptor& theirs, int peer) {
+  std::ostringstream os;
+  os << "collective mismatch at step " << mine.step << " (collective #" << mine.seq << " on this communicator): rank "
+     << rank << " calls " << describe(mine) << " but rank " << peer << " calls " << describe(theirs) << " (its step "
+     << theirs.step << ")";
+  return os.str();
+}
+
 bool same_call(const Descriptor& a, const Descriptor& b) noexcept {
   return a.seq == b.seq && a.kind == b.kind && a.count == b.count && a.type == b.type && a.root == b.root &&
          a.reduce == b.reduce;
 }
 
-DescriptorExchange::DescriptorExchange(MPI_Comm check_comm, int rank, int size, const Descriptor& mine)
+DescriptorExchange::DescriptorExchange(MPI_Comm check_comm, int rank, int size, const Descriptor& mine, int tag)
     : buffers_(std::make_unique<Buffers>()), rank_(rank) {
   Buffers& b = *buffers_;
   b.mine = mine;
@@ -57,11 +65,11 @@ DescriptorExchange::DescriptorExchange(MPI_Comm check_comm, int rank, int size, 
   b.requests.assign(2 * n, MPI_REQUEST_NULL);
   b.completed.resize(2 * n);
   for (std::size_t i = 0; i < n; ++i)
-    MAGMADNN_MPI_CHECK(MPI_Irecv(&b.theirs[i], sizeof(Descriptor), MPI_BYTE, b.peers[i], kDescriptorTag, check_comm,
+    MAGMADNN_MPI_CHECK(MPI_Irecv(&b.theirs[i], sizeof(Descriptor), MPI_BYTE, b.peers[i], tag, check_comm,
                                  &b.requests[i]),
                        "posting the receive of rank " << b.peers[i] << "'s collective descriptor");
   for (std::size_t i = 0; i < n; ++i)
-    MAGMADNN_MPI_CHECK(MPI_Isend(&b.mine, sizeof(Descriptor), MPI_BYTE, b.peers[i], kDescriptorTag, check_comm,
+    MAGMADNN_MPI_CHECK(MPI_Isend(&b.mine, sizeof(Descriptor), MPI_BYTE, b.peers[i], tag, check_comm,
                                  &b.requests[n + i]),
                        "sending this rank's collective descriptor to rank " << b.peers[i]);
 }
@@ -85,10 +93,7 @@ void DescriptorExchange::check_arrival(std::size_t i) const {
   const Buffers& b = *buffers_;
   const Descriptor& theirs = b.theirs[i];
   if (same_call(b.mine, theirs)) return;
-  MAGMADNN_THROW(CommError, "collective mismatch at step " << b.mine.step << " (collective #" << b.mine.seq
-                                << " on this communicator): rank " << rank_ << " calls " << describe(b.mine)
-                                << " but rank " << b.peers[i] << " calls " << describe(theirs) << " (its step "
-                                << theirs.step << ")");
+  throw CommError(mismatch_message(b.mine, rank_, theirs, b.peers[i]));
 }
 
 bool DescriptorExchange::test() {

@@ -17,15 +17,12 @@
 /// of the data (on a third duplicate), so a send and its receive that
 /// disagree on count or dtype are named too.
 ///
-/// Cost: 2 (size - 1) messages of sizeof(Descriptor) bytes per collective,
-/// posted together with the collective and never waited for separately (the
-/// default), so a mismatch is reported after MPI has matched the calls.
-/// With strict checks (MpiCommunicator::set_strict_checks,
-/// MAGMADNN_COLLECTIVE_CHECK=strict) the data operation is posted only once
-/// the exchange is complete and agrees, so a collective whose count, dtype,
-/// root or reduction differs between ranks never reaches MPI (which would
-/// otherwise match the two and write past the smaller buffer); each
-/// collective then waits one exchange of descriptors before its data moves.
+/// Cost: 2 (size - 1) messages of sizeof(Descriptor) bytes per collective.
+/// MpiCommunicator uses it ahead of every collective only in the check mode
+/// `pairwise` (kept for comparison); its default checks a 64-bit hash of the
+/// descriptor with one allreduce (hash_check.h) and exchanges descriptors
+/// this way only once that vote has found a mismatch, to name it. The NCCL
+/// communicator still exchanges descriptors ahead of every collective.
 #pragma once
 
 #include <mpi.h>
@@ -58,13 +55,23 @@ static_assert(sizeof(Descriptor) == 40, "the descriptor's wire size is documente
 
 /// "allreduce(1024 x f32, sum)", "broadcast(10 x i64, root 2)", "barrier".
 std::string describe(const Descriptor& d);
+/// describe(d) and the bytes per rank: "allreduce(1024 x float32, sum), 4096 bytes".
+std::string describe_with_bytes(const Descriptor& d);
+/// The message every check gives for two ranks that disagree: "collective
+/// mismatch at step S (collective #N on this communicator): rank R calls ...
+/// but rank P calls ... (its step T)".
+std::string mismatch_message(const Descriptor& mine, int rank, const Descriptor& theirs, int peer);
 /// Whether two descriptors ask for the same collective (step excluded).
 bool same_call(const Descriptor& a, const Descriptor& b) noexcept;
 
 /// One collective's exchange: posted by the constructor, progressed by test().
 class DescriptorExchange {
  public:
-  DescriptorExchange(MPI_Comm check_comm, int rank, int size, const Descriptor& mine);
+  /// `tag`: 0 for the exchange ahead of a collective (mode pairwise, and
+  /// the NCCL communicator), where call order pairs the messages; the hash
+  /// check's diagnosis of a mismatch passes a tag of its own per collective
+  /// (hash_check.h), since its exchanges may start in another order.
+  DescriptorExchange(MPI_Comm check_comm, int rank, int size, const Descriptor& mine, int tag = 0);
   /// Completed: nothing to do. Pending (after a timeout): its receives are
   /// cancelled and its buffers deliberately leaked, since MPI may still
   /// write into them.

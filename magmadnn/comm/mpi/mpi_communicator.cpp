@@ -19,20 +19,21 @@ using mpi_detail::Staged;
 
 namespace {
 
-// MAGMADNN_COLLECTIVE_CHECK: "overlap" (unset: the default) or "strict".
-bool strict_from_environment() {
+// MAGMADNN_COLLECTIVE_CHECK: a mode's name; unset or empty is overlap.
+CollectiveCheck check_from_environment() {
   const char* v = std::getenv("MAGMADNN_COLLECTIVE_CHECK");
-  if (v == nullptr || *v == '\0' || std::string(v) == "overlap") return false;
-  MAGMADNN_CHECK(std::string(v) == "strict", ValueError,
-                 "MAGMADNN_COLLECTIVE_CHECK is \"" << v << "\"; expected \"overlap\" (the default: the check runs "
-                 "beside the collective) or \"strict\" (a collective's data moves only once every rank agrees on it)");
-  return true;
+  if (v == nullptr || *v == '\0') return CollectiveCheck::overlap;
+  try {
+    return parse_collective_check(v);
+  } catch (const ValueError& e) {
+    MAGMADNN_THROW(ValueError, "MAGMADNN_COLLECTIVE_CHECK: " << e.what());
+  }
 }
 
 std::shared_ptr<CommState> attach(std::shared_ptr<MpiEnvironment> env, MPI_Comm parent) {
   auto s = std::make_shared<CommState>();
   s->env = std::move(env);
-  s->strict = strict_from_environment();
+  s->check = check_from_environment();
   for (MPI_Comm* c : {&s->data, &s->coll_check, &s->p2p_check}) {
     MAGMADNN_MPI_CHECK(MPI_Comm_dup(parent, c), "MpiCommunicator: duplicating the communicator");
     MAGMADNN_MPI_CHECK(MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN), "MpiCommunicator: setting MPI_ERRORS_RETURN");
@@ -44,6 +45,7 @@ std::shared_ptr<CommState> attach(std::shared_ptr<MpiEnvironment> env, MPI_Comm 
   MAGMADNN_MPI_CHECK(MPI_Comm_get_attr(s->data, MPI_TAG_UB, &ub, &flag), "MpiCommunicator: asking MPI_TAG_UB");
   if (flag && ub) s->tag_ub = *ub;
   s->post_notice_receive();
+  s->presence.start(s->coll_check, s->rank, s->size);
   return s;
 }
 
@@ -66,13 +68,6 @@ void check_same_type(dtype a, dtype b, const char* op) {
                                      << dtype_name(b));
 }
 
-std::string what_of(const Descriptor& d) {
-  std::ostringstream os;
-  os << mpi_detail::describe(d) << ", " << static_cast<std::size_t>(d.count) * dtype_size(static_cast<dtype>(d.type))
-     << " bytes";
-  return os.str();
-}
-
 Descriptor collective(OpKind kind, std::size_t count, dtype t, int root = -1, int reduce = -1) {
   Descriptor d;
   d.kind = kind;
@@ -84,6 +79,27 @@ Descriptor collective(OpKind kind, std::size_t count, dtype t, int root = -1, in
 }
 
 }  // namespace
+
+const char* collective_check_name(CollectiveCheck c) noexcept {
+  switch (c) {
+    case CollectiveCheck::overlap: return "overlap";
+    case CollectiveCheck::every: return "every";
+    case CollectiveCheck::off: return "off";
+    case CollectiveCheck::pairwise: return "pairwise";
+  }
+  return "?";
+}
+
+CollectiveCheck parse_collective_check(const std::string& name) {
+  for (CollectiveCheck c : {CollectiveCheck::overlap, CollectiveCheck::every, CollectiveCheck::off,
+                            CollectiveCheck::pairwise})
+    if (name == collective_check_name(c)) return c;
+  if (name == "strict") return CollectiveCheck::every;
+  MAGMADNN_THROW(ValueError, "the collective check \""
+                                 << name << "\" is not a mode; expected overlap (the default: a hash vote beside "
+                                    "each collective), every (each collective waits for its vote; strict is the "
+                                    "same), off, or pairwise (descriptors to every rank)");
+}
 
 MpiCommunicator::MpiCommunicator() {
   auto env = MpiEnvironment::acquire();
@@ -115,8 +131,12 @@ Staged MpiCommunicator::stage(const void* data, std::size_t bytes, Place place, 
 int MpiCommunicator::rank() const noexcept { return state_->rank; }
 int MpiCommunicator::size() const noexcept { return state_->size; }
 MPI_Comm MpiCommunicator::comm() const noexcept { return state_->data; }
-void MpiCommunicator::set_strict_checks(bool strict) noexcept { state_->strict = strict; }
-bool MpiCommunicator::strict_checks() const noexcept { return state_->strict; }
+void MpiCommunicator::set_collective_check(CollectiveCheck mode) noexcept { state_->check = mode; }
+CollectiveCheck MpiCommunicator::collective_check() const noexcept { return state_->check; }
+void MpiCommunicator::set_strict_checks(bool strict) noexcept {
+  state_->check = strict ? CollectiveCheck::every : CollectiveCheck::overlap;
+}
+bool MpiCommunicator::strict_checks() const noexcept { return state_->check == CollectiveCheck::every; }
 bool MpiCommunicator::cuda_aware() const noexcept { return mpi_detail::device_build() && state_->env->cuda_aware(); }
 bool MpiCommunicator::supports(Place place) const noexcept {
   return place == Place::host || mpi_detail::device_build();
@@ -127,11 +147,21 @@ std::unique_ptr<MpiRequest> MpiCommunicator::start_collective(Descriptor d) {
   s.check_usable(mpi_detail::op_kind_name(d.kind));
   d.seq = s.next_seq++;
   d.step = step_;
-  auto req = std::make_unique<MpiRequest>(state_, what_of(d), step_, timeout_);
-  req->watch_collective(std::make_unique<mpi_detail::DescriptorExchange>(s.coll_check, s.rank, s.size, d));
-  // Strict: every rank's descriptor has arrived and agrees before the caller
-  // posts the data operation, so MPI never matches two different calls.
-  if (s.strict) req->wait_check();
+  s.presence.record(d);
+  auto req = std::make_unique<MpiRequest>(state_, d, timeout_);
+  switch (s.check) {
+    case CollectiveCheck::overlap:
+    case CollectiveCheck::every:
+      req->watch_hash(std::make_unique<mpi_detail::HashCheck>(s.coll_check, s.rank, s.size, d, s.tag_ub));
+      break;
+    case CollectiveCheck::pairwise:
+      req->watch_collective(std::make_unique<mpi_detail::DescriptorExchange>(s.coll_check, s.rank, s.size, d));
+      break;
+    case CollectiveCheck::off: break;
+  }
+  // Every: all ranks have voted and agree before the caller posts the data
+  // operation, so MPI never matches two different calls.
+  if (s.check == CollectiveCheck::every) req->wait_check();
   return req;
 }
 
@@ -362,7 +392,7 @@ std::unique_ptr<MpiCommunicator> MpiCommunicator::split(int color, int key) {
   }
   MPI_Comm_free(&part);
   out->state_->parent = state_;
-  out->state_->strict = state_->strict;
+  out->state_->check = state_->check;
   out->set_timeout(timeout_);
   out->set_step(step_);
   return out;

@@ -7,9 +7,9 @@
 /// CommError instead of an abort. Every operation is a non-blocking MPI call
 /// (MPI_Iallreduce, MPI_Ibcast, MPI_Ireduce_scatter_block, MPI_Iallgather,
 /// MPI_Igather, MPI_Iscatter, MPI_Ireduce, MPI_Isend/Irecv, MPI_Ibarrier)
-/// watched by the descriptor check and watchdog of collective_check.h; with
-/// strict checks (set_strict_checks) a collective's data moves only after
-/// every rank's descriptor has agreed.
+/// watched by a collective check (CollectiveCheck below: by default a
+/// 64-bit hash of the call voted on by one allreduce, hash_check.h) and a
+/// watchdog that names the ranks it waits for (presence.h).
 ///
 /// Dtypes: float, double, int32, int64 natively; half and bfloat16 as 2-byte
 /// elements reduced in float (mpi_types.h). ReduceOp::avg is the sum divided
@@ -34,6 +34,24 @@
 #include "magmadnn/comm/communicator.h"
 
 namespace magmadnn::distributed {
+
+/// How an MpiCommunicator checks that every rank calls the same collective
+/// (docs/notes/communicators.md states what each refuses before MPI):
+///  - overlap (the default): one allreduce of a 64-bit hash of the call
+///    (hash_check.h) runs beside the collective; a mismatch is named on
+///    every rank, but after MPI has matched the two calls;
+///  - every: each collective waits for that vote before its data is posted,
+///    so a mismatched collective never reaches MPI;
+///  - off: no check on the normal path; the watchdog's failure path still
+///    asks the ranks (presence.h) and names a mismatched collective that hangs;
+///  - pairwise: the 40-byte descriptor to every other rank beside each
+///    collective (collective_check.h), O(N^2) messages, kept for comparison.
+enum class CollectiveCheck { overlap, every, off, pairwise };
+/// "overlap", "every", "off", "pairwise".
+const char* collective_check_name(CollectiveCheck c) noexcept;
+/// The mode named `name`; "strict" is kept as another name of "every".
+/// Throws ValueError naming the accepted names.
+CollectiveCheck parse_collective_check(const std::string& name);
 
 namespace mpi_detail {
 struct CommState;
@@ -74,20 +92,21 @@ class MpiCommunicator final : public Communicator {
   /// Whether device buffers go to MPI directly (CUDA-aware MPI in a CUDA build).
   bool cuda_aware() const noexcept;
 
-  /// Strict checks, the checking mode docs/notes/communicators.md names (off by
-  /// default; the environment variable MAGMADNN_COLLECTIVE_CHECK=strict turns
-  /// them on for communicators created afterwards, "overlap" or unset leaves
-  /// them off): each collective waits, before its data operation is posted,
-  /// until every rank's descriptor has arrived and agrees, so a collective
-  /// whose count, dtype, root or reduction differs between ranks raises
-  /// CommError on every rank and never reaches MPI (which would match the
-  /// two calls and write past the smaller buffer). The cost is one exchange
-  /// of 40-byte descriptors ahead of each collective's data, during which
-  /// the data does not move (docs/notes/communicators.md measures it). Off, the
-  /// exchange runs beside the collective: the mismatch is still named, but
-  /// after MPI has matched the calls. A communicator split from this one
-  /// inherits the setting. Every rank should use the same setting.
+  /// The collective check (CollectiveCheck), for the collectives started
+  /// from now on. A new communicator reads the environment variable
+  /// MAGMADNN_COLLECTIVE_CHECK (overlap, every, off, pairwise; strict is
+  /// every; unset is overlap; anything else raises ValueError). In mode
+  /// every a collective whose count, dtype, root or reduction differs
+  /// between ranks raises CommError on every rank and never reaches MPI
+  /// (which would match the two calls and write past the smaller buffer),
+  /// at the cost of one 16-byte allreduce ahead of each collective's data
+  /// (docs/notes/communicators.md measures it). A communicator split from
+  /// this one inherits the mode. Requires: every rank uses the same mode.
+  void set_collective_check(CollectiveCheck mode) noexcept;
+  CollectiveCheck collective_check() const noexcept;
+  /// The earlier name: true is set_collective_check(every), false overlap.
   void set_strict_checks(bool strict) noexcept;
+  /// Whether the mode is every.
   bool strict_checks() const noexcept;
 
   int rank() const noexcept override;

@@ -11,7 +11,9 @@ namespace magmadnn::distributed::mpi_detail {
 using Clock = std::chrono::steady_clock;
 
 namespace {
-constexpr int kNoticeTag = 1;  // on coll_check, beside the descriptors' tag 0
+constexpr int kNoticeTag = 1;  // on coll_check, beside the descriptors' tag 0 (presence.h lists them all)
+// How long the watchdog's failure path waits for the other ranks' answers.
+constexpr std::chrono::milliseconds kPresenceBound{500};
 }  // namespace
 
 CommState::~CommState() {
@@ -20,6 +22,7 @@ CommState::~CommState() {
     MPI_Cancel(&notice);
     MPI_Wait(&notice, MPI_STATUS_IGNORE);
   }
+  presence.stop();
   // A failed communicator's messages may still be on their way (a notice, a
   // descriptor of a collective that was abandoned). Freed, its context id
   // could go to a communicator created later, which would then receive
@@ -80,13 +83,18 @@ MpiRequest::MpiRequest(std::shared_ptr<CommState> state, std::string what, std::
                        std::chrono::milliseconds timeout)
     : state_(std::move(state)), what_(std::move(what)), step_(step), timeout_(timeout) {}
 
+MpiRequest::MpiRequest(std::shared_ptr<CommState> state, const Descriptor& call, std::chrono::milliseconds timeout)
+    : state_(std::move(state)), call_(call), collective_(true), step_(call.step), timeout_(timeout) {}
+
+std::string MpiRequest::what() const { return collective_ ? describe_with_bytes(call_) : what_; }
+
 MpiRequest::~MpiRequest() {
   if (done_ || !MpiEnvironment::mpi_active()) return;
   if (!failure_.empty()) {
     // Abandoned: a receive is cancelled and a send left to MPI; a collective
     // cannot be cancelled or freed, so its handle is dropped and the job is
     // expected to end.
-    if (data_ != MPI_REQUEST_NULL && exchange_ == nullptr) {
+    if (data_ != MPI_REQUEST_NULL && !collective_) {
       if (is_recv_) MPI_Cancel(&data_);
       MPI_Request_free(&data_);
     }
@@ -120,13 +128,21 @@ void MpiRequest::check_header() const {
                                 << " (its step " << header_theirs_.step << ")");
 }
 
+bool MpiRequest::check_progress() {
+  if (exchange_) return exchange_->test();
+  if (hash_) return hash_->test();
+  return true;
+}
+
 bool MpiRequest::progress() {
-  bool checked = true;
-  if (exchange_) checked = exchange_->test();
+  bool checked = check_progress();
+  // The vote first: a collective's data is tested (and completed) only once
+  // every rank has agreed on it.
+  if (hash_ && !checked) return false;
   if (header_ != MPI_REQUEST_NULL) {
     int flag = 0;
     MAGMADNN_MPI_CHECK(MPI_Test(&header_, &flag, MPI_STATUS_IGNORE),
-                       what_ << " with rank " << peer_ << ": exchanging the message header");
+                       what() << " with rank " << peer_ << ": exchanging the message header");
     if (flag && is_recv_) {
       header_in_ = true;
       check_header();
@@ -149,8 +165,15 @@ bool MpiRequest::progress() {
         }
       }
       if (exchange_) exchange_->test();
-      MAGMADNN_THROW(CommError, what_ << " on rank " << state_->rank << " at step " << step_
-                                      << " failed: " << mpi_error_text(rc == MPI_ERR_IN_STATUS ? status.MPI_ERROR : rc));
+      const std::string error = mpi_error_text(rc == MPI_ERR_IN_STATUS ? status.MPI_ERROR : rc);
+      // Unchecked (mode off), a mismatch explains it better, if the ranks say so.
+      if (collective_ && !exchange_ && !hash_) {
+        const Presence::View view = state_->presence.ask(call_, kPresenceBound);
+        if (!view.mismatch.empty())
+          MAGMADNN_THROW(CommError, what() << " on rank " << state_->rank << " at step " << step_ << " failed: "
+                                           << error << "; " << view.mismatch);
+      }
+      MAGMADNN_THROW(CommError, what() << " on rank " << state_->rank << " at step " << step_ << " failed: " << error);
     }
     data_done_ = flag != 0;
   }
@@ -181,29 +204,39 @@ void MpiRequest::fail(const std::string& message, bool heard) {
 
 void MpiRequest::abandon(const std::string& notice) {
   std::ostringstream os;
-  os << "watchdog on rank " << state_->rank << ": at step " << step_ << ", " << what_
-     << " was abandoned because " << notice << " (here: " << missing_view() << ")";
+  os << "watchdog on rank " << state_->rank << ": at step " << step_ << ", " << what() << " was abandoned because "
+     << notice << " (here: " << missing_view(/*ask=*/false) << ")";
   fail(os.str(), /*heard=*/true);
 }
 
 void MpiRequest::time_out() {
   std::ostringstream os;
-  os << "watchdog on rank " << state_->rank << ": at step " << step_ << ", " << what_ << " did not complete within "
-     << timeout_.count() << " ms; " << missing_view();
+  os << "watchdog on rank " << state_->rank << ": at step " << step_ << ", " << what() << " did not complete within "
+     << timeout_.count() << " ms; " << missing_view(/*ask=*/true);
   fail(os.str());
 }
 
-std::string MpiRequest::missing_view() const {
+namespace {
+std::string absent_text(const std::vector<int>& missing) {
+  std::ostringstream os;
+  if (missing.empty()) return "every rank reached it, but it did not finish (a rank may have died inside it)";
+  os << (missing.size() == 1 ? "rank " : "ranks ");
+  for (std::size_t i = 0; i < missing.size(); ++i) os << (i ? ", " : "") << missing[i];
+  os << (missing.size() == 1 ? " has" : " have") << " not reached it";
+  return os.str();
+}
+}  // namespace
+
+std::string MpiRequest::missing_view(bool ask) const {
   std::ostringstream os;
   if (exchange_) {
-    const std::vector<int> missing = exchange_->missing();
-    if (missing.empty()) {
-      os << "every rank reached it, but it did not finish (a rank may have died inside it)";
-    } else {
-      os << (missing.size() == 1 ? "rank " : "ranks ");
-      for (std::size_t i = 0; i < missing.size(); ++i) os << (i ? ", " : "") << missing[i];
-      os << (missing.size() == 1 ? " has" : " have") << " not reached it";
-    }
+    os << absent_text(exchange_->missing());
+  } else if (collective_) {
+    if (hash_ && hash_->voted()) return absent_text({});
+    if (!ask) return "not every rank has reached it";
+    const Presence::View view = state_->presence.ask(call_, kPresenceBound);
+    if (!view.mismatch.empty()) return view.mismatch;
+    return absent_text(view.absent);
   } else if (is_recv_) {
     os << "rank " << peer_ << " has not sent it";
   } else {
@@ -214,7 +247,7 @@ std::string MpiRequest::missing_view() const {
 
 bool MpiRequest::cancel() noexcept {
   if (done_) return true;
-  if (!is_recv_ || exchange_ != nullptr || !MpiEnvironment::mpi_active()) return false;
+  if (!is_recv_ || collective_ || !MpiEnvironment::mpi_active()) return false;
   // Cancelled receives complete at once; one whose message had matched
   // completes when the message is in, which a live sender finishes soon.
   for (MPI_Request* r : {&header_, &data_})
@@ -250,7 +283,7 @@ void MpiRequest::wait_check() {
   const auto checked = [this] {
     if (!failure_.empty()) MAGMADNN_THROW(CommError, failure_);
     try {
-      return exchange_->test();
+      return check_progress();
     } catch (const CommError& e) {
       fail(e.what());
     }
@@ -276,6 +309,7 @@ void MpiRequest::poll(Done done) {
       abandon("an earlier operation on this communicator failed: " + state_->failure);
     const std::string notice = state_->poll_notice();
     if (!notice.empty()) abandon(notice);
+    state_->presence.answer();  // a rank whose watchdog fired asks who is here
     const auto now = Clock::now();
     if (now >= deadline) time_out();
     if (now - start > std::chrono::seconds(1)) std::this_thread::sleep_for(std::chrono::milliseconds(1));

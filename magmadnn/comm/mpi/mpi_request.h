@@ -1,14 +1,16 @@
 /// @file mpi_request.h
 /// The state an MpiCommunicator shares with its requests, and MpiRequest:
-/// one non-blocking MPI operation watched by the descriptor check and the
-/// watchdog (collective_check.h).
+/// one non-blocking MPI operation watched by the collective check
+/// (hash_check.h, or collective_check.h in mode pairwise) and the watchdog
+/// (presence.h names the ranks it waits for).
 ///
 /// Guarantees: test() never blocks; wait() returns once the operation has
 /// completed and its finishing steps (average division, copies back from
 /// staging) have run, or throws CommError: on a descriptor mismatch, on an
 /// MPI error, or when the operation is still incomplete timeout() after
 /// wait() was entered, naming the step, the operation, the bytes and the
-/// ranks that did not arrive. After such a failure the communicator is
+/// ranks that did not arrive (found on that failure path by presence.h,
+/// within 500 ms more). After such a failure the communicator is
 /// unusable (its ranks no longer agree on the order of calls): every later
 /// call throws CommError quoting the first failure, and its other pending
 /// requests fail at their next wait(). A request destroyed
@@ -29,7 +31,10 @@
 
 #include "magmadnn/comm/communicator.h"
 #include "magmadnn/comm/mpi/collective_check.h"
+#include "magmadnn/comm/mpi/hash_check.h"
+#include "magmadnn/comm/mpi/mpi_communicator.h"
 #include "magmadnn/comm/mpi/mpi_environment.h"
+#include "magmadnn/comm/mpi/presence.h"
 #include "magmadnn/comm/mpi/staging.h"
 
 namespace magmadnn::distributed::mpi_detail {
@@ -45,9 +50,11 @@ struct CommState {
   int size = 1;
   int tag_ub = 32767;
   std::int64_t next_seq = 0;  // number of the next collective
-  // Strict checks (MpiCommunicator::set_strict_checks): a collective's data
-  // operation is posted only once every rank's descriptor agrees.
-  bool strict = false;
+  // The check mode (MpiCommunicator::set_collective_check).
+  CollectiveCheck check = CollectiveCheck::overlap;
+  // Answers the watchdog's queries of other ranks (on coll_check); started
+  // by MpiCommunicator, idle in the NCCL communicator's state.
+  Presence presence;
   std::string failure;        // the first failure; empty while healthy
   std::shared_ptr<PinnedPool> pool = std::make_shared<PinnedPool>();  // staging of device buffers
 
@@ -78,8 +85,11 @@ struct CommState {
 
 class MpiRequest final : public Request {
  public:
-  /// `what` names the operation in messages ("allreduce(1024 x f32, sum), 4096 bytes").
+  /// A point-to-point operation; `what` names it in messages ("isend of ...").
   MpiRequest(std::shared_ptr<CommState> state, std::string what, std::int64_t step, std::chrono::milliseconds timeout);
+  /// A collective, named in messages by describe_with_bytes(call) (built
+  /// only when a message needs it).
+  MpiRequest(std::shared_ptr<CommState> state, const Descriptor& call, std::chrono::milliseconds timeout);
   ~MpiRequest() override;
   MpiRequest(const MpiRequest&) = delete;
   MpiRequest& operator=(const MpiRequest&) = delete;
@@ -90,10 +100,12 @@ class MpiRequest final : public Request {
   bool cancel() noexcept override;
 
   // -- set up by MpiCommunicator while posting ---------------------------
-  /// A collective: its descriptor exchange (posted already).
+  /// A collective checked by a descriptor exchange (mode pairwise; posted already).
   void watch_collective(std::unique_ptr<DescriptorExchange> exchange) { exchange_ = std::move(exchange); }
-  /// The strict check (CommState::strict): returns once every rank's
-  /// descriptor has arrived and agrees with this rank's, before the
+  /// A collective checked by the hash vote (modes overlap and every; posted
+  /// already). Its data request is tested only once the vote has agreed.
+  void watch_hash(std::unique_ptr<HashCheck> check) { hash_ = std::move(check); }
+  /// Mode every: returns once every rank has voted and all agree, before the
   /// communicator posts the data operation; throws CommError as wait() does
   /// (a mismatch, a notice, the watchdog), and then nothing was posted.
   void wait_check();
@@ -111,23 +123,33 @@ class MpiRequest final : public Request {
 
  private:
   bool progress();
+  /// Progresses the collective's check; true once it agrees (or there is none).
+  bool check_progress();
+  /// The operation as messages name it.
+  std::string what() const;
   void check_header() const;
   /// Records the failure, tells the other ranks (unless `heard` says this
   /// rank learnt it from one of them) and throws it as CommError.
   [[noreturn]] void fail(const std::string& message, bool heard = false);
   [[noreturn]] void time_out();
   [[noreturn]] void abandon(const std::string& notice);
-  /// "rank 1 has not reached it", "rank 3 has not sent it", ...
-  std::string missing_view() const;
+  /// "rank 1 has not reached it", "rank 3 has not sent it", ... With `ask`
+  /// (the watchdog's own timeout), a collective whose vote is incomplete
+  /// asks the other ranks (presence.h, at most 500 ms), which may also
+  /// find a mismatch; without, it says only what this rank knows.
+  std::string missing_view(bool ask) const;
   /// Polls `done` as MPI_Wait would, under the watchdog and the notices.
   template <typename Done>
   void poll(Done done);
 
   std::shared_ptr<CommState> state_;
-  std::string what_;
+  std::string what_;  // point to point; a collective is named by call_
+  Descriptor call_;
+  bool collective_ = false;
   std::int64_t step_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<DescriptorExchange> exchange_;
+  std::unique_ptr<HashCheck> hash_;
   int peer_ = -1;
   bool is_recv_ = false;
   bool header_in_ = true;  // false while a receive awaits its header
