@@ -255,6 +255,23 @@ class Kernels {
   /// y[perm-permuted] = x: y's axis i is x's axis perm[i]. `shape` is x's.
   virtual void permute(const T* x, T* y, int ndim, const std::int64_t* shape, const int* perm) = 0;
 
+  /// SHM-Learn-Dist §4.2's ShiftRight realignment, out of place: y
+  /// {rows, cols + 1} is x {rows, cols} with `lead` before each row (row i
+  /// of y is [lead, x[i, 0], ..., x[i, cols - 1]]). x and y may not alias.
+  /// The default is one fill and one copy per row (any backend, slow where
+  /// a call costs a launch); the CPU overrides it with one threaded pass.
+  virtual void shift_right(const T* x, T* y, std::int64_t rows, std::int64_t cols, T lead) {
+    for (std::int64_t i = 0; i < rows; ++i) {
+      fill(y + i * (cols + 1), 1, lead);
+      copy(x + i * cols, y + i * (cols + 1) + 1, cols);
+    }
+  }
+  /// §4.3's ShiftLeft: y {rows, cols} is x {rows, cols + 1} without its
+  /// first column. x and y may not alias. Default and override as above.
+  virtual void shift_left(const T* x, T* y, std::int64_t rows, std::int64_t cols) {
+    for (std::int64_t i = 0; i < rows; ++i) copy(x + i * (cols + 1) + 1, y + i * cols, cols);
+  }
+
   /// x[i] = a + (b - a) * U[0,1) from Philox(seed, stream) at element i.
   virtual void fill_uniform(T* x, std::int64_t n, T a, T b, std::uint64_t seed, std::uint64_t stream) = 0;
   /// x[i] = mean + std * N(0,1) from Philox(seed, stream) at element i (Box-Muller).

@@ -8,6 +8,7 @@
 #include "magmadnn/compute/buffer_pool.h"
 #include "magmadnn/compute/conv.h"
 #include "magmadnn/compute/expr.h"
+#include "magmadnn/compute/folded_linear.h"
 #include "magmadnn/compute/gradients.h"
 #include "magmadnn/compute/inference_plan.h"
 #include "magmadnn/compute/linalg.h"

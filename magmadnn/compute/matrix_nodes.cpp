@@ -82,16 +82,20 @@ LinearNode<T>::LinearNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, UnaryOp act)
     : Operation<T>("linear", b ? std::vector<OpPtr<T>>{std::move(x), std::move(w), std::move(b)}
                                : std::vector<OpPtr<T>>{std::move(x), std::move(w)}),
       act_(act) {
-  MAGMADNN_CHECK(supports(act), NotSupportedError,
-                 "linear: cannot apply " << op_name(act) << " (a linear node applies identity or one of "
-                                         << unary_op_names([](const UnaryOpInfo& r) { return supports(r.op); })
-                                         << ")");
+  check_supported("linear", act);
   this->name_ = kind();
 }
 
 template <typename T>
+void LinearNode<T>::check_supported(const char* node, UnaryOp act) {
+  MAGMADNN_CHECK(supports(act), NotSupportedError,
+                 node << ": cannot apply " << op_name(act) << " (a linear node applies identity or one of "
+                      << unary_op_names([](const UnaryOpInfo& r) { return supports(r.op); }) << ")");
+}
+
+template <typename T>
 std::string LinearNode<T>::kind() const {
-  return act_ == UnaryOp::Identity ? std::string("linear") : std::string("linear_") + op_name(act_);
+  return kind_of("linear", act_);
 }
 
 template <typename T>
@@ -124,14 +128,6 @@ void LinearNode<T>::forward() {
   }
   math::linear(this->in(0), this->in(1), has_bias() ? &bias : nullptr, act_, T(0), out);
 }
-
-namespace {
-// Smallest weight matrix whose update is folded into its gradient's GEMM.
-// In the MLP benchmark, folding the 528x784 weight saved 0.03 ms a step (the
-// update pass over 5 MB); folding the 10x528 one cost 0.01 ms in its GEMM
-// while its separate update takes 0.001 ms.
-constexpr std::int64_t kFoldMinWeights = std::int64_t{1} << 16;
-}  // namespace
 
 template <typename T>
 void LinearNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
@@ -175,7 +171,7 @@ void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& n
     // forward casts no weight (bench_bf16_update, docs/notes/benchmarks-bf16.md).
     if (needed[1]) {
       const auto* t = targets[1];
-      if (t != nullptr && t->low != nullptr && this->in(1).size() >= kFoldMinWeights &&
+      if (t != nullptr && t->low != nullptr && this->in(1).size() >= kFoldUpdateMinWeights &&
           t->low->gemm_update(t->alpha, dz16, true, x16, false, t->beta, *t->dst)) {
         applied[1] = true;
       } else {
@@ -198,7 +194,7 @@ void LinearNode<T>::backward_into(const Tensor<T>& g, const std::vector<bool>& n
       }
     }
     if (needed[0]) gin[0] = math::matmul(dz, this->in(1));  // reads W: before any update of W
-    if (needed[1] && targets[1] != nullptr && this->in(1).size() >= kFoldMinWeights) {
+    if (needed[1] && targets[1] != nullptr && this->in(1).size() >= kFoldUpdateMinWeights) {
       // W = beta W + alpha dz^T x in one GEMM: no gradient buffer, no extra pass.
       const auto& t = *targets[1];
       math::matmul(t.alpha, dz, true, this->in(0), false, t.beta, *t.dst);

@@ -11,6 +11,7 @@
 
 #include "magmadnn/compute/blocked_output.h"
 #include "magmadnn/compute/conv.h"
+#include "magmadnn/compute/folded_linear.h"
 #include "magmadnn/compute/linalg.h"
 #include "magmadnn/compute/nodes.h"
 #include "magmadnn/compute/regularization.h"
@@ -155,6 +156,9 @@ Expr<T> fuse_linear_activation(const Expr<T>& root) {
       if (auto* lin = dynamic_cast<LinearNode<T>*>(c.get()); lin != nullptr && lin->activation() == UnaryOp::Identity) {
         const auto& li = lin->get_inputs();
         fused = std::make_shared<LinearNode<T>>(li[0], li[1], lin->has_bias() ? li[2] : nullptr, u->op());
+      } else if (auto* f = dynamic_cast<FoldedLinearNode<T>*>(c.get());
+                 f != nullptr && f->activation() == UnaryOp::Identity) {
+        fused = std::make_shared<FoldedLinearNode<T>>(f->get_inputs()[0], f->get_inputs()[1], u->op());
       } else if (std::optional<Affine<T>> a = match_matmul(g, c)) {
         fused = std::make_shared<LinearNode<T>>(a->x, a->w, nullptr, u->op());
       }

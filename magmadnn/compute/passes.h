@@ -40,6 +40,7 @@ namespace magmadnn::op {
 ///   act(add(matmul(X, transpose(W)), b))         -> linear_act(X, W, b)
 ///   act(matmul(X, W^T)),  act(linear(X, W, b))   -> linear_act(X, W[, b])
 ///   add(matmul(X, W^T), b)  (no activation)      -> linear(X, W, b)
+///   act(folded_linear(X, Wb))                    -> folded_linear_act(X, Wb)
 /// with act one that LinearNode<T>::supports() (decided by the op table: a
 /// parameterless activation whose derivative follows from its output, such
 /// as sigmoid, relu, tanh), b of shape {out} or {1, out} where W is

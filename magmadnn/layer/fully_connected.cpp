@@ -1,28 +1,41 @@
 #include "magmadnn/layer/fully_connected.h"
 
+#include "magmadnn/compute/folded_linear.h"
 #include "magmadnn/compute/linalg.h"
 #include "magmadnn/compute/shape_ops.h"
+#include "magmadnn/tensor/math.h"
 
 namespace magmadnn::layer {
 
 template <typename T>
-FullyConnectedLayer<T>::FullyConnectedLayer(op::Expr<T> x, std::int64_t units, bool use_bias,
+FullyConnectedLayer<T>::FullyConnectedLayer(op::Expr<T> x, std::int64_t units, BiasForm bias,
                                             const tensor_filler_t<T>& weight_init, std::string name)
-    : Layer<T>(std::move(name), std::move(x), "fullyconnected"), units_(units) {
+    : Layer<T>(std::move(name), std::move(x), "fullyconnected"), units_(units), form_(bias) {
   MAGMADNN_CHECK(units > 0, ValueError, "layer::fullyconnected " << this->name_ << ": units must be positive, got "
                                                                  << units);
   const Shape in = this->known_input_shape();
   MAGMADNN_CHECK(in.ndim() >= 2, ShapeError,
                  "layer::fullyconnected " << this->name_ << ": input must be {batch, features...}, got " << in);
   const std::int64_t features = in.numel() / in[0];
-  w_ = this->add_weight("W", Shape{units, features}, weight_init);
-  if (use_bias) b_ = this->add_weight("b", Shape{units}, {ZERO});
+  if (form_ == BiasForm::folded) {
+    // W drawn as the separate form draws it (same stream), then realigned
+    // behind a zero bias column: [0 | W].
+    const Tensor<T> w(Shape{units, features}, weight_init, this->input_memory());
+    wb_ = this->add_weight("Wb", Shape{units, features + 1}, {NONE});
+    math::shift_right(w, T(0), wb_->value());
+  } else {
+    w_ = this->add_weight("W", Shape{units, features}, weight_init);
+    if (form_ == BiasForm::separate) b_ = this->add_weight("b", Shape{units}, {ZERO});
+  }
   build();
 }
 
 template <typename T>
 FullyConnectedLayer<T>::FullyConnectedLayer(op::Expr<T> x, op::Var<T> w, op::Var<T> b, std::string name)
-    : Layer<T>(std::move(name), std::move(x), "fullyconnected"), w_(std::move(w)), b_(std::move(b)) {
+    : Layer<T>(std::move(name), std::move(x), "fullyconnected"),
+      form_(b ? BiasForm::separate : BiasForm::none),
+      w_(std::move(w)),
+      b_(std::move(b)) {
   MAGMADNN_CHECK(w_, ValueError, "layer::fullyconnected " << this->name_ << ": empty weight handle");
   const Shape ws = w_->output().shape();
   MAGMADNN_CHECK(ws.ndim() == 2, ShapeError,
@@ -39,7 +52,29 @@ void FullyConnectedLayer<T>::build() {
   // Flatten lazily in the graph: the batch size stays free.
   op::Expr<T> x = this->input_;
   if (this->known_input_shape().ndim() > 2) x = op::flatten(x);
-  this->set_output(b_ ? op::linear(x, w_, b_) : op::linear(x, w_));
+  if (form_ == BiasForm::folded) {
+    this->set_output(op::folded_linear(x, wb_));
+  } else {
+    this->set_output(b_ ? op::linear(x, w_, b_) : op::linear(x, w_));
+  }
+}
+
+template <typename T>
+std::pair<Tensor<T>, Tensor<T>> FullyConnectedLayer<T>::unfolded() const {
+  if (form_ != BiasForm::folded) {
+    Tensor<T> w = Tensor<T>::from_vector(w_->value().shape(), w_->value().to_vector(), HOST);
+    if (!b_) return {std::move(w), Tensor<T>()};
+    return {std::move(w), Tensor<T>::from_vector(Shape{units_}, b_->value().to_vector(), HOST)};
+  }
+  const std::vector<T> wb = wb_->value().to_vector();
+  const std::int64_t cols = wb_->value().shape()[1];
+  std::vector<T> w, b;
+  w.reserve(wb.size() - static_cast<std::size_t>(units_));
+  for (std::int64_t i = 0; i < units_; ++i) {
+    b.push_back(wb[i * cols]);
+    w.insert(w.end(), wb.begin() + i * cols + 1, wb.begin() + (i + 1) * cols);
+  }
+  return {Tensor<T>::from_vector(Shape{units_, cols - 1}, w, HOST), Tensor<T>::from_vector(Shape{units_}, b, HOST)};
 }
 
 template class FullyConnectedLayer<float>;

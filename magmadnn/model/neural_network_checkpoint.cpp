@@ -158,10 +158,32 @@ struct Target {
   Shape in_file() const { return group ? weight.whole : t->shape(); }
 };
 
+// A dense layer written with the other bias form (layer::BiasForm) than the
+// model's: W and b apart, or folded into one "Wb". Said as such rather than
+// as a missing tensor.
+void check_bias_form(const io::Checkpoint& ck, const std::string& key, const std::string& path) {
+  const std::string prefix = "param/";
+  const auto slash = key.rfind('/');
+  if (ck.find(key) != nullptr || key.rfind(prefix, 0) != 0 || slash <= prefix.size()) return;
+  const std::string stem = key.substr(0, slash + 1), leaf = key.substr(slash + 1);
+  const std::string layer = key.substr(prefix.size(), slash - prefix.size());
+  MAGMADNN_CHECK(!(leaf == "Wb" && ck.find(stem + "W") != nullptr), ShapeError,
+                 "checkpoint " << path << ": layer '" << layer << "' folds its bias into its weights ('" << key
+                               << "', fold_bias: true), but the checkpoint holds W and b apart ('" << stem << "W', '"
+                               << stem << "b': written with fold_bias: false); build the network with the form "
+                               << "the checkpoint was written with");
+  MAGMADNN_CHECK(!((leaf == "W" || leaf == "b") && ck.find(stem + "Wb") != nullptr), ShapeError,
+                 "checkpoint " << path << ": layer '" << layer << "' keeps W and b apart (fold_bias: false), but "
+                               << "the checkpoint holds them folded into one matrix ('" << stem
+                               << "Wb': written with fold_bias: true); build the network with the form the "
+                               << "checkpoint was written with");
+}
+
 // Every target is in the file with its shape (a split one compared whole),
 // and every tensor of the file is a target.
 template <typename T>
 void check_targets(const io::Checkpoint& ck, const std::vector<Target<T>>& targets, const std::string& path) {
+  for (const Target<T>& g : targets) check_bias_form(ck, g.key, path);
   std::set<std::string> expected;
   for (const Target<T>& g : targets) {
     if (g.group) {

@@ -83,8 +83,11 @@ class Exporter {
       x = node("Flatten", {x}, fc.get_name());
       add_int(last(), "axis", 1);
     }
-    std::vector<std::string> in{x, weight(fc.get_name() + "/W", fc.get_weight()->output())};
-    if (fc.has_bias()) in.push_back(weight(fc.get_name() + "/b", fc.get_bias()->output()));
+    // W and b apart whichever form the layer holds them in (a folded bias
+    // is unfolded: ONNX's Gemm takes C separately).
+    const auto [w, b] = fc.unfolded();
+    std::vector<std::string> in{x, weight(fc.get_name() + "/W", w)};
+    if (fc.has_bias()) in.push_back(weight(fc.get_name() + "/b", b));
     const std::string y = node("Gemm", in, fc.get_name());
     add_int(last(), "transB", 1);
     bind(fc, y);

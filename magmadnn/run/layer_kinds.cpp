@@ -44,12 +44,17 @@ void parse_dense(const ConfigObject& o, LayerSpec& l) {
   l.units = o.integer("units", 0, limits::units);
   l.activation = o.choice("activation", "none", activation_choices());
   l.bias = o.boolean("bias", true);
+  l.fold_bias = o.boolean("fold_bias", false);
+  if (l.fold_bias && !l.bias) {
+    throw ConfigError(o.at("fold_bias"), "true needs \"bias\": true (there is no bias to fold into the weights)");
+  }
   l.parallel = o.choice("parallel", "", parallel_choices());
 }
 void write_dense(const LayerSpec& l, Json& o) {
   o["units"] = l.units;
   o["activation"] = l.activation;
   o["bias"] = l.bias;
+  if (l.fold_bias) o["fold_bias"] = true;  // written only when set, like batchnorm's gamma_init
 }
 
 void parse_conv2d(const ConfigObject& o, LayerSpec& l) {
@@ -145,6 +150,11 @@ op::Expr<float> build_dense(LayerBuild& b) {
   const Placement p = b.plan.placement;
   op::Expr<float> x = b.input();
   if (b.split && p != Placement::data && p != Placement::replicated) {
+    if (l.fold_bias) {
+      throw ConfigError(b.where + ".fold_bias",
+                        "not available on a model-parallel dense layer (it splits W and b over the ranks); set "
+                        "\"parallel\": \"data\" on this layer or drop fold_bias");
+    }
     const auto init = layer::init_for<float>(init_activation(l.activation));
     if (p == Placement::row) {
       x = b.push(layer::row_parallel_fc<float>(x, l.units, b.group, /*input_is_split=*/true, l.bias, init));
@@ -152,7 +162,9 @@ op::Expr<float> build_dense(LayerBuild& b) {
       x = b.push(layer::column_parallel_fc<float>(x, l.units, b.group, p == Placement::column_gathered, l.bias, init));
     }
   } else {
-    x = b.push(layer::fullyconnected<float>(x, l.units, l.bias, init_activation(l.activation)));
+    const layer::BiasForm form =
+        !l.bias ? layer::BiasForm::none : l.fold_bias ? layer::BiasForm::folded : layer::BiasForm::separate;
+    x = b.push(layer::fullyconnected<float>(x, l.units, form, layer::init_for<float>(init_activation(l.activation))));
   }
   return b.activate(x, l.activation);  // elementwise: on this rank's columns when split
 }
@@ -248,7 +260,8 @@ op::Expr<float> build_concat(LayerBuild& b) {
 
 const std::vector<LayerKind>& layer_kinds() {
   static const std::vector<LayerKind> kinds = {
-      {"dense", "fully connected: units, activation, bias", {"units", "activation", "bias"}, true, 1, 1,
+      {"dense", "fully connected: units, activation, bias, fold_bias", {"units", "activation", "bias", "fold_bias"},
+       true, 1, 1,
        parse_dense, write_dense, build_dense},
       {"conv2d", "2-D convolution: filters, kernel, padding, stride, dilation, activation, bias",
        {"filters", "kernel", "padding", "stride", "dilation", "activation", "bias"}, true, 1, 1, parse_conv2d,

@@ -219,5 +219,14 @@ void permute(const Tensor<T>& x, const std::vector<int>& perm, Tensor<T>& y);
 /// Swaps the last two axes (a 2-D transpose, batched over leading axes).
 template <typename T>
 Tensor<T> transpose(const Tensor<T>& x);
+/// SHM-Learn-Dist §4.2's ShiftRight: y {rows, cols + 1} = [lead | x] for a
+/// 2-D x {rows, cols} (a column of `lead` before x's columns); the folded
+/// dense layer's [1, x]. ShapeError naming both shapes when y does not fit.
+template <typename T>
+void shift_right(const Tensor<T>& x, T lead, Tensor<T>& y);
+/// §4.3's ShiftLeft: y {rows, cols} = x {rows, cols + 1} without its first
+/// column (the gradient of shift_right; also W out of the folded [b | W]).
+template <typename T>
+void shift_left(const Tensor<T>& x, Tensor<T>& y);
 
 }  // namespace magmadnn::math

@@ -1,4 +1,4 @@
-// tensor/math: layout changes (permute, transpose).
+// tensor/math: layout changes (permute, transpose, shift_right / shift_left).
 #include <sstream>
 #include <string>
 #include <vector>
@@ -63,9 +63,32 @@ Tensor<T> transpose(const Tensor<T>& x) {
   return y;
 }
 
+template <typename T>
+void shift_right(const Tensor<T>& x, T lead, Tensor<T>& y) {
+  const Shape& sx = x.shape();
+  MAGMADNN_CHECK(sx.ndim() == 2 && y.ndim() == 2 && y.shape()[0] == sx[0] && y.shape()[1] == sx[1] + 1, ShapeError,
+                 "math::shift_right: x " << sx << " needs a 2-D y with one more column, got " << y.shape());
+  Backend& be = common_backend("shift_right", x, y);
+  if (y.size() == 0) return;
+  kernels<T>(be).shift_right(x.data(), y.mutable_data(), sx[0], sx[1], lead);
+}
+
+template <typename T>
+void shift_left(const Tensor<T>& x, Tensor<T>& y) {
+  const Shape& sx = x.shape();
+  MAGMADNN_CHECK(sx.ndim() == 2 && y.ndim() == 2 && sx[1] >= 1 && y.shape()[0] == sx[0] && y.shape()[1] == sx[1] - 1,
+                 ShapeError,
+                 "math::shift_left: x " << sx << " needs a 2-D y with one column fewer, got " << y.shape());
+  Backend& be = common_backend("shift_left", x, y);
+  if (y.size() == 0) return;
+  kernels<T>(be).shift_left(x.data(), y.mutable_data(), sx[0], y.shape()[1]);
+}
+
 #define MAGMADNN_INSTANTIATE(T)                                                        \
   template void permute<T>(const Tensor<T>&, const std::vector<int>&, Tensor<T>&);     \
-  template Tensor<T> transpose<T>(const Tensor<T>&);
+  template Tensor<T> transpose<T>(const Tensor<T>&);                                   \
+  template void shift_right<T>(const Tensor<T>&, T, Tensor<T>&);                       \
+  template void shift_left<T>(const Tensor<T>&, Tensor<T>&);
 MAGMADNN_INSTANTIATE(float)
 MAGMADNN_INSTANTIATE(double)
 #undef MAGMADNN_INSTANTIATE

@@ -76,6 +76,28 @@ TEST(OnnxExport, MlpWithDropoutAndSoftmax) {
   expect_round_trip(net, {20}, "mlp.onnx");
 }
 
+// A folded bias (fold_bias) is written as ONNX's Gemm takes it: W and b
+// apart, with the values the layer computes with.
+TEST(OnnxExport, AFoldedBiasIsWrittenAsSeparateWAndB) {
+  auto in = layer::input<float>(std::vector<std::int64_t>{-1, 6});
+  auto fc = layer::fullyconnected<float>(in->out(), 4, layer::BiasForm::folded);
+  fc->get_folded()->set_value(Tensor<float>({4, 7}, {UNIFORM, {-1.0f, 1.0f}}, HOST));  // a bias that is not zero
+  std::vector<LayerPtr> layers{in.ptr(), fc.ptr()};
+  model::NeuralNetwork<float> net(layers, optimizer::MSE, optimizer::SGD, params());
+  expect_round_trip(net, {6}, "folded.onnx");
+  onnx::Imported g = onnx::import_model(temp_file("folded.onnx").string());
+  const layer::FullyConnectedLayer<float>* back = nullptr;
+  for (const auto& l : g.layers) {
+    if (const auto* fc2 = dynamic_cast<const layer::FullyConnectedLayer<float>*>(l.get())) back = fc2;
+  }
+  ASSERT_NE(back, nullptr) << "no FullyConnected layer imported";
+  ASSERT_FALSE(back->bias_folded());
+  const auto [w, b] = fc->unfolded();
+  EXPECT_EQ(back->get_weight()->value().to_vector(), w.to_vector());
+  ASSERT_TRUE(back->get_bias());
+  EXPECT_EQ(back->get_bias()->value().to_vector(), b.to_vector());
+}
+
 TEST(OnnxExport, ConvBatchNormPoolingAndEveryActivation) {
   auto in = layer::input<float>(std::vector<std::int64_t>{-1, 3, 12, 12});
   auto c1 = layer::conv2d<float>(in->out(), {3, 3}, 4, {1, 1}, {1, 1}, {1, 1}, true, /*bias=*/true);

@@ -436,8 +436,9 @@ TEST(RealSizePresets, ResNet50TrainsAStepOfBatch2OnSyntheticImages) {
   EXPECT_EQ(r.summary["synthetic_data"], true);
 }
 
-// docs/cli.md's layer table lists every kind of the registry (and
-// docs/networks.md's example uses add and concat), so the docs cannot miss one.
+// docs/cli.md's layer table lists every kind of the registry, each row with
+// every key of its kind (and docs/networks.md's example uses add and
+// concat), so the docs cannot miss one.
 TEST(GraphConfig, TheCliGuideListsEveryLayerKind) {
   std::ifstream in(std::string(MAGMADNN_SOURCE_DIR) + "/docs/cli.md");
   std::stringstream text;
@@ -447,6 +448,13 @@ TEST(GraphConfig, TheCliGuideListsEveryLayerKind) {
     const bool listed = doc.find("| `" + k.name + "` |") != std::string::npos ||
                         doc.find("`" + k.name + "`, `") != std::string::npos || doc.find(", `" + k.name + "` |") != std::string::npos;
     EXPECT_TRUE(listed) << k.name << " is missing from docs/cli.md's layer table";
+    // A kind with a row of its own names every key the registry gives it.
+    const std::size_t row = doc.find("| `" + k.name + "` |");
+    if (row == std::string::npos) continue;
+    const std::string line = doc.substr(row, doc.find('\n', row) - row);
+    for (const std::string& key : k.keys) {
+      EXPECT_NE(line.find("`" + key + "`"), std::string::npos) << k.name << "'s row in docs/cli.md lacks `" << key << "`";
+    }
   }
 }
 

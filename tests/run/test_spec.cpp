@@ -201,7 +201,7 @@ TEST(CliConfig, EveryActivationBuildsAndTrains) {
 
 TEST(CliConfig, UnknownAndMissingKeys) {
   EXPECT_EQ(error_of(with("/layers/5/unit", 3)),
-            R"(layers[5].unit: unknown key in a dense layer (allowed: "type", "name", "inputs", "parallel", "units", "activation", "bias"))");
+            R"(layers[5].unit: unknown key in a dense layer (allowed: "type", "name", "inputs", "parallel", "units", "activation", "bias", "fold_bias"))");
   EXPECT_EQ(error_of(with("/layers/2/units", 3)),
             R"(layers[2].units: unknown key in a flatten layer (allowed: "type", "name", "inputs"))");
   EXPECT_EQ(error_of(with("/epoch", 3)).rfind("epoch: unknown key in the config (allowed: ", 0), 0u);

@@ -2,7 +2,7 @@
 /// Kernels<T> on the host. Each method family is defined in its own file
 /// (cpu_fill.cpp, cpu_elementwise.cpp, cpu_gemm.cpp, cpu_reduce.cpp,
 /// cpu_bias_grad.cpp, cpu_gemm_update.cpp, cpu_softmax.cpp,
-/// cpu_permute.cpp) and instantiated for float and double.
+/// cpu_permute.cpp, cpu_shift.cpp) and instantiated for float and double.
 /// Threading: OpenMP over all cores, with a size threshold under which the
 /// loop runs serially (a parallel region costs more than it saves).
 #pragma once
@@ -56,6 +56,8 @@ class CpuKernels final : public Kernels<T> {
   bool batchnorm_forward(const typename Kernels<T>::BatchNormForward& a) override;
   bool batchnorm_backward(const typename Kernels<T>::BatchNormBackward& a) override;
   void permute(const T* x, T* y, int ndim, const std::int64_t* shape, const int* perm) override;
+  void shift_right(const T* x, T* y, std::int64_t rows, std::int64_t cols, T lead) override;
+  void shift_left(const T* x, T* y, std::int64_t rows, std::int64_t cols) override;
   void fill_uniform(T* x, std::int64_t n, T a, T b, std::uint64_t seed, std::uint64_t stream) override;
   void fill_normal(T* x, std::int64_t n, T mean, T std, std::uint64_t seed, std::uint64_t stream) override;
 };
