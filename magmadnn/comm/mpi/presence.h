@@ -19,8 +19,8 @@
 /// 2 (size - 1) messages of at most 56 bytes.
 ///
 /// Tags on the check duplicate: 0 descriptors (collective_check.h), 1
-/// failure notices (mpi_request.h), 2 and 3 here, kFirstDiagnosisTag and up
-/// the hash check's diagnosis (hash_check.h).
+/// failure notices (mpi_request.h), 2 and 3 here, kFirstVoteTag and up the
+/// hash check's votes and diagnoses (hash_check.h).
 #pragma once
 
 #include <mpi.h>
@@ -37,7 +37,7 @@ namespace magmadnn::distributed::mpi_detail {
 
 constexpr int kPresenceQueryTag = 2;
 constexpr int kPresenceAnswerTag = 3;
-constexpr int kFirstDiagnosisTag = 4;
+constexpr int kFirstVoteTag = 4;
 
 class Presence {
  public:
