@@ -28,6 +28,8 @@ std::string top_help() {
          names_text(tune::searcher_names(), ", ") +
          ") in one process, local workers\n"
          "             or under mpirun; writes a journal, results and the best config\n"
+         "  flight     merges the flight-recorder files of a failed job and names the rank and\n"
+         "             collective where the ranks diverge\n"
          "\n"
          "`magmadnn <command> --help` lists the options of a command.\n";
 }
@@ -54,6 +56,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "tune") return tune_command(rest, out);
     if (args[0] == "export") return export_command(rest, out);
     if (args[0] == "import") return import_command(rest, out);
+    if (args[0] == "flight") return flight_command(rest, out);
     err << "magmadnn: error: unknown command \"" << args[0] << "\"\n\n" << top_help();
     return 2;
   } catch (const UsageError& e) {

@@ -34,6 +34,8 @@ int predict_command(const std::vector<std::string>& args, std::ostream& out);
 int bench_command(const std::vector<std::string>& args, std::ostream& out);
 int compare_command(const std::vector<std::string>& args, std::ostream& out);
 int tune_command(const std::vector<std::string>& args, std::ostream& out);
+/// magmadnn flight DIR: merges a failed job's flight-recorder files (flight_analysis.h).
+int flight_command(const std::vector<std::string>& args, std::ostream& out);
 /// ONNX (onnx_commands.cpp); a build without ONNX refuses them with a UsageError.
 int export_command(const std::vector<std::string>& args, std::ostream& out);
 int import_command(const std::vector<std::string>& args, std::ostream& out);

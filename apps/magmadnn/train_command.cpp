@@ -21,6 +21,7 @@
 #include "magmadnn/compute/profiler.h"
 #include "magmadnn/core/registry.h"
 #include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/comm/flight_recorder.h"
 #include "magmadnn/parallel/strategy_registry.h"
 #include "magmadnn/run/across_ranks.h"
 #include "magmadnn/run/data_parallel.h"
@@ -300,6 +301,8 @@ static int train_ranks(const ParsedArgs& a, const std::shared_ptr<distributed::C
   // Loads the data and builds the network (split over the ranks when the plan has model-parallel layers).
   TrainingRun run(spec, comm->size() > 1 ? comm : nullptr);
   const std::string dir = shared["out"].get<std::string>();
+  // A failed job's ranks leave their last collectives in the run folder (magmadnn flight).
+  if (comm->size() > 1) distributed::flight::set_flight_dir(dir);
   if (!lead) {
     // Only rank 0 writes (nor creates the folder); the others read the checkpoint when resuming.
     RunOptions ro;

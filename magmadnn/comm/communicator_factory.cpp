@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "magmadnn/core/config.h"
+#include "magmadnn/comm/flight_recorder.h"
 #include "magmadnn/comm/local_communicator.h"
 
 #if defined(MAGMADNN_HAVE_MPI)
@@ -128,6 +129,8 @@ std::unique_ptr<Communicator> split_communicator(Communicator& comm, int color, 
 }
 
 void abort_job(int code) {
+  // The last collectives of this rank, for `magmadnn flight` (flight_recorder.h).
+  flight::dump("the job was ended after an error (abort_job)");
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);

@@ -64,7 +64,8 @@ std::string launcher_name();
 /// when MPI is initialised (after half a second, so that ranks told of a
 /// failure can print their own report; the launcher then stops every rank), else
 /// std::exit(code). For applications, after printing a CommError; the
-/// library itself never calls it.
+/// library itself never calls it. First writes this rank's flight record
+/// (flight_recorder.h) when it is one of several.
 [[noreturn]] void abort_job(int code);
 
 }  // namespace magmadnn::distributed

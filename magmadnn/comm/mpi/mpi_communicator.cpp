@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "magmadnn/comm/flight_recorder.h"
 #include "magmadnn/comm/mpi/collective_check.h"
 #include "magmadnn/comm/mpi/device_copy.h"
 #include "magmadnn/comm/mpi/mpi_check.h"
@@ -46,6 +47,14 @@ std::shared_ptr<CommState> attach(std::shared_ptr<MpiEnvironment> env, MPI_Comm 
   if (flag && ub) s->tag_ub = *ub;
   s->post_notice_receive();
   s->presence.start(s->coll_check, s->rank, s->size);
+  // The flight recorder names the world rank in its file and dumps on a
+  // fatal signal or the launcher's SIGTERM (flight_recorder.h).
+  s->flight_comm = flight::next_comm_id();
+  int world_rank = 0, world_size = 1;
+  MAGMADNN_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MpiCommunicator");
+  MAGMADNN_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size), "MpiCommunicator");
+  flight::set_world(world_rank, world_size);
+  flight::install_signal_handlers();
   return s;
 }
 
@@ -149,6 +158,10 @@ std::unique_ptr<MpiRequest> MpiCommunicator::start_collective(Descriptor d) {
   d.step = step_;
   s.presence.record(d);
   auto req = std::make_unique<MpiRequest>(state_, d, timeout_);
+  const std::int64_t slot = flight::begin(s.flight_comm, static_cast<std::uint64_t>(d.seq), mpi_detail::op_kind_name(d.kind),
+                                          static_cast<std::uint64_t>(d.count) * dtype_size(static_cast<dtype>(d.type)),
+                                          step_);
+  req->on_complete([slot] { flight::end(slot); });
   switch (s.check) {
     case CollectiveCheck::overlap:
     case CollectiveCheck::every:

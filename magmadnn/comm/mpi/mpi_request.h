@@ -55,6 +55,7 @@ struct CommState {
   // Answers the watchdog's queries of other ranks (on coll_check); started
   // by MpiCommunicator, idle in the NCCL communicator's state.
   Presence presence;
+  std::uint32_t flight_comm = 0;  // this communicator in the flight recorder (flight_recorder.h)
   std::string failure;        // the first failure; empty while healthy
   std::shared_ptr<PinnedPool> pool = std::make_shared<PinnedPool>();  // staging of device buffers
 
