@@ -4,8 +4,9 @@
 ///   out = act([1, x] * Wb^T),  Wb = [b | W]  {out, in + 1},
 /// where [1, x] is x {batch, in} after the seed's ShiftRight (a column of
 /// ones before its columns). Backward is two GEMMs, with no bias reduction:
-/// dWb = dz^T [1, x] (its first column is db), and dx = ShiftLeft(dz Wb),
-/// the seed's ShiftLeft dropping the bias column.
+/// dWb = dz^T [1, x] (its first column is db), and dx = dz ShiftLeft(Wb),
+/// the seed's ShiftLeft of the weights done by reading Wb in place without
+/// its bias column (math::matmul_drop_first_col), not by a copy.
 ///
 /// Requires x {batch, in} and Wb {out, in + 1}; act as LinearNode::supports()
 /// (the fusion pass folds a following sigmoid / relu / tanh in, as for

@@ -66,15 +66,14 @@ std::pair<Tensor<T>, Tensor<T>> FullyConnectedLayer<T>::unfolded() const {
     if (!b_) return {std::move(w), Tensor<T>()};
     return {std::move(w), Tensor<T>::from_vector(Shape{units_}, b_->value().to_vector(), HOST)};
   }
-  const std::vector<T> wb = wb_->value().to_vector();
-  const std::int64_t cols = wb_->value().shape()[1];
-  std::vector<T> w, b;
-  w.reserve(wb.size() - static_cast<std::size_t>(units_));
-  for (std::int64_t i = 0; i < units_; ++i) {
-    b.push_back(wb[i * cols]);
-    w.insert(w.end(), wb.begin() + i * cols + 1, wb.begin() + (i + 1) * cols);
-  }
-  return {Tensor<T>::from_vector(Shape{units_, cols - 1}, w, HOST), Tensor<T>::from_vector(Shape{units_}, b, HOST)};
+  const Tensor<T>& wb = wb_->value();
+  const std::int64_t cols = wb.shape()[1];
+  Tensor<T> w(Shape{units_, cols - 1}, wb.get_memory_type(), wb.get_device_id());
+  math::shift_left(wb, w);  // W: [b | W] less its first column
+  const std::vector<T> all = wb.to_vector();
+  std::vector<T> b(static_cast<std::size_t>(units_));
+  for (std::int64_t i = 0; i < units_; ++i) b[i] = all[i * cols];
+  return {Tensor<T>::from_vector(w.shape(), w.to_vector(), HOST), Tensor<T>::from_vector(Shape{units_}, b, HOST)};
 }
 
 template class FullyConnectedLayer<float>;

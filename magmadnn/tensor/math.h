@@ -103,6 +103,11 @@ template <typename T>
 void matmul(T alpha, const Tensor<T>& a, bool trans_a, const Tensor<T>& b, bool trans_b, T beta, Tensor<T>& out);
 template <typename T>
 Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b, bool trans_a = false, bool trans_b = false);
+/// out = a * ShiftLeft(b): b {k, n + 1} read in place without its first
+/// column (row stride n + 1, no copy), a {m, k}, out {m, n}. The folded
+/// dense layer's input gradient, dz [b | W] less the bias column.
+template <typename T>
+void matmul_drop_first_col(const Tensor<T>& a, const Tensor<T>& b, Tensor<T>& out);
 /// Fully connected layer in one pass: out = act(x * w^T + bias) with x
 /// {batch, in}, w {out, in}, bias {out} (or null), out {batch, out}. act is
 /// Identity or an activation (op table, unary_op_table.h) with parameter p;

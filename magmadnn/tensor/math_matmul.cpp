@@ -64,6 +64,25 @@ void matmul(T alpha, const Tensor<T>& a, bool trans_a, const Tensor<T>& b, bool 
 }
 
 template <typename T>
+void matmul_drop_first_col(const Tensor<T>& a, const Tensor<T>& b, Tensor<T>& out) {
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
+  MAGMADNN_CHECK(sa.ndim() == 2 && sb.ndim() == 2 && out.ndim() == 2 && sb[0] == sa[1] && sb[1] >= 1 &&
+                     out.shape()[0] == sa[0] && out.shape()[1] == sb[1] - 1,
+                 ShapeError,
+                 "math::matmul_drop_first_col: a " << sa << " times b " << sb << " without its first column does "
+                                                   << "not give out " << out.shape());
+  Backend& be = common_backend("matmul_drop_first_col", a, b, out);
+  if (out.size() == 0) return;
+  const std::int64_t m = sa[0], k = sa[1], n = sb[1] - 1;
+  if (k == 0) {
+    kernels<T>(be).fill(out.mutable_data(), out.size(), T(0));
+    return;
+  }
+  kernels<T>(be).gemm(false, false, m, n, k, T(1), a.data(), k, b.data() + 1, n + 1, T(0), out.mutable_data(), n);
+}
+
+template <typename T>
 Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b, bool trans_a, bool trans_b) {
   MAGMADNN_CHECK(a.ndim() == 2 && b.ndim() == 2, ShapeError,
                  "math::matmul: a " << a.shape() << " and b " << b.shape() << " must be 2-D");
@@ -159,6 +178,7 @@ MAGMADNN_INSTANTIATE_MIXED(half)
 #define MAGMADNN_INSTANTIATE(T)                                                                              \
   template void matmul<T>(T, const Tensor<T>&, bool, const Tensor<T>&, bool, T, Tensor<T>&);                 \
   template Tensor<T> matmul<T>(const Tensor<T>&, const Tensor<T>&, bool, bool);                              \
+  template void matmul_drop_first_col<T>(const Tensor<T>&, const Tensor<T>&, Tensor<T>&);                    \
   template void linear<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>*, UnaryOp, T, Tensor<T>&);
 MAGMADNN_INSTANTIATE(float)
 MAGMADNN_INSTANTIATE(double)

@@ -60,6 +60,18 @@ TEST(FoldedBias, ShiftRightAndShiftLeftAreTheSeedsRealignments) {
   EXPECT_THROW(math::shift_left(r, r), ShapeError);
 }
 
+// dx's product reads Wb in place without its first column: the product
+// with ShiftLeft(Wb), to rounding.
+TEST(FoldedBias, MatmulDropFirstColIsTheProductWithShiftLeft) {
+  const auto a = random_tensor<double>({3, 4}, 20), b = random_tensor<double>({4, 6}, 21);
+  Tensor<double> left({4, 5}, HOST), got({3, 5}, HOST);
+  math::shift_left(b, left);
+  math::matmul_drop_first_col(a, b, got);
+  expect_near(got.to_vector(), math::matmul(a, left).to_vector(), 1e-14, "product");
+  Tensor<double> wrong({3, 6}, HOST);
+  EXPECT_THROW(math::matmul_drop_first_col(a, b, wrong), ShapeError);
+}
+
 // From one seed the folded layer starts as the separate one: W drawn the
 // same, a zero bias column.
 TEST(FoldedBias, InitialValuesAreTheSeparateLayers) {
