@@ -21,7 +21,9 @@
 /// a layer-wise one (LARS, LAMB) sees one matrix where it saw W and b. A
 /// checkpoint holds "<layer>/Wb" instead of "<layer>/W" and "<layer>/b",
 /// so one written with either form is refused by the other (naming the
-/// form). Off by default.
+/// form). Slower than the separate bias on the CPU, where oneDNN adds b in
+/// the GEMM's output pass (docs/seeds.md, SHM-Learn-Dist §4), so off by
+/// default.
 #pragma once
 
 #include <cstdint>

@@ -130,7 +130,8 @@ struct LayerSpec {
   double gamma_init = 1.0;             ///< batchnorm: the scale's initial value (0: a residual branch starts at zero)
   bool bias = true;                    ///< dense, conv2d
   /// dense: the bias folded into the weight matrix (SHM-Learn-Dist §4,
-  /// layer::BiasForm::folded); needs bias. Off by default.
+  /// layer::BiasForm::folded); needs bias. Off by default: slower on the
+  /// CPU (docs/seeds.md, SHM-Learn-Dist §4).
   bool fold_bias = false;
   /// dense, conv2d: "data", "model" or "auto"; empty: distributed.parallel.
   /// How the layer is laid out over the ranks (run/parallel_plan.h).
