@@ -3,7 +3,7 @@
 # namespace, so that every byte between ranks crosses a real (virtual) network:
 # Open MPI's TCP transport only, over veth pairs joined by a bridge.
 #
-#   tools/mpi-netns-run.sh [-n RANKS] [--min-rx-bytes BYTES] [--timeout S] -- PROGRAM [ARGS...]
+#   tools/mpi-netns-run.sh [-n RANKS] [--ranks-per-host K] [--min-rx-bytes BYTES] [--timeout S] -- PROGRAM [ARGS...]
 #   tools/mpi-netns-run.sh --shm [-n RANKS] [--timeout S] -- PROGRAM [ARGS...]
 #
 # Topology (names carry a tag unique to this run, mdnn-<pid>-<random>, so two
@@ -29,6 +29,14 @@
 # with --min-rx-bytes, fails unless every rank received at least that many
 # bytes through its veth: the proof that the data crossed the network.
 #
+# --ranks-per-host K (1 or 2, default 1) puts K consecutive ranks in each
+# namespace, a "host" of K ranks: the hostfile gives each K slots, Open MPI
+# starts one daemon per namespace, so it sees RANKS / K nodes
+# (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) groups the ranks of one
+# namespace), and the ranks of one host talk through shared memory (btl
+# vader added) while those of different hosts cross the veth pairs. The byte
+# counters are then per host.
+#
 # --shm runs the same job for comparison in one fresh namespace, with shared
 # memory only (btl self,vader) and no network interface but loopback.
 #
@@ -40,6 +48,7 @@
 set -euo pipefail
 
 ranks=2
+per_host=1
 min_rx=0
 timeout_s=100
 shm=0
@@ -47,6 +56,7 @@ usage() { sed -n '6,7p' "$0" | sed 's/^# *//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -n) ranks="${2:?}"; shift 2 ;;
+    --ranks-per-host) per_host="${2:?}"; shift 2 ;;
     --min-rx-bytes) min_rx="${2:?}"; shift 2 ;;
     --timeout) timeout_s="${2:?}"; shift 2 ;;
     --shm) shm=1; shift ;;
@@ -57,6 +67,12 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $# -gt 0 ]] || usage
 [[ "$ranks" =~ ^[2-4]$ ]] || { echo "mpi-netns-run: -n must be 2, 3 or 4 (got '$ranks')" >&2; exit 2; }
+[[ "$per_host" =~ ^[12]$ ]] || { echo "mpi-netns-run: --ranks-per-host must be 1 or 2 (got '$per_host')" >&2; exit 2; }
+((ranks % per_host == 0 && ranks / per_host >= 2)) ||
+  { echo "mpi-netns-run: $ranks ranks do not make 2 or more hosts of $per_host" >&2; exit 2; }
+nhosts=$((ranks / per_host))
+btl=tcp,self
+((per_host > 1)) && btl=tcp,vader,self
 
 say() { echo "mpi-netns-run: $*" >&2; }
 skip() { say "SKIP: $*"; exit 77; }
@@ -118,7 +134,7 @@ add_ns "$tag-br"
 ip -n "$tag-br" link add br0 type bridge 2>"$work/err" || skip "cannot create a bridge: $(cat "$work/err")"
 ip -n "$tag-br" link set br0 up
 hosts=()
-for ((i = 0; i < ranks; i++)); do
+for ((i = 0; i < nhosts; i++)); do
   ns="$tag-r$i"
   add_ns "$ns"
   ip -n "$tag-br" link add "p$i" type veth peer name eth0 netns "$ns" 2>"$work/err" ||
@@ -127,7 +143,7 @@ for ((i = 0; i < ranks; i++)); do
   ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev eth0
   ip -n "$ns" link set eth0 up
   hosts+=("10.77.0.$((i + 1))")
-  echo "10.77.0.$((i + 1)) slots=1" >>"$work/hostfile"
+  echo "10.77.0.$((i + 1)) slots=$per_host" >>"$work/hostfile"
 done
 
 # The launch agent: Open MPI calls it as `agent <host> <orted command...>` and,
@@ -144,9 +160,9 @@ EOF
 chmod +x "$work/agent"
 
 declare -a rx0 tx0
-for ((i = 0; i < ranks; i++)); do rx0[i]=$(rx_bytes "$tag-r$i"); tx0[i]=$(tx_bytes "$tag-r$i"); done
+for ((i = 0; i < nhosts; i++)); do rx0[i]=$(rx_bytes "$tag-r$i"); tx0[i]=$(tx_bytes "$tag-r$i"); done
 
-say "network: $ranks ranks in namespaces $tag-r0..r$((ranks - 1)) at ${hosts[*]} (btl tcp,self over $subnet)"
+say "network: $ranks ranks ($per_host per host) in namespaces $tag-r0..r$((nhosts - 1)) at ${hosts[*]} (btl $btl over $subnet)"
 start=$(date +%s%N)
 set +e
 # mpirun (and rank 0) run in <tag>-r0 under a host name of their own, like
@@ -158,7 +174,7 @@ timeout "$timeout_s" ip netns exec "$tag-r0" \
   unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' netns-rank0 \
   "$mpirun" -np "$ranks" --hostfile "$work/hostfile" --bind-to none \
     --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1 \
-    --mca pml ob1 --mca btl tcp,self \
+    --mca pml ob1 --mca btl "$btl" \
     --mca btl_tcp_if_include "$subnet" --mca oob_tcp_if_include "$subnet" \
     "$@"
 status=$?
@@ -166,12 +182,14 @@ set -e
 say "mpirun exited $status after $(seconds_since "$start") s"
 
 short=0
-for ((i = 0; i < ranks; i++)); do
+for ((i = 0; i < nhosts; i++)); do
   rx=$(($(rx_bytes "$tag-r$i") - rx0[i]))
   tx=$(($(tx_bytes "$tag-r$i") - tx0[i]))
-  say "rank $i (netns-rank$i, ${hosts[i]}): eth0 received $rx bytes, sent $tx bytes"
+  what="rank $i"
+  ((per_host > 1)) && what="host $i (ranks $((i * per_host))-$((i * per_host + per_host - 1)))"
+  say "$what (netns-rank$i, ${hosts[i]}): eth0 received $rx bytes, sent $tx bytes"
   if ((rx < min_rx)); then
-    say "FAIL: rank $i received $rx bytes through its veth, less than the $min_rx the job must exchange"
+    say "FAIL: $what received $rx bytes through its veth, less than the $min_rx the job must exchange"
     short=1
   fi
 done

@@ -113,6 +113,15 @@ std::unique_ptr<Communicator> make_communicator(const std::string& kind) {
   MAGMADNN_THROW(ValueError, "make_communicator: unknown kind \"" << kind << "\" (known: auto, local, mpi, nccl)");
 }
 
+std::unique_ptr<Communicator> split_shared_memory(Communicator& comm) {
+#if defined(MAGMADNN_HAVE_MPI)
+  if (auto* mpi = dynamic_cast<MpiCommunicator*>(&comm)) return mpi->split_shared();
+#endif
+  if (comm.size() == 1) return split_communicator(comm, 0, 0);
+  MAGMADNN_THROW(NotSupportedError, "split_shared_memory: a " << comm.backend() << " communicator of " << comm.size()
+                                                              << " ranks cannot be split (only mpi, or one rank)");
+}
+
 std::unique_ptr<Communicator> split_communicator(Communicator& comm, int color, int key) {
 #if defined(MAGMADNN_HAVE_MPI)
   if (auto* mpi = dynamic_cast<MpiCommunicator*>(&comm)) return mpi->split(color, key);

@@ -33,6 +33,13 @@ std::unique_ptr<Communicator> make_communicator(const std::string& kind = "auto"
 /// communicator gives a LocalCommunicator; any other raises NotSupportedError.
 std::unique_ptr<Communicator> split_communicator(Communicator& comm, int color, int key);
 
+/// `comm` split by shared memory, as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED):
+/// the ranks of this rank's node (as the MPI library sees nodes), ordered
+/// by rank, failing as split_communicator's. Collective over `comm`. An MPI
+/// communicator splits (MpiCommunicator::split_shared); a one-rank
+/// communicator gives a LocalCommunicator; any other raises NotSupportedError.
+std::unique_ptr<Communicator> split_shared_memory(Communicator& comm);
+
 /// A new communicator of `comm`'s ranks, independent of it: a failure of
 /// either does not reach the other (unlike split_communicator's, which
 /// hears of its parent's), so another thread may drive it while this one

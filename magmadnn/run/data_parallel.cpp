@@ -3,6 +3,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "magmadnn/comm/hierarchical_communicator.h"
 #include "magmadnn/core/registry.h"
 #include "magmadnn/parallel/ps_strategy.h"
 
@@ -97,7 +98,15 @@ DataParallel::DataParallel(std::shared_ptr<distributed::Communicator> comm, cons
   o.server_rank = 0;  // ps and asgd: rank 0 holds the weights, as it writes the checkpoints
   o.exchange = exchange;
   o.sum_gradients = !exchange.empty();
-  strategy_ = distributed::make_strategy<float>(spec.strategy, comm_, o);
+  // The strategy alone sees the hierarchical decorator; everything else
+  // (sharding, evaluation, checks) keeps the flat communicator.
+  std::shared_ptr<distributed::Communicator> exchange_comm = distributed::allreduce_communicator(comm_, spec.allreduce);
+  if (const auto* h = dynamic_cast<const distributed::HierarchicalCommunicator*>(exchange_comm.get())) {
+    allreduce_ = "hierarchical: " + h->layout().describe();
+  } else {
+    allreduce_ = "flat";
+  }
+  strategy_ = distributed::make_strategy<float>(spec.strategy, exchange_comm, o);
   traits_ = distributed::strategy_entry(spec.strategy).traits;
   strategy_name_ = spec.strategy;
   server_rank_ = server_rank_for(spec, comm_->size());
@@ -129,6 +138,7 @@ void DataParallel::report_failure(const std::string& what) noexcept { comm_->rep
 void DataParallel::describe(Json& summary) const {
   summary["ranks"] = comm_->size();
   summary["strategy"] = strategy_name_;
+  summary["allreduce"] = allreduce_;
   summary["timing"] = timing();
   if (const Json st = staleness(); !st.is_null()) summary["staleness"] = st;
 }

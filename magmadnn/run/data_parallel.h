@@ -117,6 +117,7 @@ class DataParallel {
   std::unique_ptr<distributed::ShardedTraining<float>> plugin_;
   distributed::StrategyTraits traits_;
   std::string strategy_name_;
+  std::string allreduce_;  // how the strategy's allreduces travel, for the summary
   int server_rank_ = -1;
   std::int64_t staleness_bound_ = 0;
   bool split_ = false;

@@ -237,6 +237,9 @@ struct DistributedSpec {
   std::int64_t average_every = 4;   ///< weight-avg: local steps between averages
   std::int64_t staleness = 2;       ///< asgd: most steps a gradient may lag the weights
   double watchdog_s = 60.0;         ///< a collective missing ranks this long fails, seconds (0, 86400]
+  /// How the allreduce strategies' buckets travel: "auto", "flat" or
+  /// "hierarchical" (comm/hierarchical_communicator.h).
+  std::string allreduce = "auto";
   bool operator==(const DistributedSpec&) const = default;
 };
 

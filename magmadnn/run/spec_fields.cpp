@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <sstream>
 
+#include "magmadnn/comm/hierarchical_communicator.h"
 #include "magmadnn/optimizer/factory.h"
 #include "magmadnn/optimizer/large_batch_lr.h"
 #include "magmadnn/parallel/strategy_registry.h"
@@ -287,6 +288,14 @@ void add_distributed_fields(Table& t) {
                                 "(convolutions data-parallel, dense layers model-parallel); docs/hybrid.md. Written "
                                 "to `config.json` only when not `data`"),
                          [](const TrainSpec& s) { return s.distributed.parallel != DistributedSpec{}.parallel; }));
+  t.push_back(written_if(
+      flagged(choice("distributed.allreduce", d(&D::allreduce), [] { return distributed::allreduce_modes(); },
+                     "how the allreduce buckets travel: `flat` (one allreduce over all ranks), `hierarchical` "
+                     "(reduce inside each host, allreduce among one leader per host, broadcast inside each host) or "
+                     "`auto` (hierarchical when the ranks span several hosts and a host has several ranks); "
+                     "docs/distributed.md. Written to `config.json` only when not `auto`"),
+              {"allreduce", "MODE", "under mpirun: auto, flat or hierarchical (default auto)", true}),
+      [](const TrainSpec& s) { return s.distributed.allreduce != DistributedSpec{}.allreduce; }));
   t.push_back(number("distributed.bucket_mb", d(&D::bucket_mb), 0, 4096, true, false,
                      "allreduce: gradient bucket size in MiB"));
   t.push_back(integer("distributed.average_every", d(&D::average_every), limits::average_every,

@@ -395,6 +395,19 @@ std::unique_ptr<MpiCommunicator> MpiCommunicator::split(int color, int key) {
   MPI_Comm part = MPI_COMM_NULL;
   MAGMADNN_MPI_CHECK(MPI_Comm_split(state_->data, color < 0 ? MPI_UNDEFINED : color, key, &part),
                      "split with color " << color << " and key " << key);
+  return adopt_split(part);
+}
+
+std::unique_ptr<MpiCommunicator> MpiCommunicator::split_shared() {
+  auto req = start_collective(collective(OpKind::split, 0, dtype::f32));
+  req->wait();
+  MPI_Comm part = MPI_COMM_NULL;
+  MAGMADNN_MPI_CHECK(MPI_Comm_split_type(state_->data, MPI_COMM_TYPE_SHARED, rank(), MPI_INFO_NULL, &part),
+                     "split by shared memory (MPI_COMM_TYPE_SHARED)");
+  return adopt_split(part);
+}
+
+std::unique_ptr<MpiCommunicator> MpiCommunicator::adopt_split(MPI_Comm part) {
   if (part == MPI_COMM_NULL) return nullptr;
   std::unique_ptr<MpiCommunicator> out;
   try {

@@ -83,6 +83,11 @@ class MpiCommunicator final : public Communicator {
   /// this one usable, so that a part of the job (a search's trial) can fail
   /// alone. The new one keeps this one's state alive as long as it lives.
   std::unique_ptr<MpiCommunicator> split(int color, int key);
+  /// Splits this communicator as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED):
+  /// the ranks that can share memory (one node, as the MPI library sees
+  /// nodes; Open MPI: the ranks one daemon started) form a new communicator,
+  /// ordered by rank here. Inherits and fails as split(). Collective.
+  std::unique_ptr<MpiCommunicator> split_shared();
 
   /// The MPI communicator the data moves on, to derive others from
   /// (MPI_Comm_dup, MPI_Comm_split, or MpiCommunicator(comm())). Not to be
@@ -129,6 +134,8 @@ class MpiCommunicator final : public Communicator {
 
  private:
   std::unique_ptr<mpi_detail::MpiRequest> start_collective(mpi_detail::Descriptor d);
+  /// `part` (from MPI_Comm_split*, freed here) as a child of this one; nullptr for MPI_COMM_NULL.
+  std::unique_ptr<MpiCommunicator> adopt_split(MPI_Comm part);
   /// `data` as MPI will see it (device buffers staged unless CUDA-aware MPI
   /// takes them; `host_result` forces staging so the host can finish the
   /// result, as avg does).
