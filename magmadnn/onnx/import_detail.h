@@ -64,8 +64,12 @@ class NodeCtx {
   [[noreturn]] void invalid(const std::string& what) const;
   /// A unique layer name for this node.
   std::string layer_name() const;
-  /// Wraps `out` (computed by plain ops) in a layer so a network holds it.
-  Value wrap(op::Expr<float> out, const op::Expr<float>& in0);
+  /// Wraps `out` (computed by plain ops) in a layer so a network holds it;
+  /// `weights` (key, variable) become the layer's trainable weights.
+  Value wrap(op::Expr<float> out, const op::Expr<float>& in0,
+             const std::vector<std::pair<std::string, op::Var<float>>>& weights = {});
+  /// Whether axis 0 of the graph's inputs is free (reshapes then leave it -1).
+  bool free_batch() const { return !static_shapes; }
   /// Appends a layer and returns its output.
   Value push(std::shared_ptr<layer::Layer<float>> l);
 };
@@ -76,6 +80,12 @@ struct OpEntry {
   const char* name;
   Builder build;
 };
+
+/// Builders defined in import_compose_ops.cpp (operators composed by
+/// compose.h), for the table.
+template <int Kind>  // a compose::Reduce
+std::vector<Value> reduce_op(NodeCtx& c);
+std::vector<Value> layer_normalization(NodeCtx& c);
 
 /// The operator table (import_ops.cpp), sorted by name.
 const std::vector<OpEntry>& op_table();

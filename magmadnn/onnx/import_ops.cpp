@@ -9,6 +9,7 @@
 #include "magmadnn/compute/compute.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/layer/layers.h"
+#include "magmadnn/onnx/compose.h"
 #include "magmadnn/onnx/import_detail.h"
 
 namespace magmadnn::onnx::detail {
@@ -56,8 +57,17 @@ std::vector<std::int64_t> as_ints(const Const& k) { return {k.v.begin(), k.v.end
 
 // -- elementwise -------------------------------------------------------------------------------
 
+bool integral(int type) { return type != pb::TensorProto::FLOAT && type != pb::TensorProto::DOUBLE; }
+
 template <UnaryOp U>
-V unary(NodeCtx& c) { return {c.wrap(op::unary(U, c.x(0)), c.x(0))}; }
+V unary(NodeCtx& c) {
+  if ((U == UnaryOp::Neg || U == UnaryOp::Abs) && c.is_const(0) && integral(c.k(0).type)) {  // shape arithmetic
+    Const k = c.k(0);
+    for (double& x : k.v) x = U == UnaryOp::Neg ? -x : std::abs(x);
+    return {Value{{}, std::move(k)}};
+  }
+  return {c.wrap(op::unary(U, c.x(0)), c.x(0))};
+}
 
 // An activation the layers have: an Activation layer (which export writes back).
 template <layer::activation_t A>
@@ -369,6 +379,21 @@ V constant(NodeCtx& c) {
   c.unsupported("a Constant without value, value_float(s) or value_int(s)");
 }
 
+// A tensor of the shape input 0 holds (known at import time), every element
+// the attribute `value` (a one-element tensor; float 0 by default).
+V constant_of_shape(NodeCtx& c) {
+  const Dims dims = c.has(0) ? as_ints(c.k(0)) : Dims{};
+  for (std::int64_t d : dims) if (d < 0) c.invalid("negative dimension " + std::to_string(d));
+  Const v = konst({}, {0.0}, pb::TensorProto::FLOAT).k.value();
+  if (const auto* a = c.attr("value")) v = from_attr_tensor(c, a->t()).k.value();
+  if (v.numel() != 1) c.invalid("value holds " + std::to_string(v.numel()) + " elements, not one");
+  Const r;
+  r.type = v.type;
+  r.dims = dims;
+  r.v.assign(static_cast<std::size_t>(r.numel()), v.v[0]);
+  return {Value{{}, std::move(r)}};
+}
+
 V cast(NodeCtx& c) {
   const auto to = static_cast<int>(c.i("to", pb::TensorProto::FLOAT));
   if (c.is_const(0)) {
@@ -489,23 +514,6 @@ V squeeze(NodeCtx& c) {
   return {reshape_to(c, d, batch)};
 }
 
-template <bool Mean>
-V reduce(NodeCtx& c) {
-  const std::int64_t rank = c.shape(0).ndim();
-  Dims axes = (!Mean && c.opset >= 13) || c.opset >= 18 ? (c.has(1) ? as_ints(c.k(1)) : Dims{}) : c.ints("axes");
-  const bool keep = c.i("keepdims", 1) != 0;
-  if (axes.empty()) {
-    if (c.i("noop_with_empty_axes", 0) != 0) return {*c.in.at(0)};
-    axes.resize(static_cast<std::size_t>(rank));
-    std::iota(axes.begin(), axes.end(), 0);
-  }
-  for (auto& a : axes) a = norm_axis(c, a, rank);
-  std::sort(axes.rbegin(), axes.rend());  // highest first: lower indices stay valid without keepdims
-  op::Expr<float> y = c.x(0);
-  for (std::int64_t a : axes) y = Mean ? op::mean(y, a, keep) : op::reduce_sum(y, a, keep);
-  return {c.wrap(y, c.x(0))};
-}
-
 }  // namespace
 
 const std::vector<OpEntry>& op_table() {
@@ -519,6 +527,7 @@ const std::vector<OpEntry>& op_table() {
         {"Clip", clip},
         {"Concat", concat},
         {"Constant", constant},
+        {"ConstantOfShape", constant_of_shape},
         {"Conv", conv},
         {"Div", binary<BinaryOp::Div>},
         {"Dropout", dropout},
@@ -530,6 +539,7 @@ const std::vector<OpEntry>& op_table() {
         {"GlobalAveragePool", global_pool<conv::PoolMode::Average>},
         {"GlobalMaxPool", global_pool<conv::PoolMode::Max>},
         {"Identity", identity},
+        {"LayerNormalization", layer_normalization},
         {"LeakyRelu", activation<layer::LEAKY_RELU>},
         {"Log", unary<UnaryOp::Log>},
         {"LogSoftmax", softmax<true>},
@@ -541,8 +551,15 @@ const std::vector<OpEntry>& op_table() {
         {"Neg", unary<UnaryOp::Neg>},
         {"Pow", pow},
         {"Reciprocal", unary<UnaryOp::Reciprocal>},
-        {"ReduceMean", reduce<true>},
-        {"ReduceSum", reduce<false>},
+        {"ReduceL1", reduce_op<static_cast<int>(compose::Reduce::L1)>},
+        {"ReduceL2", reduce_op<static_cast<int>(compose::Reduce::L2)>},
+        {"ReduceLogSum", reduce_op<static_cast<int>(compose::Reduce::LogSum)>},
+        {"ReduceLogSumExp", reduce_op<static_cast<int>(compose::Reduce::LogSumExp)>},
+        {"ReduceMax", reduce_op<static_cast<int>(compose::Reduce::Max)>},
+        {"ReduceMean", reduce_op<static_cast<int>(compose::Reduce::Mean)>},
+        {"ReduceMin", reduce_op<static_cast<int>(compose::Reduce::Min)>},
+        {"ReduceSum", reduce_op<static_cast<int>(compose::Reduce::Sum)>},
+        {"ReduceSumSquare", reduce_op<static_cast<int>(compose::Reduce::SumSquare)>},
         {"Relu", activation<layer::RELU>},
         {"Reshape", reshape},
         {"Shape", shape},

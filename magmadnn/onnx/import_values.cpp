@@ -151,9 +151,11 @@ namespace {
 // A node computed by plain ops, held by the network as a layer.
 class OpLayer : public layer::Layer<float> {
  public:
-  OpLayer(std::string name, op::Expr<float> in, op::Expr<float> out, std::string type)
+  OpLayer(std::string name, op::Expr<float> in, op::Expr<float> out, std::string type,
+          const std::vector<std::pair<std::string, op::Var<float>>>& weights)
       : Layer<float>(std::move(name), std::move(in), "onnx"), type_(std::move(type)) {
     this->set_output(std::move(out));
+    for (const auto& [key, v] : weights) this->add_weight(key, v);
   }
   std::string type_name() const override { return "ONNX " + type_; }
 
@@ -163,8 +165,9 @@ class OpLayer : public layer::Layer<float> {
 
 }  // namespace
 
-Value NodeCtx::wrap(op::Expr<float> out, const op::Expr<float>& in0) {
-  return push(std::make_shared<OpLayer>(layer_name(), in0, std::move(out), node.op_type()));
+Value NodeCtx::wrap(op::Expr<float> out, const op::Expr<float>& in0,
+                    const std::vector<std::pair<std::string, op::Var<float>>>& weights) {
+  return push(std::make_shared<OpLayer>(layer_name(), in0, std::move(out), node.op_type(), weights));
 }
 
 Value NodeCtx::push(std::shared_ptr<layer::Layer<float>> l) {

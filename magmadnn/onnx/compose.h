@@ -1,0 +1,138 @@
+/// @file compose.h
+/// Internal to magmadnn_onnx: ONNX operators that magmadnn has no single op
+/// for, composed from its graph ops (so their forward and gradient are those
+/// ops', on every backend). Templates on the element type: the importer
+/// builds them in float, tests/onnx/test_onnx_compose.cpp gradchecks them in
+/// double.
+///
+/// Requirements common to all: `x` has a shape known when the function is
+/// called (x->get_output_shape()); `axes` are normalized (0 <= a < rank) and
+/// distinct. `free_batch`: axis 0 of x is the free batch axis, so reshapes
+/// leave it -1; reducing axis 0 then is refused (NotSupportedError), since
+/// the reduced extent must be known when the graph is built.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "magmadnn/compute/compute.h"
+#include "magmadnn/core/errors.h"
+
+namespace magmadnn::onnx::compose {
+
+using Dims = std::vector<std::int64_t>;
+
+/// ONNX's Reduce* operators.
+enum class Reduce { Sum, Mean, Max, Min, L1, L2, SumSquare, LogSum, LogSumExp };
+
+namespace detail {
+
+inline Dims with_free_batch(Dims d, bool free_batch) {
+  if (free_batch && !d.empty()) d[0] = -1;
+  return d;
+}
+
+// Max (or min) of x along `axis`, the axis kept with size 1: x viewed as
+// {outer, 1, n, inner} and max-pooled with an {n, 1} window (the pooling
+// op's forward, and its backward to the arg max).
+template <typename T>
+op::Expr<T> extremum_axis(const op::Expr<T>& x, std::int64_t axis, bool max, bool free_batch) {
+  const Dims d = x->get_output_shape().dims();
+  MAGMADNN_CHECK(!(free_batch && axis == 0), NotSupportedError,
+                 "a maximum or minimum over the free batch axis (its extent is unknown when the graph is built)");
+  const std::int64_t outer = std::accumulate(d.begin(), d.begin() + axis, std::int64_t{1}, std::multiplies<>());
+  const std::int64_t inner = std::accumulate(d.begin() + axis + 1, d.end(), std::int64_t{1}, std::multiplies<>());
+  const std::int64_t n = d[static_cast<std::size_t>(axis)];
+  conv::PoolParams p;
+  p.kernel_h = p.stride_h = n;
+  p.kernel_w = p.stride_w = 1;
+  p.pad_h = p.pad_w = 0;
+  p.mode = conv::PoolMode::Max;
+  op::Expr<T> v = op::reshape(max ? x : op::negative(x), Dims{free_batch ? -1 : outer, 1, n, inner});
+  v = op::pooling(v, p);
+  Dims kept = d;
+  kept[static_cast<std::size_t>(axis)] = 1;
+  v = op::reshape(v, with_free_batch(kept, free_batch));
+  return max ? v : op::negative(v);
+}
+
+template <typename T>
+op::Expr<T> sum_axes(op::Expr<T> x, const Dims& axes, bool mean) {
+  for (std::int64_t a : axes) x = mean ? op::mean(x, a, true) : op::reduce_sum(x, a, true);
+  return x;
+}
+
+template <typename T>
+op::Expr<T> max_axes(op::Expr<T> x, const Dims& axes, bool max, bool free_batch) {
+  for (std::int64_t a : axes) x = extremum_axis(x, a, max, free_batch);
+  return x;
+}
+
+}  // namespace detail
+
+/// ONNX's Reduce<kind> of x over `axes` (all axes when empty), keeping them
+/// with size 1 when `keepdims`, else removing them. LogSumExp is computed
+/// as m + log(sum(exp(x - m))) with m the maximum, which does not overflow.
+template <typename T>
+op::Expr<T> reduce(Reduce kind, const op::Expr<T>& x, Dims axes, bool keepdims, bool free_batch) {
+  const Dims d = x->get_output_shape().dims();
+  if (axes.empty()) {
+    axes.resize(d.size());
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  op::Expr<T> y;
+  switch (kind) {
+    case Reduce::Sum: y = detail::sum_axes(x, axes, false); break;
+    case Reduce::Mean: y = detail::sum_axes(x, axes, true); break;
+    case Reduce::Max: y = detail::max_axes(x, axes, true, free_batch); break;
+    case Reduce::Min: y = detail::max_axes(x, axes, false, free_batch); break;
+    case Reduce::L1: y = detail::sum_axes(op::unary(UnaryOp::Abs, x), axes, false); break;
+    case Reduce::L2: y = op::unary(UnaryOp::Sqrt, detail::sum_axes(op::unary(UnaryOp::Square, x), axes, false)); break;
+    case Reduce::SumSquare: y = detail::sum_axes(op::unary(UnaryOp::Square, x), axes, false); break;
+    case Reduce::LogSum: y = op::log(detail::sum_axes(x, axes, false)); break;
+    case Reduce::LogSumExp: {
+      const op::Expr<T> m = detail::max_axes(x, axes, true, free_batch);
+      y = op::add(m, op::log(detail::sum_axes(op::exp(op::sub(x, m)), axes, false)));
+      break;
+    }
+  }
+  Dims out;
+  for (std::size_t k = 0; k < d.size(); ++k) {
+    const bool reduced = std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(k)) != axes.end();
+    if (!reduced) out.push_back(d[k]);
+    else if (keepdims) out.push_back(1);
+  }
+  const bool batch_kept = std::find(axes.begin(), axes.end(), 0) == axes.end();
+  if (out.empty()) out = {1};  // magmadnn has no rank-0 tensor
+  return op::reshape(y, detail::with_free_batch(out, free_batch && batch_kept));
+}
+
+/// ONNX's LayerNormalization: x normalized over its axes from `axis` on
+/// (mean 0, variance 1, the biased variance plus eps), times scale plus
+/// bias (both broadcast from the right; bias may be empty). Returns
+/// {y, mean, inv_std_dev}, the last two of x's rank with size 1 on the
+/// normalized axes.
+template <typename T>
+std::vector<op::Expr<T>> layer_norm(const op::Expr<T>& x, const op::Expr<T>& scale, const op::Expr<T>& bias,
+                                    std::int64_t axis, double eps, bool free_batch) {
+  const Dims d = x->get_output_shape().dims();
+  MAGMADNN_CHECK(!(free_batch && axis == 0), NotSupportedError,
+                 "a layer normalization over the free batch axis (its extent is unknown when the graph is built)");
+  const std::int64_t outer = std::accumulate(d.begin(), d.begin() + axis, std::int64_t{1}, std::multiplies<>());
+  const std::int64_t inner = std::accumulate(d.begin() + axis, d.end(), std::int64_t{1}, std::multiplies<>());
+  const op::Expr<T> rows = op::reshape(x, Dims{free_batch ? -1 : outer, inner});
+  const op::Expr<T> mu = op::mean(rows, 1, true);
+  const op::Expr<T> centred = op::sub(rows, mu);
+  const op::Expr<T> inv = op::pow(op::add_scalar(op::mean(op::unary(UnaryOp::Square, centred), 1, true), eps), -0.5);
+  op::Expr<T> y = op::reshape(op::product(centred, inv), detail::with_free_batch(d, free_batch));
+  y = op::product(y, scale);
+  if (bias) y = op::add(y, bias);
+  Dims stat = d;
+  std::fill(stat.begin() + axis, stat.end(), 1);
+  stat = detail::with_free_batch(stat, free_batch);
+  return {y, op::reshape(mu, stat), op::reshape(inv, stat)};
+}
+
+}  // namespace magmadnn::onnx::compose
