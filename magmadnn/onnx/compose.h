@@ -135,4 +135,62 @@ std::vector<op::Expr<T>> layer_norm(const op::Expr<T>& x, const op::Expr<T>& sca
   return {y, op::reshape(mu, stat), op::reshape(inv, stat)};
 }
 
+
+/// ELU: x for x > 0, alpha (e^x - 1) otherwise, as relu(x) + alpha (e^-relu(-x) - 1).
+template <typename T>
+op::Expr<T> elu(const op::Expr<T>& x, double alpha) {
+  const op::Expr<T> neg = op::negative(op::relu(op::negative(x)));  // min(x, 0)
+  return op::add(op::relu(x), op::scalarproduct(alpha, op::add_scalar(op::exp(neg), -1.0)));
+}
+/// CELU: max(0, x) + min(0, alpha (e^(x / alpha) - 1)).
+template <typename T>
+op::Expr<T> celu(const op::Expr<T>& x, double alpha) {
+  const op::Expr<T> neg = op::negative(op::relu(op::negative(x)));
+  return op::add(op::relu(x), op::scalarproduct(alpha, op::add_scalar(op::exp(op::scalarproduct(1.0 / alpha, neg)), -1.0)));
+}
+/// min(max(x, lo), hi) for tensors lo and hi (either may be empty: no bound),
+/// broadcast against x: lo + relu(x - lo), then hi - relu(hi - y).
+template <typename T>
+op::Expr<T> clip(op::Expr<T> x, const op::Expr<T>& lo, const op::Expr<T>& hi) {
+  if (lo) x = op::add(lo, op::relu(op::sub(x, lo)));
+  if (hi) x = op::sub(hi, op::relu(op::sub(hi, x)));
+  return x;
+}
+/// HardSigmoid: max(0, min(1, alpha x + beta)).
+template <typename T>
+op::Expr<T> hard_sigmoid(const op::Expr<T>& x, double alpha, double beta) {
+  const op::Expr<T> z = op::relu(op::add_scalar(op::scalarproduct(alpha, x), beta));
+  return op::add_scalar(op::negative(op::relu(op::add_scalar(op::negative(z), 1.0))), 1.0);
+}
+/// Softsign: x / (1 + |x|).
+template <typename T>
+op::Expr<T> softsign(const op::Expr<T>& x) {
+  return op::div(x, op::add_scalar(op::unary(UnaryOp::Abs, x), 1.0));
+}
+/// PRelu: x for x > 0, slope x otherwise (slope broadcast against x).
+template <typename T>
+op::Expr<T> prelu(const op::Expr<T>& x, const op::Expr<T>& slope) {
+  return op::sub(op::relu(x), op::product(slope, op::relu(op::negative(x))));
+}
+/// sinh (cosh when `cosh`): (e^x -+ e^-x) / 2.
+template <typename T>
+op::Expr<T> sinh_cosh(const op::Expr<T>& x, bool cosh) {
+  const op::Expr<T> a = op::exp(x), b = op::exp(op::negative(x));
+  return op::scalarproduct(0.5, cosh ? op::add(a, b) : op::sub(a, b));
+}
+/// Trilu: x (at least 2-D) with the elements above (upper: below) the k-th
+/// diagonal of its last two axes zeroed, as a product with a constant mask.
+template <typename T>
+op::Expr<T> trilu(const op::Expr<T>& x, std::int64_t k, bool upper) {
+  const Dims d = x->get_output_shape().dims();
+  MAGMADNN_CHECK(d.size() >= 2, ShapeError, "Trilu of a tensor of rank " << d.size() << " (at least 2)");
+  const std::int64_t rows = d[d.size() - 2], cols = d.back();
+  std::vector<T> mask(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t j = 0; j < cols; ++j) mask[static_cast<std::size_t>(i * cols + j)] = (upper ? j - i >= k : j - i <= k) ? T(1) : T(0);
+  }
+  const auto m = op::constant<T>("trilu_mask", Tensor<T>::from_vector(Shape{rows, cols}, mask));
+  return op::product(x, m);
+}
+
 }  // namespace magmadnn::onnx::compose

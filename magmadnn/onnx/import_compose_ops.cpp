@@ -74,4 +74,59 @@ std::vector<Value> layer_normalization(NodeCtx& c) {
   return {c.wrap(ys[0], x, weights), Value{ys[1], std::nullopt}, Value{ys[2], std::nullopt}};
 }
 
+std::vector<Value> elu(NodeCtx& c) { return {c.wrap(compose::elu(c.x(0), c.f("alpha", 1.0f)), c.x(0))}; }
+
+std::vector<Value> celu(NodeCtx& c) { return {c.wrap(compose::celu(c.x(0), c.f("alpha", 1.0f)), c.x(0))}; }
+
+std::vector<Value> selu(NodeCtx& c) {
+  const double alpha = c.f("alpha", 1.67326319217681884765625f), gamma = c.f("gamma", 1.05070102214813232421875f);
+  return {c.wrap(op::scalarproduct(gamma, compose::elu(c.x(0), alpha)), c.x(0))};
+}
+
+std::vector<Value> hard_sigmoid(NodeCtx& c) {
+  return {c.wrap(compose::hard_sigmoid(c.x(0), c.f("alpha", 0.2f), c.f("beta", 0.5f)), c.x(0))};
+}
+
+std::vector<Value> hard_swish(NodeCtx& c) {
+  return {c.wrap(op::product(c.x(0), compose::hard_sigmoid(c.x(0), 1.0 / 6.0, 0.5)), c.x(0))};
+}
+
+std::vector<Value> softsign(NodeCtx& c) { return {c.wrap(compose::softsign(c.x(0)), c.x(0))}; }
+
+// PRelu: a slope known at import time becomes the node's trainable weight.
+std::vector<Value> prelu(NodeCtx& c) {
+  std::vector<std::pair<std::string, op::Var<float>>> weights;
+  op::Expr<float> slope;
+  if (c.is_const(1)) {
+    auto v = op::Var<float>(std::make_shared<op::Variable<float>>(c.layer_name() + "/slope", to_tensor(c.k(1))));
+    weights.emplace_back("slope", v);
+    slope = v;
+  } else {
+    slope = c.x(1);
+  }
+  return {c.wrap(compose::prelu(c.x(0), slope), c.x(0), weights)};
+}
+
+template <bool Cosh>
+std::vector<Value> sinh_cosh(NodeCtx& c) { return {c.wrap(compose::sinh_cosh(c.x(0), Cosh), c.x(0))}; }
+template std::vector<Value> sinh_cosh<true>(NodeCtx&);
+template std::vector<Value> sinh_cosh<false>(NodeCtx&);
+
+std::vector<Value> mean(NodeCtx& c) {
+  op::Expr<float> y = c.x(0);
+  for (std::size_t i = 1; i < c.inputs(); ++i) y = op::add(y, c.x(i));
+  return {c.wrap(c.inputs() == 1 ? y : op::scalarproduct(1.0 / static_cast<double>(c.inputs()), y), c.x(0))};
+}
+
+// Clip with bounds computed at run time (opset 11 on): the bounds are tensors.
+std::vector<Value> clip_tensors(NodeCtx& c) {
+  const op::Expr<float> lo = c.has(1) ? c.x(1) : op::Expr<float>(), hi = c.has(2) ? c.x(2) : op::Expr<float>();
+  return {c.wrap(compose::clip(c.x(0), lo, hi), c.x(0))};
+}
+
+std::vector<Value> trilu(NodeCtx& c) {
+  const std::int64_t k = c.has(1) ? static_cast<std::int64_t>(c.k(1).v.at(0)) : 0;
+  return {c.wrap(compose::trilu(c.x(0), k, c.i("upper", 1) != 0), c.x(0))};
+}
+
 }  // namespace magmadnn::onnx::detail

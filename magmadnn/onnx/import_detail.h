@@ -86,6 +86,18 @@ struct OpEntry {
 template <int Kind>  // a compose::Reduce
 std::vector<Value> reduce_op(NodeCtx& c);
 std::vector<Value> layer_normalization(NodeCtx& c);
+std::vector<Value> elu(NodeCtx& c);
+std::vector<Value> celu(NodeCtx& c);
+std::vector<Value> selu(NodeCtx& c);
+std::vector<Value> hard_sigmoid(NodeCtx& c);
+std::vector<Value> hard_swish(NodeCtx& c);
+std::vector<Value> softsign(NodeCtx& c);
+std::vector<Value> prelu(NodeCtx& c);
+template <bool Cosh>
+std::vector<Value> sinh_cosh(NodeCtx& c);
+std::vector<Value> mean(NodeCtx& c);
+std::vector<Value> clip_tensors(NodeCtx& c);
+std::vector<Value> trilu(NodeCtx& c);
 
 /// The operator table (import_ops.cpp), sorted by name.
 const std::vector<OpEntry>& op_table();

@@ -123,6 +123,7 @@ V pow(NodeCtx& c) {
 V clip(NodeCtx& c) {
   double lo = c.f("min", -INFINITY), hi = c.f("max", INFINITY);
   if (c.opset >= 11) {
+    if ((c.has(1) && !c.is_const(1)) || (c.has(2) && !c.is_const(2))) return clip_tensors(c);
     lo = c.has(1) ? c.k(1).v.at(0) : -INFINITY;
     hi = c.has(2) ? c.k(2).v.at(0) : INFINITY;
   }
@@ -524,13 +525,16 @@ const std::vector<OpEntry>& op_table() {
         {"AveragePool", pool<conv::PoolMode::Average>},
         {"BatchNormalization", batchnorm},
         {"Cast", cast},
+        {"Celu", celu},
         {"Clip", clip},
         {"Concat", concat},
         {"Constant", constant},
         {"ConstantOfShape", constant_of_shape},
         {"Conv", conv},
+        {"Cosh", sinh_cosh<true>},
         {"Div", binary<BinaryOp::Div>},
         {"Dropout", dropout},
+        {"Elu", elu},
         {"Exp", unary<UnaryOp::Exp>},
         {"Flatten", flatten},
         {"Gather", gather},
@@ -538,6 +542,8 @@ const std::vector<OpEntry>& op_table() {
         {"Gemm", gemm},
         {"GlobalAveragePool", global_pool<conv::PoolMode::Average>},
         {"GlobalMaxPool", global_pool<conv::PoolMode::Max>},
+        {"HardSigmoid", hard_sigmoid},
+        {"HardSwish", hard_swish},
         {"Identity", identity},
         {"LayerNormalization", layer_normalization},
         {"LeakyRelu", activation<layer::LEAKY_RELU>},
@@ -546,9 +552,11 @@ const std::vector<OpEntry>& op_table() {
         {"MatMul", matmul},
         {"Max", extremum<true>},
         {"MaxPool", pool<conv::PoolMode::Max>},
+        {"Mean", mean},
         {"Min", extremum<false>},
         {"Mul", binary<BinaryOp::Mul>},
         {"Neg", unary<UnaryOp::Neg>},
+        {"PRelu", prelu},
         {"Pow", pow},
         {"Reciprocal", unary<UnaryOp::Reciprocal>},
         {"ReduceL1", reduce_op<static_cast<int>(compose::Reduce::L1)>},
@@ -562,18 +570,22 @@ const std::vector<OpEntry>& op_table() {
         {"ReduceSumSquare", reduce_op<static_cast<int>(compose::Reduce::SumSquare)>},
         {"Relu", activation<layer::RELU>},
         {"Reshape", reshape},
+        {"Selu", selu},
         {"Shape", shape},
         {"Sigmoid", activation<layer::SIGMOID>},
+        {"Sinh", sinh_cosh<false>},
         {"Size", size},
         {"Slice", slice},
         {"Softmax", softmax<false>},
         {"Softplus", activation<layer::SOFTPLUS>},
+        {"Softsign", softsign},
         {"Sqrt", unary<UnaryOp::Sqrt>},
         {"Squeeze", squeeze},
         {"Sub", binary<BinaryOp::Sub>},
         {"Sum", sum},
         {"Tanh", activation<layer::TANH>},
         {"Transpose", transpose},
+        {"Trilu", trilu},
         {"Unsqueeze", unsqueeze},
     };
     return t;

@@ -120,3 +120,45 @@ TEST(OnnxCompose, LayerNormValues) {
     }
   }
 }
+
+TEST(OnnxCompose, ElementwiseGradcheckInDouble) {
+  namespace c = onnx::compose;
+  // Away from the kinks at 0 (and at -2.5 and 2.5 for HardSigmoid 0.2 x + 0.5).
+  std::vector<double> vals;
+  for (int i = 0; i < 12; ++i) vals.push_back((i % 2 ? 1 : -1) * (0.2 + 0.4 * i));
+  const Tensor<double> x = Tensor<double>::from_vector(Shape{3, 4}, vals, HOST);
+  const Tensor<double> slope = random_tensor<double>({4}, 3, 0.1, 0.5), lo = random_tensor<double>({1}, 4, -1.5, -1.3);
+  const Tensor<double> hi = random_tensor<double>({3, 1}, 5, 1.3, 1.5);
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::elu<double>(v[0], 1.3); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::celu<double>(v[0], 0.7); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::hard_sigmoid<double>(v[0], 0.2, 0.5); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::softsign<double>(v[0]); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::prelu<double>(v[0], v[1]); }, {x, slope}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::sinh_cosh<double>(v[0], false); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::sinh_cosh<double>(v[0], true); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::clip<double>(v[0], v[1], v[2]); }, {x, lo, hi}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::trilu<double>(v[0], 1, false); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::trilu<double>(v[0], -1, true); }, {x}));
+}
+
+TEST(OnnxCompose, ElementwiseValues) {
+  namespace c = onnx::compose;
+  const std::vector<double> vals{-3.0, -0.5, 0.25, 4.0};
+  auto v = op::var<double>("x", Shape{2, 2}, {NONE}, HOST);
+  v->set_value(Tensor<double>::from_vector(Shape{2, 2}, vals, HOST));
+  const auto at = [](const op::Expr<double>& y, std::int64_t i) { return y->eval()->get(i); };
+  for (std::int64_t i = 0; i < 4; ++i) {
+    const double x = vals[static_cast<std::size_t>(i)];
+    EXPECT_NEAR(at(c::elu<double>(v, 1.3), i), x > 0 ? x : 1.3 * (std::exp(x) - 1), 1e-12);
+    EXPECT_NEAR(at(c::celu<double>(v, 0.7), i), std::max(0.0, x) + std::min(0.0, 0.7 * (std::exp(x / 0.7) - 1)), 1e-12);
+    EXPECT_NEAR(at(c::hard_sigmoid<double>(v, 0.2, 0.5), i), std::clamp(0.2 * x + 0.5, 0.0, 1.0), 1e-12);
+    EXPECT_NEAR(at(c::softsign<double>(v), i), x / (1 + std::abs(x)), 1e-12);
+    EXPECT_NEAR(at(c::sinh_cosh<double>(v, false), i), std::sinh(x), 1e-12);
+    EXPECT_NEAR(at(c::sinh_cosh<double>(v, true), i), std::cosh(x), 1e-12);
+  }
+  // tril (k 0) of [[-3, -0.5], [0.25, 4]] zeroes -0.5; triu (k 1) keeps only it.
+  EXPECT_EQ(at(c::trilu<double>(v, 0, false), 1), 0.0);
+  EXPECT_EQ(at(c::trilu<double>(v, 0, false), 2), 0.25);
+  EXPECT_EQ(at(c::trilu<double>(v, 1, true), 1), -0.5);
+  EXPECT_EQ(at(c::trilu<double>(v, 1, true), 3), 0.0);
+}
