@@ -185,16 +185,39 @@ void load_external(pb::TensorProto& t, const std::string& base, const std::strin
   t.set_data_location(pb::TensorProto::DEFAULT);
 }
 
+std::string type_name(int t) {
+  return pb::TensorProto::DataType_Name(static_cast<pb::TensorProto::DataType>(t));
+}
+
+// The element types a graph input may have: magmadnn computes them in float
+// (double rounded; integers exact below 2^24).
+bool computable(int t) {
+  using P = pb::TensorProto;
+  for (int ok : {P::FLOAT, P::DOUBLE, P::INT8, P::INT16, P::INT32, P::INT64, P::UINT8, P::UINT16, P::UINT32, P::UINT64}) {
+    if (t == ok) return true;
+  }
+  return false;
+}
+
+// The operators that take integer tensors computed at run time: those whose
+// float result is the integer one while every value is an exact integer in
+// float and within the type's range (no rounding division, no wrap-around).
+bool keeps_integers(const std::string& op) {
+  static const std::set<std::string> ops = {"Abs", "Add", "Cast", "Clip", "Concat", "Flatten", "Identity",
+                                            "Max", "MaxPool", "Min", "Mul", "Neg", "Reshape", "Squeeze",
+                                            "Sub", "Sum", "Transpose", "Trilu", "Unsqueeze"};
+  return ops.count(op) != 0;
+}
+
 // The placeholder of graph input `v`: symbolic or unknown axes are -1.
 std::shared_ptr<layer::Layer<float>> make_input(const pb::ValueInfoProto& v, const std::string& src,
                                                 bool free_batch) {
   const std::string what = src + ": graph input '" + v.name() + "'";
   MAGMADNN_CHECK(v.type().has_tensor_type(), NotSupportedError, what << " is not a tensor");
   const auto& t = v.type().tensor_type();
-  MAGMADNN_CHECK(t.elem_type() == pb::TensorProto::FLOAT, NotSupportedError,
-                 what << " has element type "
-                      << pb::TensorProto::DataType_Name(static_cast<pb::TensorProto::DataType>(t.elem_type()))
-                      << " (the importer computes in float)");
+  MAGMADNN_CHECK(computable(t.elem_type()), NotSupportedError,
+                 what << " has element type " << type_name(t.elem_type())
+                      << " (the importer computes float, double and integer tensors, in float)");
   MAGMADNN_CHECK(t.has_shape(), NotSupportedError, what << " has no shape (its rank must be known)");
   std::vector<std::int64_t> pattern;
   for (const auto& d : t.shape().dim()) pattern.push_back(d.has_dim_value() ? d.dim_value() : -1);
@@ -265,6 +288,7 @@ struct Walk {
     const pb::NodeProto& n = g.node(i);
     const std::string where = src + ": " + node_label(n, i, opset);
     NodeCtx c(n, where, opset, inputs_of(n, i, where), layers, static_shapes);
+    const int int_type = integer_input(c);
     std::vector<Value> out;
     try {
       out = find_op(n.op_type())->build(c);
@@ -278,8 +302,25 @@ struct Walk {
       if (static_cast<std::size_t>(k) >= out.size()) {
         c.unsupported("output " + std::to_string(k) + " '" + n.output(k) + "' is not computed by the importer");
       }
-      values[n.output(k)] = out[static_cast<std::size_t>(k)];
+      Value& v = values[n.output(k)] = out[static_cast<std::size_t>(k)];
+      if (!v.k && n.op_type() != "Cast") v.type = int_type;
     }
+  }
+
+  // The integer type of the node's computed integer inputs (FLOAT when it
+  // has none); refuses an operator that would not give the integer result.
+  static int integer_input(NodeCtx& c) {
+    for (std::size_t i = 0; i < c.inputs(); ++i) {
+      if (!c.has(i) || c.in[i]->k || !integral(c.in[i]->type)) continue;
+      if (!keeps_integers(c.node.op_type())) {
+        c.unsupported("input " + std::to_string(i) + " '" + c.node.input(static_cast<int>(i)) + "' holds " +
+                      type_name(c.in[i]->type) + " values computed at run time, and " + c.node.op_type() +
+                      " of integers is not imported (magmadnn computes them in float)");
+      }
+      c.integers = true;
+      return c.in[i]->type;
+    }
+    return pb::TensorProto::FLOAT;
   }
 };
 
@@ -303,7 +344,8 @@ Imported build(pb::ModelProto& m, const std::string& src, const std::string& bas
     if (w.values.count(v.name())) continue;  // an initializer listed as an input (IR < 4)
     auto in = make_input(v, src, free_batch);
     w.layers.push_back(in);
-    w.values[v.name()] = Value{in->out(), std::nullopt};
+    const int type = v.type().tensor_type().elem_type();
+    w.values[v.name()] = Value{in->out(), std::nullopt, type == pb::TensorProto::DOUBLE ? pb::TensorProto::FLOAT : type};
     const op::Var<float> ph = std::static_pointer_cast<layer::InputLayer<float>>(in)->placeholder();
     for (std::int64_t d : ph->pattern()) w.static_shapes = w.static_shapes && d >= 0;
     r.inputs.emplace_back(v.name(), ph);

@@ -28,7 +28,15 @@ struct Const {
 struct Value {
   op::Expr<float> expr;
   std::optional<Const> k;
+  /// The ONNX element type of a computed value (expr without k): an integer
+  /// type where the model computes integers, which magmadnn computes in
+  /// float (import.cpp admits them only to operators whose float results
+  /// are the integer ones while the values are exact).
+  int type = pb::TensorProto::FLOAT;
 };
+
+/// Whether an ONNX element type is other than float and double.
+inline bool integral(int type) { return type != pb::TensorProto::FLOAT && type != pb::TensorProto::DOUBLE; }
 
 /// A builder's view of one node.
 class NodeCtx {
@@ -42,6 +50,7 @@ class NodeCtx {
   std::vector<Value*> in;   ///< null for an omitted optional input
   std::vector<std::shared_ptr<layer::Layer<float>>>& layers;
   bool static_shapes;       ///< every input shape is fixed (no free batch axis): Shape folds
+  bool integers = false;    ///< the node computes on integers (x() then takes integer constants)
 
   std::size_t inputs() const { return in.size(); }
   bool has(std::size_t i) const { return i < in.size() && in[i] != nullptr; }

@@ -57,8 +57,6 @@ std::vector<std::int64_t> as_ints(const Const& k) { return {k.v.begin(), k.v.end
 
 // -- elementwise -------------------------------------------------------------------------------
 
-bool integral(int type) { return type != pb::TensorProto::FLOAT && type != pb::TensorProto::DOUBLE; }
-
 template <UnaryOp U>
 V unary(NodeCtx& c) {
   if ((U == UnaryOp::Neg || U == UnaryOp::Abs) && c.is_const(0) && integral(c.k(0).type)) {  // shape arithmetic
@@ -399,8 +397,7 @@ V cast(NodeCtx& c) {
   const auto to = static_cast<int>(c.i("to", pb::TensorProto::FLOAT));
   if (c.is_const(0)) {
     Const k = c.k(0);
-    const bool integral = to != pb::TensorProto::FLOAT && to != pb::TensorProto::DOUBLE;
-    if (integral) for (double& x : k.v) x = std::trunc(x);
+    if (integral(to)) for (double& x : k.v) x = std::trunc(x);
     k.type = to;
     return {Value{{}, std::move(k)}};
   }

@@ -59,13 +59,29 @@ Const to_const(const pb::TensorProto& t, const std::string& what) {
       if (raw) read_raw<std::int32_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
       break;
     case pb::TensorProto::BOOL:
+    case pb::TensorProto::UINT8:
       if (raw) read_raw<std::uint8_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
+      break;
+    case pb::TensorProto::INT8:
+      if (raw) read_raw<std::int8_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
+      break;
+    case pb::TensorProto::INT16:
+      if (raw) read_raw<std::int16_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
+      break;
+    case pb::TensorProto::UINT16:
+      if (raw) read_raw<std::uint16_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
+      break;
+    case pb::TensorProto::UINT32:
+      if (raw) read_raw<std::uint32_t>(t.raw_data(), c.v, n, what); else read_field(t.uint64_data(), c.v);
+      break;
+    case pb::TensorProto::UINT64:
+      if (raw) read_raw<std::uint64_t>(t.raw_data(), c.v, n, what); else read_field(t.uint64_data(), c.v);
       break;
     default:
       MAGMADNN_THROW(NotSupportedError, what << ": element type "
                                              << pb::TensorProto::DataType_Name(
                                                     static_cast<pb::TensorProto::DataType>(t.data_type()))
-                                             << " (the importer reads float, double, int64, int32 and bool tensors)");
+                                             << " (the importer reads float, double, bool and 8- to 64-bit integer tensors)");
   }
   MAGMADNN_CHECK(static_cast<std::int64_t>(c.v.size()) == n, ValueError,
                  what << ": " << c.v.size() << " values for dims of " << n << " elements");
@@ -88,7 +104,7 @@ op::Expr<float> NodeCtx::x(std::size_t i) {
   Value& v = *in[i];
   if (!v.expr) {
     const int t = v.k->type;
-    if (t != pb::TensorProto::FLOAT && t != pb::TensorProto::DOUBLE) {
+    if (integral(t) && !integers) {
       unsupported("input " + std::to_string(i) + " '" + node.input(static_cast<int>(i)) +
                   "' is not a float tensor (the importer computes in float)");
     }

@@ -89,7 +89,7 @@ std::unique_ptr<model::NeuralNetwork<float>> import_network(const std::string& p
 
 /// A TensorProto file (the node tests' input_0.pb ...) as a float tensor
 /// (a scalar as {1}); IOError when it does not parse, NotSupportedError for
-/// an element type other than float, double, int64, int32 or bool.
+/// an element type other than float, double, bool or an 8- to 64-bit integer.
 Tensor<float> read_tensor_file(const std::string& path);
 
 /// The ONNX operators import builds (default domain), sorted.

@@ -154,8 +154,12 @@ TEST(OnnxErrors, InconsistentShapesAndTypes) {
   const std::string msg = refusal<ShapeError>(write(m, "shapes.onnx"));
   EXPECT_HAS(msg, "shapes.onnx: node 1 'dense' (Gemm, opset 17): ");
   m = relu_model();
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::BOOL);
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "types.onnx")), "graph input 'x' has element type BOOL");
+  m = relu_model();  // an integer tensor into an operator that would not give the integer result
   m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT32);
-  EXPECT_HAS(refusal<NotSupportedError>(write(m, "types.onnx")), "graph input 'x' has element type INT32");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "ints.onnx")),
+             "input 0 'x' holds INT32 values computed at run time, and Relu of integers is not imported");
   m = relu_model();
   auto* bad = m.mutable_graph()->add_initializer();  // raw data of the wrong size
   bad->set_name("short");
