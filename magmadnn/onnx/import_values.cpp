@@ -44,39 +44,22 @@ Const to_const(const pb::TensorProto& t, const std::string& what) {
     c.dims.push_back(d);
   }
   const std::int64_t n = c.numel();
-  const bool raw = t.has_raw_data();
+  // The values: raw_data as element type S, else the typed field F.
+  const auto read = [&]<typename S>(const auto& field) {
+    if (t.has_raw_data()) read_raw<S>(t.raw_data(), c.v, n, what); else read_field(field, c.v);
+  };
+  using P = pb::TensorProto;
   switch (t.data_type()) {
-    case pb::TensorProto::FLOAT:
-      if (raw) read_raw<float>(t.raw_data(), c.v, n, what); else read_field(t.float_data(), c.v);
-      break;
-    case pb::TensorProto::DOUBLE:
-      if (raw) read_raw<double>(t.raw_data(), c.v, n, what); else read_field(t.double_data(), c.v);
-      break;
-    case pb::TensorProto::INT64:
-      if (raw) read_raw<std::int64_t>(t.raw_data(), c.v, n, what); else read_field(t.int64_data(), c.v);
-      break;
-    case pb::TensorProto::INT32:
-      if (raw) read_raw<std::int32_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
-      break;
-    case pb::TensorProto::BOOL:
-    case pb::TensorProto::UINT8:
-      if (raw) read_raw<std::uint8_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
-      break;
-    case pb::TensorProto::INT8:
-      if (raw) read_raw<std::int8_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
-      break;
-    case pb::TensorProto::INT16:
-      if (raw) read_raw<std::int16_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
-      break;
-    case pb::TensorProto::UINT16:
-      if (raw) read_raw<std::uint16_t>(t.raw_data(), c.v, n, what); else read_field(t.int32_data(), c.v);
-      break;
-    case pb::TensorProto::UINT32:
-      if (raw) read_raw<std::uint32_t>(t.raw_data(), c.v, n, what); else read_field(t.uint64_data(), c.v);
-      break;
-    case pb::TensorProto::UINT64:
-      if (raw) read_raw<std::uint64_t>(t.raw_data(), c.v, n, what); else read_field(t.uint64_data(), c.v);
-      break;
+    case P::FLOAT: read.operator()<float>(t.float_data()); break;
+    case P::DOUBLE: read.operator()<double>(t.double_data()); break;
+    case P::INT64: read.operator()<std::int64_t>(t.int64_data()); break;
+    case P::INT32: read.operator()<std::int32_t>(t.int32_data()); break;
+    case P::INT16: read.operator()<std::int16_t>(t.int32_data()); break;
+    case P::INT8: read.operator()<std::int8_t>(t.int32_data()); break;
+    case P::BOOL: case P::UINT8: read.operator()<std::uint8_t>(t.int32_data()); break;
+    case P::UINT16: read.operator()<std::uint16_t>(t.int32_data()); break;
+    case P::UINT32: read.operator()<std::uint32_t>(t.uint64_data()); break;
+    case P::UINT64: read.operator()<std::uint64_t>(t.uint64_data()); break;
     default:
       MAGMADNN_THROW(NotSupportedError, what << ": element type "
                                              << pb::TensorProto::DataType_Name(
