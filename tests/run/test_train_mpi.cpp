@@ -1,5 +1,5 @@
 // `magmadnn train` under mpirun (label mpi; the paths of mpiexec and of the
-// binary come from CMake): on 2 and 4 ranks it writes one run folder whose
+// binary come from CMake): on 2, 4, 8 and 16 ranks it writes one run folder whose
 // test score equals the single process's (with ring and ps too), asgd
 // trains with rank 0 serving within its staleness bound, only rank 0
 // writes or prints, a checkpoint of a 2-rank run resumes on 1 and on 4 ranks
@@ -199,6 +199,30 @@ TEST_F(TrainUnderMpirun, TwoAndFourRanksWriteOneRunFolderAndScoreAsOneProcess) {
   for (const auto& f : files("one")) f1.insert(f.substr(4));
   for (const auto& f : files("n4")) f4.insert(f.substr(3));
   EXPECT_EQ(f1, f4);
+}
+
+// Scale on one machine (issue 45): 8 and 16 ranks, oversubscribed, one
+// thread each. Global batches of 18 split into slices of 3 and 2 rows on 8
+// ranks, 2 and 1 on 16, and the last batch of 12 leaves 4 of 16 ranks with
+// no row at all: the weighting of uneven slices and the empty slices must
+// still give one process's gradient, for the allreduce and the ring.
+TEST_F(TrainUnderMpirun, EightAndSixteenRanksScoreAsOneProcess) {
+  const CmdResult one = train(0, "--out one --quiet");
+  ASSERT_EQ(one.rc, 0) << one.err;
+  const nlohmann::json s1 = summary("one");
+  for (int ranks : {8, 16}) {
+    for (const char* strategy : {"allreduce", "ring"}) {
+      SCOPED_TRACE(std::to_string(ranks) + " ranks, " + strategy);
+      const std::string run = "n" + std::to_string(ranks) + strategy;
+      const CmdResult r = train(ranks, "--out " + run + " --quiet --strategy " + strategy);
+      ASSERT_EQ(r.rc, 0) << r.out << r.err;
+      const nlohmann::json s = summary(run);
+      EXPECT_EQ(s["ranks"], ranks);
+      EXPECT_NEAR(s["test_accuracy"].get<double>(), s1["test_accuracy"].get<double>(), 1e-9);
+      EXPECT_NEAR(s["test_loss"].get<double>(), s1["test_loss"].get<double>(), 1e-4);
+      EXPECT_LT(checkpoint_diff("one", run), 1e-4);
+    }
+  }
 }
 
 TEST_F(TrainUnderMpirun, ACheckpointOfTwoRanksResumesOnOneAndOnFourRanks) {
