@@ -156,6 +156,39 @@ void ConcatNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed
   }
 }
 
+// -- PermuteNode ---------------------------------------------------------------------------------
+template <typename T>
+PermuteNode<T>::PermuteNode(OpPtr<T> x, std::vector<int> perm)
+    : Operation<T>("permute", {std::move(x)}), perm_(std::move(perm)) {
+  std::vector<bool> seen(perm_.size(), false);
+  for (int a : perm_) {
+    MAGMADNN_CHECK(a >= 0 && static_cast<std::size_t>(a) < perm_.size() && !seen[static_cast<std::size_t>(a)],
+                   ValueError, "permute: the order names axis " << a << ", not each of 0.." << perm_.size() - 1
+                                                                << " once");
+    seen[static_cast<std::size_t>(a)] = true;
+  }
+}
+
+template <typename T>
+Shape PermuteNode<T>::infer_shape(const std::vector<Shape>& in) const {
+  MAGMADNN_CHECK(static_cast<std::size_t>(in[0].ndim()) == perm_.size(), ShapeError,
+                 "permute: an order of " << perm_.size() << " axes for shape " << in[0]);
+  return permuted(in[0], perm_);
+}
+
+template <typename T>
+void PermuteNode<T>::forward() {
+  const Tensor<T>& x = this->in(0);
+  math::permute(x, perm_, this->output_buffer(infer_shape({x.shape()}), x));
+}
+
+template <typename T>
+void PermuteNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
+  if (needed[0]) gin[0] = permute(g, inverse(perm_));
+}
+
+template class PermuteNode<float>;
+template class PermuteNode<double>;
 template class ReshapeNode<float>;
 template class ReshapeNode<double>;
 template class ConcatNode<float>;

@@ -1,6 +1,7 @@
 /// @file shape_ops.h
 /// Layout operations on graph nodes: reshape (one size may be -1), flatten
-/// ({N, ...} -> {N, rest}) and concat along an axis. Their gradients move the
+/// ({N, ...} -> {N, rest}), concat along an axis and permute (any order of
+/// the axes). Their gradients move the
 /// incoming gradient back into the input's layout.
 #pragma once
 
@@ -43,6 +44,32 @@ class ConcatNode : public Operation<T> {
  private:
   std::int64_t axis_;
 };
+
+/// x with its axes reordered: output axis i is x's axis perm[i] (perm
+/// holds each of 0 .. ndim - 1 once, else ValueError naming it). The
+/// gradient is g permuted back by the inverse order.
+template <typename T>
+class PermuteNode : public Operation<T> {
+ public:
+  PermuteNode(OpPtr<T> x, std::vector<int> perm);
+  std::string kind() const override { return "permute"; }
+  const std::vector<int>& perm() const noexcept { return perm_; }
+  void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
+
+ protected:
+  Shape infer_shape(const std::vector<Shape>& in) const override;
+  void forward() override;
+
+ private:
+  std::vector<int> perm_;
+};
+
+/// x with its axes in the order `perm` (NumPy's transpose(x, perm)).
+template <OpLike X>
+Expr<op_value_t<X>> permute(const X& x, std::vector<int> perm) {
+  using T = op_value_t<X>;
+  return make_expr<T>(std::make_shared<PermuteNode<T>>(to_node(x), std::move(perm)));
+}
 
 /// x with shape `shape` (one entry may be -1). The output shares x's storage.
 template <OpLike X>

@@ -149,7 +149,10 @@ V softmax(NodeCtx& c) {
     if (axis == rank - 1 && !Log) return activation<layer::SOFTMAX>(c);
     if (axis == rank - 1) return {c.wrap(f(c.x(0)), c.x(0))};
     if (rank == 2) return {c.wrap(op::transpose(f(op::transpose(c.x(0)))), c.x(0))};
-    c.unsupported("axis other than the last, on more than two axes");
+    std::vector<int> swap(static_cast<std::size_t>(rank));  // the axis and the last exchanged: its own inverse
+    std::iota(swap.begin(), swap.end(), 0);
+    std::swap(swap[static_cast<std::size_t>(axis)], swap.back());
+    return {c.wrap(op::permute(f(op::permute(c.x(0), swap)), swap), c.x(0))};
   }
   const std::int64_t axis = norm_axis(c, c.i("axis", 1), rank);  // opset < 13: rows of the 2-D coercion
   std::int64_t rows = 1, cols = 1;
@@ -338,10 +341,14 @@ V reshape(NodeCtx& c) {
 }
 
 V transpose(NodeCtx& c) {
-  const Shape s = c.shape(0);
-  const Dims perm = c.ints("perm", s.ndim() == 2 ? Dims{1, 0} : Dims{});
-  if (s.ndim() != 2 || perm != Dims{1, 0}) c.unsupported("Transpose other than of a matrix");
-  return {c.wrap(op::transpose(c.x(0)), c.x(0))};
+  const std::int64_t rank = c.shape(0).ndim();
+  Dims reversed(static_cast<std::size_t>(rank));
+  std::iota(reversed.rbegin(), reversed.rend(), 0);  // ONNX's default: the axes reversed
+  const Dims perm = c.ints("perm", reversed);
+  if (static_cast<std::int64_t>(perm.size()) != rank) c.invalid("perm names " + std::to_string(perm.size()) +
+                                                                " axes for rank " + std::to_string(rank));
+  if (rank == 2 && perm == Dims{1, 0}) return {c.wrap(op::transpose(c.x(0)), c.x(0))};
+  return {c.wrap(op::permute(c.x(0), std::vector<int>(perm.begin(), perm.end())), c.x(0))};
 }
 
 V concat(NodeCtx& c) {

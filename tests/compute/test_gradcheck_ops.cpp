@@ -148,6 +148,20 @@ TEST(Gradcheck, ReshapeFlattenConcat) {
   }
 }
 
+TEST(Gradcheck, PermuteEveryOrderOfThreeAxes) {
+  auto x = rnd({2, 3, 4}, 21);
+  for (std::vector<int> p : {std::vector<int>{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}) {
+    EXPECT_TRUE(gradcheck<double>([p](const V& v) { return op::permute(v[0], p); }, {x}));
+  }
+  auto v = op::var<double>("x", Shape{2, 3, 4}, {NONE}, HOST);
+  v->set_value(x);
+  const auto y = op::permute(v, {2, 0, 1});
+  ASSERT_EQ(y->eval()->shape(), Shape({4, 2, 3}));
+  EXPECT_EQ(y->eval()->get((3 * 2 + 1) * 3 + 2), x.get((1 * 3 + 2) * 4 + 3));  // y[3][1][2] = x[1][2][3]
+  EXPECT_THROW(op::permute(v, {0, 0, 1}), ValueError);
+  EXPECT_THROW(op::permute(v, {1, 0})->eval(), ShapeError);
+}
+
 TEST(Layout, ConcatValues) {
   auto a = op::var<double>("a", {2, 1}, {CONSTANT, {1.0}}, HOST);
   auto b = op::var<double>("b", {2, 2}, {CONSTANT, {2.0}}, HOST);
