@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "magmadnn/compute/compute.h"
@@ -191,6 +193,64 @@ op::Expr<T> trilu(const op::Expr<T>& x, std::int64_t k, bool upper) {
   }
   const auto m = op::constant<T>("trilu_mask", Tensor<T>::from_vector(Shape{rows, cols}, mask));
   return op::product(x, m);
+}
+
+/// One-hot rows of class indices t {N, d...} (integers held exactly as T):
+/// {N, classes, d...}, 1 where t is the class and 0 elsewhere (an index
+/// outside 0 .. classes - 1 gives zeros), as relu(1 - |t - c|) against the
+/// constant c = 0 .. classes - 1: exact for integers.
+template <typename T>
+op::Expr<T> one_hot(const op::Expr<T>& t, std::int64_t classes, bool free_batch) {
+  Dims e = t->get_output_shape().dims();
+  e.insert(e.begin() + 1, 1);
+  Dims cs(e.size(), 1);
+  cs[1] = classes;
+  std::vector<T> c(static_cast<std::size_t>(classes));
+  std::iota(c.begin(), c.end(), T(0));
+  const auto cls = op::constant<T>("classes", Tensor<T>::from_vector(Shape(cs), c));
+  const op::Expr<T> d = op::unary(UnaryOp::Abs, op::sub(op::reshape(t, detail::with_free_batch(e, free_batch)), cls));
+  return op::relu(op::add_scalar(op::negative(d), 1.0));
+}
+
+/// ONNX's NegativeLogLikelihoodLoss of x {N, C, d...} (log-probabilities)
+/// and class indices t {N, d...}: -x[n, t[n, d], d] * w[t[n, d]] (w {C}
+/// optional: 1), 0 where t is `ignore`; reduction "none" (shape {N, d...}),
+/// "sum" or "mean" (the sum over the sum of the weights that were not
+/// ignored), the last two of shape {1}.
+template <typename T>
+op::Expr<T> nll_loss(const op::Expr<T>& x, const op::Expr<T>& t, const op::Expr<T>& w,
+                     std::optional<std::int64_t> ignore, const std::string& reduction, bool free_batch) {
+  const Shape xs = x->get_output_shape();
+  MAGMADNN_CHECK(xs.ndim() >= 2, ShapeError, "a loss of scores of shape " << xs << " (needs {N, C, ...})");
+  op::Expr<T> sel = one_hot(t, xs[1], free_batch);  // {N, C, d...}
+  if (w) {
+    Dims ws(static_cast<std::size_t>(xs.ndim()), 1);
+    ws[1] = xs[1];
+    sel = op::product(sel, op::reshape(w, ws));
+  }
+  op::Expr<T> loss = op::negative(op::reduce_sum(op::product(sel, x), 1));
+  op::Expr<T> weight = op::reduce_sum(sel, 1);
+  if (ignore) {  // kept: 1 - relu(1 - |t - ignore|), 0 where t is ignore
+    const op::Expr<T> hit = op::relu(op::add_scalar(op::negative(op::unary(UnaryOp::Abs, op::add_scalar(t, -static_cast<double>(*ignore)))), 1.0));
+    const op::Expr<T> kept = op::add_scalar(op::negative(hit), 1.0);
+    loss = op::product(loss, kept);
+    weight = op::product(weight, kept);
+  }
+  if (reduction == "none") return loss;
+  if (reduction == "sum") return op::reduce_sum(loss);
+  MAGMADNN_CHECK(reduction == "mean", ValueError, "reduction '" << reduction << "' (none, sum or mean)");
+  return op::div(op::reduce_sum(loss), op::reduce_sum(weight));
+}
+
+/// log_softmax of x along `axis` (the last, else permuted there and back).
+template <typename T>
+op::Expr<T> log_softmax_axis(const op::Expr<T>& x, std::int64_t axis) {
+  const std::int64_t rank = x->get_output_shape().ndim();
+  if (axis == rank - 1) return op::log_softmax(x);
+  std::vector<int> swap(static_cast<std::size_t>(rank));
+  std::iota(swap.begin(), swap.end(), 0);
+  std::swap(swap[static_cast<std::size_t>(axis)], swap.back());
+  return op::permute(op::log_softmax(op::permute(x, swap)), swap);
 }
 
 }  // namespace magmadnn::onnx::compose

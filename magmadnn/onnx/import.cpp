@@ -199,14 +199,18 @@ bool computable(int t) {
   return false;
 }
 
-// The operators that take integer tensors computed at run time: those whose
-// float result is the integer one while every value is an exact integer in
-// float and within the type's range (no rounding division, no wrap-around).
-bool keeps_integers(const std::string& op) {
-  static const std::set<std::string> ops = {"Abs", "Add", "Cast", "Clip", "Concat", "Flatten", "Identity",
-                                            "Max", "MaxPool", "Min", "Mul", "Neg", "Reshape", "Squeeze",
-                                            "Sub", "Sum", "Transpose", "Trilu", "Unsqueeze"};
-  return ops.count(op) != 0;
+// How an operator takes integer tensors computed at run time: Keeps, for
+// those whose float result is the integer one while every value is an
+// exact integer in float and within the type's range (no rounding
+// division, no wrap-around); Indices, for the losses that read them as
+// class indices (a float result); No for the others.
+enum class IntegerUse { No, Keeps, Indices };
+IntegerUse integer_use(const std::string& op) {
+  static const std::set<std::string> keeps = {"Abs", "Add", "Cast", "Clip", "Concat", "Flatten", "Identity",
+                                              "Max", "MaxPool", "Min", "Mul", "Neg", "Reshape", "Squeeze",
+                                              "Sub", "Sum", "Transpose", "Trilu", "Unsqueeze"};
+  if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss") return IntegerUse::Indices;
+  return keeps.count(op) ? IntegerUse::Keeps : IntegerUse::No;
 }
 
 // The placeholder of graph input `v`: symbolic or unknown axes are -1.
@@ -312,13 +316,14 @@ struct Walk {
   static int integer_input(NodeCtx& c) {
     for (std::size_t i = 0; i < c.inputs(); ++i) {
       if (!c.has(i) || c.in[i]->k || !integral(c.in[i]->type)) continue;
-      if (!keeps_integers(c.node.op_type())) {
+      const IntegerUse use = integer_use(c.node.op_type());
+      if (use == IntegerUse::No) {
         c.unsupported("input " + std::to_string(i) + " '" + c.node.input(static_cast<int>(i)) + "' holds " +
                       type_name(c.in[i]->type) + " values computed at run time, and " + c.node.op_type() +
                       " of integers is not imported (magmadnn computes them in float)");
       }
       c.integers = true;
-      return c.in[i]->type;
+      return use == IntegerUse::Keeps ? c.in[i]->type : pb::TensorProto::FLOAT;
     }
     return pb::TensorProto::FLOAT;
   }

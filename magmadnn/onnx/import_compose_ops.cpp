@@ -129,4 +129,23 @@ std::vector<Value> trilu(NodeCtx& c) {
   return {c.wrap(compose::trilu(c.x(0), k, c.i("upper", 1) != 0), c.x(0))};
 }
 
+// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (log_softmax over
+// axis 1 first; output 1 its result): the targets are class indices,
+// integers computed at run time or known.
+template <bool Softmax>
+std::vector<Value> class_loss(NodeCtx& c) {
+  const op::Expr<float> x = c.x(0);
+  const op::Expr<float> logp = Softmax ? compose::log_softmax_axis(x, 1) : x;
+  std::optional<std::int64_t> ignore;
+  if (c.attr("ignore_index")) ignore = c.i("ignore_index", 0);
+  const op::Expr<float> w = c.has(2) ? c.x(2) : op::Expr<float>();
+  const std::string reduction = c.s("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean") c.invalid("reduction '" + reduction + "'");
+  std::vector<Value> out{c.wrap(compose::nll_loss(logp, c.x(1), w, ignore, reduction, c.free_batch()), x)};
+  if (Softmax) out.push_back(Value{logp, std::nullopt});
+  return out;
+}
+template std::vector<Value> class_loss<true>(NodeCtx&);
+template std::vector<Value> class_loss<false>(NodeCtx&);
+
 }  // namespace magmadnn::onnx::detail

@@ -107,6 +107,8 @@ std::vector<Value> sinh_cosh(NodeCtx& c);
 std::vector<Value> mean(NodeCtx& c);
 std::vector<Value> clip_tensors(NodeCtx& c);
 std::vector<Value> trilu(NodeCtx& c);
+template <bool Softmax>
+std::vector<Value> class_loss(NodeCtx& c);
 
 /// The operator table (import_ops.cpp), sorted by name.
 const std::vector<OpEntry>& op_table();

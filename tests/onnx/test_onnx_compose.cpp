@@ -162,3 +162,49 @@ TEST(OnnxCompose, ElementwiseValues) {
   EXPECT_EQ(at(c::trilu<double>(v, 1, true), 1), -0.5);
   EXPECT_EQ(at(c::trilu<double>(v, 1, true), 3), 0.0);
 }
+
+namespace {
+op::Expr<double> targets(const std::vector<double>& t, const Shape& s) {
+  return op::constant<double>("t", Tensor<double>::from_vector(s, t, HOST));
+}
+}  // namespace
+
+TEST(OnnxCompose, ClassLossesGradcheckInDouble) {
+  namespace c = onnx::compose;
+  const Tensor<double> x = random_tensor<double>({3, 4, 2}, 12);  // N 3, C 4, d1 2
+  const Tensor<double> w = random_tensor<double>({4}, 13, 0.5, 1.5);
+  const std::vector<double> t{0, 3, 2, 2, 1, 3};  // {3, 2}
+  for (const char* red : {"none", "sum", "mean"}) {
+    for (std::optional<std::int64_t> ii : {std::optional<std::int64_t>{}, std::optional<std::int64_t>{2}}) {
+      EXPECT_TRUE(gradcheck<double>(
+          [&](const V& v) { return c::nll_loss<double>(v[0], targets(t, {3, 2}), v[1], ii, red, false); }, {x, w}))
+          << red;
+      EXPECT_TRUE(gradcheck<double>(
+          [&](const V& v) {
+            return c::nll_loss<double>(c::log_softmax_axis<double>(v[0], 1), targets(t, {3, 2}), op::Expr<double>(),
+                                       ii, red, false);
+          },
+          {x}))
+          << red;
+    }
+  }
+}
+
+TEST(OnnxCompose, ClassLossValues) {
+  namespace c = onnx::compose;
+  // x {2, 3}: rows of log-probabilities; targets 2 and 0; weights 1, 2, 3.
+  auto x = op::constant<double>("x", Tensor<double>::from_vector(Shape{2, 3}, std::vector<double>{-1, -2, -3, -4, -5, -6}, HOST));
+  auto w = op::constant<double>("w", Tensor<double>::from_vector(Shape{3}, std::vector<double>{1, 2, 3}, HOST));
+  const auto t = targets({2, 0}, {2});
+  const auto none = c::nll_loss<double>(x, t, w, std::nullopt, "none", false);
+  EXPECT_EQ(none->eval()->shape(), Shape({2}));
+  EXPECT_DOUBLE_EQ(none->eval()->get(0), 9.0);  // -(-3) * 3
+  EXPECT_DOUBLE_EQ(none->eval()->get(1), 4.0);  // -(-4) * 1
+  EXPECT_DOUBLE_EQ(c::nll_loss<double>(x, t, w, std::nullopt, "mean", false)->eval()->get(0), 13.0 / 4.0);
+  EXPECT_DOUBLE_EQ(c::nll_loss<double>(x, t, w, 2, "sum", false)->eval()->get(0), 4.0);  // target 2 ignored
+  EXPECT_DOUBLE_EQ(c::nll_loss<double>(x, t, w, -1, "mean", false)->eval()->get(0), 13.0 / 4.0);
+  // one_hot: an index outside 0..C-1 gives a row of zeros.
+  const auto oh = c::one_hot<double>(targets({1, 5}, {2}), 3, false);
+  const std::vector<double> want{0, 1, 0, 0, 0, 0};
+  for (std::int64_t i = 0; i < 6; ++i) EXPECT_EQ(oh->eval()->get(i), want[static_cast<std::size_t>(i)]);
+}
