@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs an MPI program on N ranks (2 to 4), each rank in its own Linux network
+# Runs an MPI program on N ranks (2 to 4 hosts of 1 to 4 ranks), each host in its own Linux network
 # namespace, so that every byte between ranks crosses a real (virtual) network:
 # Open MPI's TCP transport only, over veth pairs joined by a bridge.
 #
-#   tools/mpi-netns-run.sh [-n RANKS] [--ranks-per-host K] [--min-rx-bytes BYTES] [--timeout S] -- PROGRAM [ARGS...]
+#   tools/mpi-netns-run.sh [-n RANKS] [--ranks-per-host K] [--rate RATE] [--min-rx-bytes BYTES] [--timeout S] -- PROGRAM [ARGS...]
 #   tools/mpi-netns-run.sh --shm [-n RANKS] [--timeout S] -- PROGRAM [ARGS...]
 #
 # Topology (names carry a tag unique to this run, mdnn-<pid>-<random>, so two
@@ -37,6 +37,12 @@
 # vader added) while those of different hosts cross the veth pairs. The byte
 # counters are then per host.
 #
+# --rate RATE (tc's units: 1gbit, 10gbit, 500mbit) shapes what each host
+# sends through its veth with a token bucket (tc tbf; burst of 1 ms at that
+# rate, at least 64 KB): links of that speed between the hosts, for the
+# scaling measurements (bench/netns_scaling). Ranks of one host still talk
+# through shared memory.
+#
 # --shm runs the same job for comparison in one fresh namespace, with shared
 # memory only (btl self,vader) and no network interface but loopback.
 #
@@ -52,12 +58,14 @@ per_host=1
 min_rx=0
 timeout_s=100
 shm=0
+rate=""
 usage() { sed -n '6,7p' "$0" | sed 's/^# *//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -n) ranks="${2:?}"; shift 2 ;;
     --ranks-per-host) per_host="${2:?}"; shift 2 ;;
     --min-rx-bytes) min_rx="${2:?}"; shift 2 ;;
+    --rate) rate="${2:?}"; shift 2 ;;
     --timeout) timeout_s="${2:?}"; shift 2 ;;
     --shm) shm=1; shift ;;
     --) shift; break ;;
@@ -66,8 +74,10 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ $# -gt 0 ]] || usage
-[[ "$ranks" =~ ^[2-4]$ ]] || { echo "mpi-netns-run: -n must be 2, 3 or 4 (got '$ranks')" >&2; exit 2; }
-[[ "$per_host" =~ ^[12]$ ]] || { echo "mpi-netns-run: --ranks-per-host must be 1 or 2 (got '$per_host')" >&2; exit 2; }
+[[ "$per_host" =~ ^[1-4]$ ]] || { echo "mpi-netns-run: --ranks-per-host must be 1 to 4 (got '$per_host')" >&2; exit 2; }
+[[ "$ranks" =~ ^[0-9]+$ ]] && ((ranks >= 2 && ranks <= 4 * per_host)) ||
+  { echo "mpi-netns-run: -n must be 2 to $((4 * per_host)) (4 hosts of $per_host; got '$ranks')" >&2; exit 2; }
+[[ -z $rate || $rate =~ ^[0-9]+(k|m|g)?bit$ ]] || { echo "mpi-netns-run: --rate takes tc's form, e.g. 1gbit (got '$rate')" >&2; exit 2; }
 ((ranks % per_host == 0 && ranks / per_host >= 2)) ||
   { echo "mpi-netns-run: $ranks ranks do not make 2 or more hosts of $per_host" >&2; exit 2; }
 nhosts=$((ranks / per_host))
@@ -113,6 +123,15 @@ add_ns() {
   ip -n "$1" link set lo up
 }
 
+# A token bucket on the host's egress: 1 ms of traffic at the rate, at least 64 KB.
+shape() {
+  local bits=${rate%bit} mult=1
+  case "$bits" in *k) mult=1000 ;; *m) mult=1000000 ;; *g) mult=1000000000 ;; esac
+  bits=$(( ${bits%[kmg]} * mult ))
+  local burst=$((bits / 8 / 1000)); ((burst < 65536)) && burst=65536
+  tc -n "$1" qdisc add dev eth0 root tbf rate "$rate" burst "$burst" latency 100ms 2>"$work/err" ||
+    skip "cannot shape eth0 with tc tbf: $(cat "$work/err")"
+}
 rx_bytes() { ip netns exec "$1" cat /sys/class/net/eth0/statistics/rx_bytes; }
 tx_bytes() { ip netns exec "$1" cat /sys/class/net/eth0/statistics/tx_bytes; }
 seconds_since() { local ms=$((($(date +%s%N) - $1) / 1000000)); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
@@ -142,6 +161,7 @@ for ((i = 0; i < nhosts; i++)); do
   ip -n "$tag-br" link set "p$i" master br0 up
   ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev eth0
   ip -n "$ns" link set eth0 up
+  [[ -z $rate ]] || shape "$ns"
   hosts+=("10.77.0.$((i + 1))")
   echo "10.77.0.$((i + 1)) slots=$per_host" >>"$work/hostfile"
 done
@@ -162,7 +182,7 @@ chmod +x "$work/agent"
 declare -a rx0 tx0
 for ((i = 0; i < nhosts; i++)); do rx0[i]=$(rx_bytes "$tag-r$i"); tx0[i]=$(tx_bytes "$tag-r$i"); done
 
-say "network: $ranks ranks ($per_host per host) in namespaces $tag-r0..r$((nhosts - 1)) at ${hosts[*]} (btl $btl over $subnet)"
+say "network: $ranks ranks ($per_host per host${rate:+, links shaped to $rate}) in namespaces $tag-r0..r$((nhosts - 1)) at ${hosts[*]} (btl $btl over $subnet)"
 start=$(date +%s%N)
 set +e
 # mpirun (and rank 0) run in <tag>-r0 under a host name of their own, like
