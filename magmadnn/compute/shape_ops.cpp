@@ -187,6 +187,50 @@ void PermuteNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& neede
   if (needed[0]) gin[0] = permute(g, inverse(perm_));
 }
 
+// -- SliceNode -----------------------------------------------------------------------------------
+template <typename T>
+SliceNode<T>::SliceNode(OpPtr<T> x, std::int64_t axis, std::int64_t begin, std::int64_t end)
+    : Operation<T>("slice", {std::move(x)}), axis_(axis), begin_(begin), end_(end) {}
+
+template <typename T>
+Shape SliceNode<T>::infer_shape(const std::vector<Shape>& in) const {
+  MAGMADNN_CHECK(axis_ >= -in[0].ndim() && axis_ < in[0].ndim(), ShapeError,
+                 "slice: axis " << axis_ << " is out of range for shape " << in[0]);
+  const std::int64_t ax = in[0].normalize_axis(axis_);
+  MAGMADNN_CHECK(0 <= begin_ && begin_ <= end_ && end_ <= in[0][ax], ShapeError,
+                 "slice: [" << begin_ << ", " << end_ << ") of axis " << axis_ << " of shape " << in[0]);
+  std::vector<std::int64_t> d = in[0].dims();
+  d[static_cast<std::size_t>(ax)] = end_ - begin_;
+  return Shape(d);
+}
+
+template <typename T>
+void SliceNode<T>::forward() {
+  const Tensor<T>& x = this->in(0);
+  const Shape out_shape = infer_shape({x.shape()});
+  const std::int64_t ax = x.shape().normalize_axis(axis_);
+  const auto p = front_perm(x.ndim(), ax);
+  const Tensor<T> front = ax == 0 ? x.view(x.shape()) : permute(x, p);
+  Tensor<T> rows(front.slice(begin_, end_));  // deep copy of the rows
+  this->output_ = ax == 0 ? std::move(rows) : permute(rows, inverse(p));
+  MAGMADNN_CHECK(this->output_.shape() == out_shape, ShapeError, "slice: internal shape mismatch");
+}
+
+template <typename T>
+void SliceNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
+  if (!needed[0]) return;
+  const Tensor<T>& x = this->in(0);
+  const std::int64_t ax = x.shape().normalize_axis(axis_);
+  const auto p = front_perm(x.ndim(), ax);
+  Tensor<T> front(permuted(x.shape(), p), g.get_memory_type(), g.get_device_id());
+  math::fill(front, T(0));
+  Tensor<T> rows = front.slice(begin_, end_);  // a view into front
+  rows.copy_from(ax == 0 ? g.view(g.shape()) : permute(g, p));
+  gin[0] = ax == 0 ? std::move(front) : permute(front, inverse(p));
+}
+
+template class SliceNode<float>;
+template class SliceNode<double>;
 template class PermuteNode<float>;
 template class PermuteNode<double>;
 template class ReshapeNode<float>;

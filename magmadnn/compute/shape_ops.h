@@ -1,7 +1,7 @@
 /// @file shape_ops.h
 /// Layout operations on graph nodes: reshape (one size may be -1), flatten
-/// ({N, ...} -> {N, rest}), concat along an axis and permute (any order of
-/// the axes). Their gradients move the
+/// ({N, ...} -> {N, rest}), concat along an axis, slice of one axis and
+/// permute (any order of the axes). Their gradients move the
 /// incoming gradient back into the input's layout.
 #pragma once
 
@@ -63,6 +63,31 @@ class PermuteNode : public Operation<T> {
  private:
   std::vector<int> perm_;
 };
+
+/// x[..., begin:end, ...] along `axis` (0 <= begin <= end <= its size,
+/// else ShapeError naming them). The gradient is g in those positions and
+/// zero elsewhere.
+template <typename T>
+class SliceNode : public Operation<T> {
+ public:
+  SliceNode(OpPtr<T> x, std::int64_t axis, std::int64_t begin, std::int64_t end);
+  std::string kind() const override { return "slice"; }
+  void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
+
+ protected:
+  Shape infer_shape(const std::vector<Shape>& in) const override;
+  void forward() override;
+
+ private:
+  std::int64_t axis_, begin_, end_;
+};
+
+/// x[..., begin:end, ...] along `axis` (a copy).
+template <OpLike X>
+Expr<op_value_t<X>> slice(const X& x, std::int64_t axis, std::int64_t begin, std::int64_t end) {
+  using T = op_value_t<X>;
+  return make_expr<T>(std::make_shared<SliceNode<T>>(to_node(x), axis, begin, end));
+}
 
 /// x with its axes in the order `perm` (NumPy's transpose(x, perm)).
 template <OpLike X>

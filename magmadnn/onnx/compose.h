@@ -253,4 +253,55 @@ op::Expr<T> log_softmax_axis(const op::Expr<T>& x, std::int64_t axis) {
   return op::permute(op::log_softmax(op::permute(x, swap)), swap);
 }
 
+/// DepthToSpace of x {N, C, H, W} with block b: {N, C / b^2, H b, W b};
+/// `crd` the CRD order of the channels, else DCR (ONNX's default).
+template <typename T>
+op::Expr<T> depth_to_space(const op::Expr<T>& x, std::int64_t b, bool crd, bool free_batch) {
+  const Dims d = x->get_output_shape().dims();
+  MAGMADNN_CHECK(d.size() == 4 && d[1] % (b * b) == 0, ShapeError,
+                 "DepthToSpace of shape " << x->get_output_shape() << " with block " << b);
+  const std::int64_t n = free_batch ? -1 : d[0], c = d[1] / (b * b), h = d[2], w = d[3];
+  const op::Expr<T> v = op::reshape(x, crd ? Dims{n, c, b, b, h, w} : Dims{n, b, b, c, h, w});
+  const op::Expr<T> p = op::permute(v, crd ? std::vector<int>{0, 1, 4, 2, 5, 3} : std::vector<int>{0, 3, 4, 1, 5, 2});
+  return op::reshape(p, Dims{n, c, h * b, w * b});
+}
+/// SpaceToDepth of x {N, C, H, W} with block b: {N, C b^2, H / b, W / b}.
+template <typename T>
+op::Expr<T> space_to_depth(const op::Expr<T>& x, std::int64_t b, bool free_batch) {
+  const Dims d = x->get_output_shape().dims();
+  MAGMADNN_CHECK(d.size() == 4 && d[2] % b == 0 && d[3] % b == 0, ShapeError,
+                 "SpaceToDepth of shape " << x->get_output_shape() << " with block " << b);
+  const std::int64_t n = free_batch ? -1 : d[0], c = d[1], h = d[2] / b, w = d[3] / b;
+  const op::Expr<T> p = op::permute(op::reshape(x, Dims{n, c, h, b, w, b}), {0, 3, 5, 1, 2, 4});
+  return op::reshape(p, Dims{n, c * b * b, h, w});
+}
+/// MeanVarianceNormalization: (x - mean) / (sqrt(var) + 1e-9) over `axes`
+/// (ONNX's function body; var the biased variance).
+template <typename T>
+op::Expr<T> mean_variance_norm(const op::Expr<T>& x, const Dims& axes, bool free_batch) {
+  const op::Expr<T> mu = reduce(Reduce::Mean, x, axes, true, free_batch);
+  const op::Expr<T> centred = op::sub(x, mu);
+  const op::Expr<T> var = reduce(Reduce::Mean, op::unary(UnaryOp::Square, centred), axes, true, free_batch);
+  return op::div(centred, op::add_scalar(op::unary(UnaryOp::Sqrt, var), 1e-9));
+}
+/// LRN of x {N, C, ...}: x / (bias + alpha / size * s)^beta with s the sum
+/// of x^2 over the `size` channels around each (size odd), an average
+/// pooling over the channel axis that counts the zero padding.
+template <typename T>
+op::Expr<T> lrn(const op::Expr<T>& x, std::int64_t size, double alpha, double beta, double bias, bool free_batch) {
+  const Dims d = x->get_output_shape().dims();
+  MAGMADNN_CHECK(d.size() >= 3 && size % 2 == 1, NotSupportedError,
+                 "LRN of shape " << x->get_output_shape() << " with size " << size << " (odd sizes, {N, C, ...})");
+  const std::int64_t rest = std::accumulate(d.begin() + 2, d.end(), std::int64_t{1}, std::multiplies<>());
+  conv::PoolParams p;
+  p.kernel_h = size, p.kernel_w = 1;
+  p.stride_h = p.stride_w = 1;
+  p.pad_h = (size - 1) / 2, p.pad_w = 0;
+  p.mode = conv::PoolMode::Average;
+  p.count_include_pad = true;
+  const op::Expr<T> sq = op::reshape(op::unary(UnaryOp::Square, x), Dims{free_batch ? -1 : d[0], 1, d[1], rest});
+  const op::Expr<T> avg = op::reshape(op::pooling(sq, p), detail::with_free_batch(d, free_batch));  // s / size
+  return op::product(x, op::pow(op::add_scalar(op::scalarproduct(alpha, avg), bias), -beta));
+}
+
 }  // namespace magmadnn::onnx::compose

@@ -202,14 +202,17 @@ bool computable(int t) {
 // How an operator takes integer tensors computed at run time: Keeps, for
 // those whose float result is the integer one while every value is an
 // exact integer in float and within the type's range (no rounding
-// division, no wrap-around); Indices, for the losses that read them as
-// class indices (a float result); No for the others.
-enum class IntegerUse { No, Keeps, Indices };
+// division, no wrap-around); Reads, for those that read them as class
+// indices (the losses) or read only their shape (a float or constant
+// result); No for the others.
+enum class IntegerUse { No, Keeps, Reads };
 IntegerUse integer_use(const std::string& op) {
   static const std::set<std::string> keeps = {"Abs", "Add", "Cast", "Clip", "Concat", "Flatten", "Identity",
                                               "Max", "MaxPool", "Min", "Mul", "Neg", "Reshape", "Squeeze",
                                               "Sub", "Sum", "Transpose", "Trilu", "Unsqueeze"};
-  if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss") return IntegerUse::Indices;
+  static const std::set<std::string> reads = {"EyeLike", "NegativeLogLikelihoodLoss", "Shape", "Size",
+                                              "SoftmaxCrossEntropyLoss"};
+  if (reads.count(op)) return IntegerUse::Reads;
   return keeps.count(op) ? IntegerUse::Keeps : IntegerUse::No;
 }
 
@@ -319,8 +322,9 @@ struct Walk {
       const IntegerUse use = integer_use(c.node.op_type());
       if (use == IntegerUse::No) {
         c.unsupported("input " + std::to_string(i) + " '" + c.node.input(static_cast<int>(i)) + "' holds " +
-                      type_name(c.in[i]->type) + " values computed at run time, and " + c.node.op_type() +
-                      " of integers is not imported (magmadnn computes them in float)");
+                      type_name(c.in[i]->type) + " values computed at run time, which " + c.node.op_type() +
+                      " does not take (integers are computed, in float, only by the operators docs/onnx.md "
+                      "lists; a shape, axes or indices must be known at import time)");
       }
       c.integers = true;
       return use == IntegerUse::Keeps ? c.in[i]->type : pb::TensorProto::FLOAT;

@@ -109,6 +109,15 @@ std::vector<Value> clip_tensors(NodeCtx& c);
 std::vector<Value> trilu(NodeCtx& c);
 template <bool Softmax>
 std::vector<Value> class_loss(NodeCtx& c);
+/// Builders defined in import_layout_ops.cpp.
+std::vector<Value> slice_computed(NodeCtx& c);
+std::vector<Value> split(NodeCtx& c);
+std::vector<Value> depth_to_space(NodeCtx& c);
+std::vector<Value> space_to_depth(NodeCtx& c);
+std::vector<Value> instance_norm(NodeCtx& c);
+std::vector<Value> mean_variance_norm(NodeCtx& c);
+std::vector<Value> lrn(NodeCtx& c);
+std::vector<Value> eye_like(NodeCtx& c);
 
 /// The operator table (import_ops.cpp), sorted by name.
 const std::vector<OpEntry>& op_table();

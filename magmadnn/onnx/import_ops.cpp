@@ -305,7 +305,14 @@ V identity(NodeCtx& c) { return {*c.in.at(0)}; }
 
 V dropout(NodeCtx& c) {
   if (c.has(2) && c.k(2).v.at(0) != 0.0) c.unsupported("training_mode true (only inference Dropout)");
-  return {*c.in.at(0)};
+  if (c.node.output_size() < 2 || c.node.output(1).empty()) return {*c.in.at(0)};
+  if (!c.is_const(0) && c.free_batch()) c.unsupported("the mask output of a tensor whose batch axis is free");
+  const Dims d = c.is_const(0) ? c.k(0).dims : c.shape(0).dims();
+  Const mask;  // inference keeps every element
+  mask.dims = d;
+  mask.type = pb::TensorProto::BOOL;
+  mask.v.assign(static_cast<std::size_t>(mask.numel()), 1.0);
+  return {*c.in.at(0), Value{{}, std::move(mask)}};
 }
 
 V flatten(NodeCtx& c) {
@@ -400,8 +407,7 @@ V constant_of_shape(NodeCtx& c) {
   return {Value{{}, std::move(r)}};
 }
 
-V cast(NodeCtx& c) {
-  const auto to = static_cast<int>(c.i("to", pb::TensorProto::FLOAT));
+V cast_to(NodeCtx& c, int to) {
   if (c.is_const(0)) {
     Const k = c.k(0);
     if (integral(to)) for (double& x : k.v) x = std::trunc(x);
@@ -413,6 +419,11 @@ V cast(NodeCtx& c) {
   }
   return {*c.in.at(0)};
 }
+
+V cast(NodeCtx& c) { return cast_to(c, static_cast<int>(c.i("to", pb::TensorProto::FLOAT))); }
+
+// CastLike: Cast to input 1's element type.
+V cast_like(NodeCtx& c) { return cast_to(c, c.is_const(1) ? c.k(1).type : c.in.at(1)->type); }
 
 V shape(NodeCtx& c) {
   if (!c.is_const(0) && !c.static_shapes) c.unsupported("Shape of a tensor whose batch axis is free");
@@ -433,7 +444,7 @@ V size(NodeCtx& c) {
 
 // Slice of a 1-D constant (a shape): folded.
 V slice(NodeCtx& c) {
-  if (!c.is_const(0) || c.k(0).dims.size() != 1) c.unsupported("Slice of other than a 1-D constant (a shape)");
+  if (!c.is_const(0) || c.k(0).dims.size() != 1) return slice_computed(c);
   const Const& d = c.k(0);
   const auto n = static_cast<std::int64_t>(d.v.size());
   Dims starts = c.opset >= 10 ? as_ints(c.k(1)) : c.ints("starts"), ends = c.opset >= 10 ? as_ints(c.k(2)) : c.ints("ends");
@@ -529,6 +540,7 @@ const std::vector<OpEntry>& op_table() {
         {"AveragePool", pool<conv::PoolMode::Average>},
         {"BatchNormalization", batchnorm},
         {"Cast", cast},
+        {"CastLike", cast_like},
         {"Celu", celu},
         {"Clip", clip},
         {"Concat", concat},
@@ -536,10 +548,12 @@ const std::vector<OpEntry>& op_table() {
         {"ConstantOfShape", constant_of_shape},
         {"Conv", conv},
         {"Cosh", sinh_cosh<true>},
+        {"DepthToSpace", depth_to_space},
         {"Div", binary<BinaryOp::Div>},
         {"Dropout", dropout},
         {"Elu", elu},
         {"Exp", unary<UnaryOp::Exp>},
+        {"EyeLike", eye_like},
         {"Flatten", flatten},
         {"Gather", gather},
         {"Gelu", gelu},
@@ -549,6 +563,8 @@ const std::vector<OpEntry>& op_table() {
         {"HardSigmoid", hard_sigmoid},
         {"HardSwish", hard_swish},
         {"Identity", identity},
+        {"InstanceNormalization", instance_norm},
+        {"LRN", lrn},
         {"LayerNormalization", layer_normalization},
         {"LeakyRelu", activation<layer::LEAKY_RELU>},
         {"Log", unary<UnaryOp::Log>},
@@ -557,6 +573,7 @@ const std::vector<OpEntry>& op_table() {
         {"Max", extremum<true>},
         {"MaxPool", pool<conv::PoolMode::Max>},
         {"Mean", mean},
+        {"MeanVarianceNormalization", mean_variance_norm},
         {"Min", extremum<false>},
         {"Mul", binary<BinaryOp::Mul>},
         {"Neg", unary<UnaryOp::Neg>},
@@ -585,6 +602,8 @@ const std::vector<OpEntry>& op_table() {
         {"SoftmaxCrossEntropyLoss", class_loss<true>},
         {"Softplus", activation<layer::SOFTPLUS>},
         {"Softsign", softsign},
+        {"SpaceToDepth", space_to_depth},
+        {"Split", split},
         {"Sqrt", unary<UnaryOp::Sqrt>},
         {"Squeeze", squeeze},
         {"Sub", binary<BinaryOp::Sub>},

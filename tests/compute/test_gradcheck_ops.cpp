@@ -162,6 +162,20 @@ TEST(Gradcheck, PermuteEveryOrderOfThreeAxes) {
   EXPECT_THROW(op::permute(v, {1, 0})->eval(), ShapeError);
 }
 
+TEST(Gradcheck, SliceOfEachAxis) {
+  auto x = rnd({3, 4, 5}, 22);
+  for (std::int64_t axis : {0, 1, 2, -1}) {
+    EXPECT_TRUE(gradcheck<double>([axis](const V& v) { return op::slice(v[0], axis, 1, 3); }, {x}));
+  }
+  auto v = op::var<double>("x", Shape{3, 4, 5}, {NONE}, HOST);
+  v->set_value(x);
+  const auto y = op::slice(v, 2, 1, 4);
+  ASSERT_EQ(y->eval()->shape(), Shape({3, 4, 3}));
+  EXPECT_EQ(y->eval()->get((2 * 4 + 3) * 3 + 2), x.get((2 * 4 + 3) * 5 + 3));  // y[2][3][2] = x[2][3][3]
+  EXPECT_EQ(op::slice(v, 0, 1, 1)->eval()->shape(), Shape({0, 4, 5}));
+  EXPECT_THROW(op::slice(v, 1, 2, 5)->eval(), ShapeError);
+}
+
 TEST(Layout, ConcatValues) {
   auto a = op::var<double>("a", {2, 1}, {CONSTANT, {1.0}}, HOST);
   auto b = op::var<double>("b", {2, 2}, {CONSTANT, {2.0}}, HOST);

@@ -208,3 +208,33 @@ TEST(OnnxCompose, ClassLossValues) {
   const std::vector<double> want{0, 1, 0, 0, 0, 0};
   for (std::int64_t i = 0; i < 6; ++i) EXPECT_EQ(oh->eval()->get(i), want[static_cast<std::size_t>(i)]);
 }
+
+TEST(OnnxCompose, LayoutAndNormalizationGradcheckInDouble) {
+  namespace c = onnx::compose;
+  const Tensor<double> x = random_tensor<double>({2, 8, 2, 3}, 14);
+  for (bool crd : {false, true}) {
+    EXPECT_TRUE(gradcheck<double>([crd](const V& v) { return c::depth_to_space<double>(v[0], 2, crd, false); }, {x}));
+  }
+  const Tensor<double> s = random_tensor<double>({2, 2, 4, 6}, 15);
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::space_to_depth<double>(v[0], 2, false); }, {s}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::mean_variance_norm<double>(v[0], {0, 2, 3}, false); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([](const V& v) { return c::lrn<double>(v[0], 3, 0.3, 0.75, 1.0, false); }, {x}));
+}
+
+TEST(OnnxCompose, LayoutValues) {
+  namespace c = onnx::compose;
+  // SpaceToDepth then DepthToSpace (DCR) gives the input back; one element
+  // of SpaceToDepth by hand: y[0][(bh * 2 + bw) * C + ch][h][w] = x[0][ch][2h + bh][2w + bw].
+  const Tensor<double> x = random_tensor<double>({1, 2, 4, 6}, 16);
+  auto v = op::var<double>("x", x.shape(), {NONE}, HOST);
+  v->set_value(x);
+  const auto y = c::space_to_depth<double>(v, 2, false);
+  ASSERT_EQ(y->eval()->shape(), Shape({1, 8, 2, 3}));
+  EXPECT_EQ(y->eval()->get((((1 * 2 + 0) * 2 + 1) * 2 + 1) * 3 + 2), x.get((1 * 4 + 2 * 1 + 1) * 6 + 2 * 2 + 0));
+  const auto back = c::depth_to_space<double>(y, 2, false, false);
+  for (std::int64_t i = 0; i < x.size(); ++i) EXPECT_EQ(back->eval()->get(i), x.get(i));
+  // LRN of one channel column: x / (bias + alpha / size * sum of the squares in the window)^beta.
+  const auto l = c::lrn<double>(v, 3, 0.3, 0.75, 1.0, false);
+  const double x0 = x.get(0), x1 = x.get(24);  // channels 0 and 1 at (0, 0)
+  EXPECT_NEAR(l->eval()->get(0), x0 / std::pow(1.0 + 0.3 / 3 * (x0 * x0 + x1 * x1), 0.75), 1e-12);
+}

@@ -159,7 +159,7 @@ TEST(OnnxErrors, InconsistentShapesAndTypes) {
   m = relu_model();  // an integer tensor into an operator that would not give the integer result
   m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT32);
   EXPECT_HAS(refusal<NotSupportedError>(write(m, "ints.onnx")),
-             "input 0 'x' holds INT32 values computed at run time, and Relu of integers is not imported");
+             "input 0 'x' holds INT32 values computed at run time, which Relu does not take");
   m = relu_model();
   auto* bad = m.mutable_graph()->add_initializer();  // raw data of the wrong size
   bad->set_name("short");
@@ -186,4 +186,35 @@ TEST(OnnxErrors, AnUnsupportedAttributeNamesTheNodeAndOpset) {
   c->set_i(1);
   g.mutable_output(0)->set_name("z");
   EXPECT_HAS(refusal<NotSupportedError>(write(m, "ceil.onnx")), "node 1 'pool' (MaxPool, opset 17): ceil_mode 1");
+}
+
+namespace {
+void add_ints(::onnx::GraphProto& g, const std::string& name, std::vector<std::int64_t> v) {
+  auto* t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::INT64);
+  t->add_dims(static_cast<std::int64_t>(v.size()));
+  for (auto x : v) t->add_int64_data(x);
+}
+}  // namespace
+
+// Slice of a computed tensor with known starts and ends: op::slice per
+// axis (ONNX's clamping of ends past the axis); steps other than 1 refused.
+TEST(OnnxErrors, SliceOfAComputedTensorAndItsLimits) {
+  auto m = relu_model();  // x {2, 3} -> Relu -> y; then z = y[:, 1:100]
+  auto& g = *m.mutable_graph();
+  add_ints(g, "starts", {1});
+  add_ints(g, "ends", {100});
+  add_ints(g, "axes", {-1});
+  add_node(g, "Slice", {"y", "starts", "ends", "axes"}, {"z"}, "cut");
+  g.mutable_output(0)->set_name("z");
+  magmadnn::onnx::Imported im = magmadnn::onnx::import_model(write(m, "slice.onnx"));
+  im.inputs[0].second->set_value(Tensor<float>::from_vector(Shape{2, 3}, std::vector<float>{1, -2, 3, 4, 5, -6}));
+  const Tensor<float>& z = *im.outputs[0].second->eval();
+  ASSERT_EQ(z.shape(), Shape({2, 2}));
+  const std::vector<float> want{0, 3, 5, 0};
+  for (std::int64_t i = 0; i < 4; ++i) EXPECT_EQ(z.get(i), want[static_cast<std::size_t>(i)]);
+  add_ints(g, "steps", {2});
+  g.mutable_node(1)->add_input("steps");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "steps.onnx")), "node 1 'cut' (Slice, opset 17): a Slice of a computed tensor with steps other than 1");
 }
