@@ -90,34 +90,20 @@ struct OpEntry {
   Builder build;
 };
 
+/// A builder's function type: the builders below are declared with it.
+using BuildFn = std::vector<Value>(NodeCtx& c);
+
 /// Builders defined in import_compose_ops.cpp (operators composed by
 /// compose.h), for the table.
 template <int Kind>  // a compose::Reduce
-std::vector<Value> reduce_op(NodeCtx& c);
-std::vector<Value> layer_normalization(NodeCtx& c);
-std::vector<Value> elu(NodeCtx& c);
-std::vector<Value> celu(NodeCtx& c);
-std::vector<Value> selu(NodeCtx& c);
-std::vector<Value> hard_sigmoid(NodeCtx& c);
-std::vector<Value> hard_swish(NodeCtx& c);
-std::vector<Value> softsign(NodeCtx& c);
-std::vector<Value> prelu(NodeCtx& c);
+BuildFn reduce_op;
 template <bool Cosh>
-std::vector<Value> sinh_cosh(NodeCtx& c);
-std::vector<Value> mean(NodeCtx& c);
-std::vector<Value> clip_tensors(NodeCtx& c);
-std::vector<Value> trilu(NodeCtx& c);
+BuildFn sinh_cosh;
 template <bool Softmax>
-std::vector<Value> class_loss(NodeCtx& c);
+BuildFn class_loss;
+BuildFn layer_normalization, elu, celu, selu, hard_sigmoid, hard_swish, softsign, prelu, mean, clip_tensors, trilu;
 /// Builders defined in import_layout_ops.cpp.
-std::vector<Value> slice_computed(NodeCtx& c);
-std::vector<Value> split(NodeCtx& c);
-std::vector<Value> depth_to_space(NodeCtx& c);
-std::vector<Value> space_to_depth(NodeCtx& c);
-std::vector<Value> instance_norm(NodeCtx& c);
-std::vector<Value> mean_variance_norm(NodeCtx& c);
-std::vector<Value> lrn(NodeCtx& c);
-std::vector<Value> eye_like(NodeCtx& c);
+BuildFn slice_computed, split, depth_to_space, space_to_depth, instance_norm, mean_variance_norm, lrn, eye_like;
 
 /// The operator table (import_ops.cpp), sorted by name.
 const std::vector<OpEntry>& op_table();
