@@ -53,6 +53,38 @@ void ReduceNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed
   gin[0] = std::move(dx);
 }
 
+template <typename T>
+ArgMaxNode<T>::ArgMaxNode(OpPtr<T> x, std::int64_t axis, bool keepdims)
+    : Operation<T>("argmax", {std::move(x)}), axis_(axis), keepdims_(keepdims) {}
+
+template <typename T>
+Shape ArgMaxNode<T>::infer_shape(const std::vector<Shape>& in) const {
+  MAGMADNN_CHECK(axis_ >= -in[0].ndim() && axis_ < in[0].ndim(), ShapeError,
+                 "argmax: axis " << axis_ << " is out of range for shape " << in[0]);
+  std::vector<std::int64_t> d = in[0].dims();
+  const auto ax = static_cast<std::size_t>(in[0].normalize_axis(axis_));
+  if (keepdims_) d[ax] = 1;
+  else d.erase(d.begin() + static_cast<std::ptrdiff_t>(ax));
+  return Shape(d);
+}
+
+template <typename T>
+void ArgMaxNode<T>::forward() {
+  const Tensor<T>& x = this->in(0);
+  const Tensor<T> idx = math::argmax(x, axis_).template cast<T>();
+  this->output_ = idx.view(infer_shape({x.shape()}));
+}
+
+template <typename T>
+void ArgMaxNode<T>::backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) {
+  if (!needed[0]) return;
+  Tensor<T> dx(this->in(0).shape(), g.get_memory_type(), g.get_device_id());
+  math::fill(dx, T(0));
+  gin[0] = std::move(dx);
+}
+
+template class ArgMaxNode<float>;
+template class ArgMaxNode<double>;
 template class ReduceNode<float>;
 template class ReduceNode<double>;
 

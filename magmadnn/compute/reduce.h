@@ -1,6 +1,7 @@
 /// @file reduce.h
 /// Reductions on graph nodes: sum and mean along one axis (negative axes
-/// count from the end) or over all elements (result shape {1}). The gradient
+/// count from the end) or over all elements (result shape {1}), and the
+/// arg max along an axis. The gradient
 /// broadcasts the incoming gradient back over the reduced axis.
 #pragma once
 
@@ -28,6 +29,32 @@ class ReduceNode : public Operation<T> {
   std::optional<std::int64_t> axis_;
   bool keepdims_;
 };
+
+/// The index of the maximum along `axis` (the first on ties), as a value of
+/// T, the axis removed unless keepdims. Piecewise constant in x: its
+/// gradient is zero (away from ties, where it jumps).
+template <typename T>
+class ArgMaxNode : public Operation<T> {
+ public:
+  ArgMaxNode(OpPtr<T> x, std::int64_t axis, bool keepdims);
+  std::string kind() const override { return "argmax"; }
+  void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
+
+ protected:
+  Shape infer_shape(const std::vector<Shape>& in) const override;
+  void forward() override;
+
+ private:
+  std::int64_t axis_;
+  bool keepdims_;
+};
+
+/// The index of the maximum of x along `axis` (first on ties), as T.
+template <OpLike X>
+Expr<op_value_t<X>> argmax(const X& x, std::int64_t axis, bool keepdims = false) {
+  using T = op_value_t<X>;
+  return make_expr<T>(std::make_shared<ArgMaxNode<T>>(to_node(x), axis, keepdims));
+}
 
 /// Sum of all elements, shape {1}.
 template <OpLike X>

@@ -210,7 +210,7 @@ IntegerUse integer_use(const std::string& op) {
   static const std::set<std::string> keeps = {"Abs", "Add", "Cast", "Clip", "Concat", "Flatten", "Identity",
                                               "Max", "MaxPool", "Min", "Mul", "Neg", "Reshape", "Squeeze",
                                               "Sub", "Sum", "Transpose", "Trilu", "Unsqueeze"};
-  static const std::set<std::string> reads = {"EyeLike", "NegativeLogLikelihoodLoss", "Shape", "Size",
+  static const std::set<std::string> reads = {"ArgMax", "ArgMin", "EyeLike", "NegativeLogLikelihoodLoss", "Shape", "Size",
                                               "SoftmaxCrossEntropyLoss"};
   if (reads.count(op)) return IntegerUse::Reads;
   return keeps.count(op) ? IntegerUse::Keeps : IntegerUse::No;
@@ -310,7 +310,7 @@ struct Walk {
         c.unsupported("output " + std::to_string(k) + " '" + n.output(k) + "' is not computed by the importer");
       }
       Value& v = values[n.output(k)] = out[static_cast<std::size_t>(k)];
-      if (!v.k && n.op_type() != "Cast") v.type = int_type;
+      if (!v.k && integral(int_type) && n.op_type() != "Cast") v.type = int_type;
     }
   }
 

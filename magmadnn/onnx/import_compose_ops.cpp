@@ -148,4 +148,29 @@ std::vector<Value> class_loss(NodeCtx& c) {
 template std::vector<Value> class_loss<true>(NodeCtx&);
 template std::vector<Value> class_loss<false>(NodeCtx&);
 
+// ArgMax and ArgMin (op::argmax, of -x for the minimum; an INT64 result):
+// select_last_index reverses the axis first (its slices joined in reverse
+// order) and maps the index back.
+template <bool Min>
+std::vector<Value> arg_extremum(NodeCtx& c) {
+  const op::Expr<float> x = c.x(0);
+  const Shape s = c.shape(0);
+  const std::int64_t axis = normalized(c, c.i("axis", 0), s.ndim()), n = s[axis];
+  const bool last = c.i("select_last_index", 0) != 0;
+  if (axis == 0 && c.free_batch()) c.unsupported("an arg max or min over the free batch axis");
+  op::Expr<float> v = Min ? op::negative(x) : x;
+  if (last) {
+    std::vector<op::Expr<float>> parts;
+    for (std::int64_t k = n - 1; k >= 0; --k) parts.push_back(op::slice(v, axis, k, k + 1));
+    v = op::concat(parts, axis);
+  }
+  op::Expr<float> y = op::argmax(v, axis, c.i("keepdims", 1) != 0);
+  if (last) y = op::add_scalar(op::negative(y), static_cast<double>(n - 1));
+  Value out = c.wrap(y, x);
+  out.type = pb::TensorProto::INT64;
+  return {out};
+}
+template std::vector<Value> arg_extremum<true>(NodeCtx&);
+template std::vector<Value> arg_extremum<false>(NodeCtx&);
+
 }  // namespace magmadnn::onnx::detail

@@ -101,6 +101,8 @@ template <bool Cosh>
 BuildFn sinh_cosh;
 template <bool Softmax>
 BuildFn class_loss;
+template <bool Min>
+BuildFn arg_extremum;
 BuildFn layer_normalization, elu, celu, selu, hard_sigmoid, hard_swish, softsign, prelu, mean, clip_tensors, trilu;
 /// Builders defined in import_layout_ops.cpp.
 BuildFn slice_computed, split, depth_to_space, space_to_depth, instance_norm, mean_variance_norm, lrn, eye_like;

@@ -537,6 +537,8 @@ const std::vector<OpEntry>& op_table() {
     std::vector<OpEntry> t = {
         {"Abs", unary<UnaryOp::Abs>},
         {"Add", binary<BinaryOp::Add>},
+        {"ArgMax", arg_extremum<false>},
+        {"ArgMin", arg_extremum<true>},
         {"AveragePool", pool<conv::PoolMode::Average>},
         {"BatchNormalization", batchnorm},
         {"Cast", cast},

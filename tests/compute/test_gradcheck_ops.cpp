@@ -109,6 +109,21 @@ TEST(Gradcheck, Reductions) {
   }
 }
 
+TEST(Reductions, ArgMaxValuesShapesAndZeroGradient) {
+  const Tensor<double> x = Tensor<double>::from_vector(Shape{2, 3}, std::vector<double>{1, 5, 5, 7, -1, 2}, HOST);
+  auto v = op::var<double>("x", x.shape(), {NONE}, HOST);
+  v->set_value(x);
+  const auto rows = op::argmax(v, 1);
+  ASSERT_EQ(rows->eval()->shape(), Shape({2}));
+  EXPECT_EQ(rows->eval()->get(0), 1.0);  // the first of the tied 5s
+  EXPECT_EQ(rows->eval()->get(1), 0.0);
+  const auto cols = op::argmax(v, 0, true);
+  ASSERT_EQ(cols->eval()->shape(), Shape({1, 3}));
+  EXPECT_EQ(cols->eval()->get(1), 0.0);
+  EXPECT_EQ(cols->eval()->get(2), 0.0);
+  EXPECT_TRUE(gradcheck<double>([](const V& w) { return op::argmax(w[0], -1); }, {rnd({3, 4}, 23)}));
+}
+
 TEST(Gradcheck, AddNWithBroadcast) {
   EXPECT_TRUE(gradcheck<double>([](const V& v) { return op::sum(std::vector<op::Var<double>>{v[0], v[1], v[2]}); },
                                 {rnd({3, 4}, 15), rnd({4}, 16), rnd({3, 1}, 17)}));
