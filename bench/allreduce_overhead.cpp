@@ -17,27 +17,11 @@
 #include <vector>
 
 #include "magmadnn/comm/mpi/mpi_communicator.h"
+#include "mpi_timing.h"
 
 using namespace magmadnn::distributed;
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <typename F>
-double timed(MPI_Comm sync, int reps, F&& f) {
-  MPI_Barrier(sync);
-  const double t0 = MPI_Wtime();
-  for (int k = 0; k < reps; ++k) f();
-  double dt = (MPI_Wtime() - t0) / reps;
-  MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, sync);  // the slowest rank's time
-  return dt;
-}
-
-}  // namespace
+using mpibench::median;
+using mpibench::timed;
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 15;
