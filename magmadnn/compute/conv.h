@@ -80,6 +80,41 @@ class PoolingNode : public Operation<T>, public BlockedOutput<T> {
   Tensor<T> g_blocked_;  // a plain gradient in x's layout (a blocked max pooling whose output went NCHW)
 };
 
+/// The transposed convolution (the adjoint of conv2d in x, ONNX's and
+/// PyTorch's ConvTranspose): x {N, C, H, W}, w {C, K/groups, R, S} (the
+/// filter of the convolution it transposes), b {K} or null; y {N, K,
+/// out_h, out_w}, where conv2d of a {N, K, out_h, out_w} tensor with
+/// `params` must give x's {H, W} (else ShapeError naming both). Computed by
+/// the engine's backward-data pass; its gradients are conv2d of g (dx), the
+/// backward-filter pass with g as the input and x as the output gradient
+/// (dw), and the sums of g per channel (db).
+template <typename T>
+class ConvTranspose2dNode : public Operation<T> {
+ public:
+  ConvTranspose2dNode(OpPtr<T> x, OpPtr<T> w, OpPtr<T> b, const conv::ConvParams& params, std::int64_t out_h,
+                      std::int64_t out_w);
+  std::string kind() const override { return "conv_transpose2d"; }
+  void backward(const Tensor<T>& g, const std::vector<bool>& needed, std::vector<Tensor<T>>& gin) override;
+
+ protected:
+  Shape infer_shape(const std::vector<Shape>& in) const override;
+  void forward() override;
+
+ private:
+  conv::ConvParams params_;
+  std::int64_t out_h_, out_w_;
+};
+
+/// y = conv_transpose2d(x, w) (+ b when given: a null-free Expr), output {out_h, out_w}.
+template <OpLike X, OpLike W>
+  requires SameOpType<X, W>
+Expr<op_value_t<X>> conv_transpose2d(const X& x, const W& w, const Expr<op_value_t<X>>& b,
+                                     const conv::ConvParams& params, std::int64_t out_h, std::int64_t out_w) {
+  using T = op_value_t<X>;
+  return make_expr<T>(std::make_shared<ConvTranspose2dNode<T>>(to_node(x), to_node(w), b ? to_node(b) : nullptr, params,
+                                                               out_h, out_w));
+}
+
 /// y = conv2d(x, w) without bias.
 template <OpLike X, OpLike W>
   requires SameOpType<X, W>

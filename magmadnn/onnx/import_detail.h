@@ -105,7 +105,8 @@ template <bool Min>
 BuildFn arg_extremum;
 BuildFn layer_normalization, elu, celu, selu, hard_sigmoid, hard_swish, softsign, prelu, mean, clip_tensors, trilu;
 /// Builders defined in import_layout_ops.cpp.
-BuildFn slice_computed, split, depth_to_space, space_to_depth, instance_norm, mean_variance_norm, lrn, eye_like;
+BuildFn slice_computed, split, depth_to_space, space_to_depth, instance_norm, mean_variance_norm, lrn, eye_like,
+    conv_transpose;
 
 /// The operator table (import_ops.cpp), sorted by name.
 const std::vector<OpEntry>& op_table();

@@ -145,4 +145,44 @@ std::vector<Value> eye_like(NodeCtx& c) {
   return {Value{{}, std::move(r)}};
 }
 
+// ConvTranspose (2 spatial axes): op::conv_transpose2d without padding to
+// the full output (output_padding included), then the pads, begin and end
+// apart (given, or from output_shape or auto_pad), cut off by op::slice.
+// A known W and B become the node's trainable weights.
+std::vector<Value> conv_transpose(NodeCtx& c) {
+  const Shape xs = c.shape(0), ws = c.shape(1);
+  if (ws.ndim() != 4 || xs.ndim() != 4) c.unsupported("ConvTranspose of other than 2 spatial axes");
+  const Dims strides = c.ints("strides", {1, 1}), dil = c.ints("dilations", {1, 1});
+  const Dims opad = c.ints("output_padding", {0, 0}), pads = c.ints("pads", {0, 0, 0, 0});
+  const std::string ap = c.s("auto_pad", "NOTSET");
+  Dims full(2), begin{pads[0], pads[1]}, end{pads[2], pads[3]};
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (opad[i] >= strides[i]) c.invalid("output_padding not below the stride");
+    full[i] = strides[i] * (xs[2 + i] - 1) + (ws[2 + i] - 1) * dil[i] + 1 + opad[i];
+    const bool given = c.attr("output_shape") != nullptr;
+    if (!given && ap != "SAME_UPPER" && ap != "SAME_LOWER") continue;
+    const Dims os = c.ints("output_shape");
+    const std::int64_t out = given ? os[os.size() - 2 + i] : xs[2 + i] * strides[i], total = full[i] - out;
+    if (total < 0) {  // more than the full output: rows of zeros (plus bias) at the end, as output_padding
+      if (opad[i] - total >= strides[i]) c.unsupported("an output_shape past the stride's output padding");
+      full[i] -= total;
+      begin[i] = end[i] = 0;
+      continue;
+    }
+    begin[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+    end[i] = total - begin[i];
+  }
+  conv::ConvParams g;
+  g.stride_h = strides[0], g.stride_w = strides[1];
+  g.dilation_h = dil[0], g.dilation_w = dil[1];
+  g.groups = c.i("group", 1);
+  std::vector<std::pair<std::string, op::Var<float>>> weights;
+  const op::Expr<float> w = param(c, 1, "W", weights), b = c.has(2) ? param(c, 2, "B", weights) : op::Expr<float>();
+  op::Expr<float> y = op::conv_transpose2d(c.x(0), w, b, g, full[0], full[1]);
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (begin[i] != 0 || end[i] != 0) y = op::slice(y, 2 + static_cast<std::int64_t>(i), begin[i], full[i] - end[i]);
+  }
+  return {c.wrap(y, c.x(0), weights)};
+}
+
 }  // namespace magmadnn::onnx::detail

@@ -549,6 +549,7 @@ const std::vector<OpEntry>& op_table() {
         {"Constant", constant},
         {"ConstantOfShape", constant_of_shape},
         {"Conv", conv},
+        {"ConvTranspose", conv_transpose},
         {"Cosh", sinh_cosh<true>},
         {"DepthToSpace", depth_to_space},
         {"Div", binary<BinaryOp::Div>},

@@ -191,6 +191,27 @@ TEST(Gradcheck, SliceOfEachAxis) {
   EXPECT_THROW(op::slice(v, 1, 2, 5)->eval(), ShapeError);
 }
 
+TEST(Gradcheck, ConvTranspose2d) {
+  // x {2, 4, 3, 3}, w {4, 3, 2, 2} (2 groups: 4 -> 6 channels), stride 2,
+  // pad 1: the output {2, 6, 4, 4} convolves back to 3 x 3.
+  conv::ConvParams p;
+  p.stride_h = p.stride_w = 2;
+  p.pad_h = p.pad_w = 1;
+  p.groups = 2;
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return op::conv_transpose2d(v[0], v[1], op::Expr<double>(v[2]), p, 4, 4); },
+                                {rnd({2, 4, 3, 3}, 24), rnd({4, 3, 2, 2}, 25), rnd({6}, 26)}));
+  // The adjoint of conv2d: <conv2d(y, w), x> = <y, conv_transpose2d(x, w)>.
+  auto x = op::var<double>("x", Shape{2, 4, 3, 3}, {NONE}, HOST), w = op::var<double>("w", Shape{4, 3, 2, 2}, {NONE}, HOST);
+  auto y = op::var<double>("y", Shape{2, 6, 4, 4}, {NONE}, HOST);
+  x->set_value(rnd({2, 4, 3, 3}, 27));
+  w->set_value(rnd({4, 3, 2, 2}, 28));
+  y->set_value(rnd({2, 6, 4, 4}, 29));
+  const double lhs = op::reduce_sum(op::product(op::conv2d(y, w, p), x))->eval()->get(std::int64_t{0});
+  const double rhs = op::reduce_sum(op::product(y, op::conv_transpose2d(x, w, op::Expr<double>(), p, 4, 4)))->eval()->get(std::int64_t{0});
+  EXPECT_NEAR(lhs, rhs, 1e-10 * std::abs(lhs) + 1e-12);
+  EXPECT_THROW(op::conv_transpose2d(x, w, op::Expr<double>(), p, 9, 4)->eval(), ShapeError);
+}
+
 TEST(Layout, ConcatValues) {
   auto a = op::var<double>("a", {2, 1}, {CONSTANT, {1.0}}, HOST);
   auto b = op::var<double>("b", {2, 2}, {CONSTANT, {2.0}}, HOST);
