@@ -304,4 +304,32 @@ op::Expr<T> lrn(const op::Expr<T>& x, std::int64_t size, double alpha, double be
   return op::product(x, op::pow(op::add_scalar(op::scalarproduct(alpha, avg), bias), -beta));
 }
 
+/// [z > 0] elementwise (1, else 0; 0 at z = 0): the arg max of (0, z)
+/// stacked on a new last axis, the 0 made as relu(-|z|) so that it has z's
+/// shape (and a free batch axis) and stays 0 for infinite z. Piecewise
+/// constant: the gradient is zero.
+template <typename T>
+op::Expr<T> step(const op::Expr<T>& z, bool free_batch) {
+  Dims d = z->get_output_shape().dims();
+  d.push_back(1);
+  const op::Expr<T> col = op::reshape(z, detail::with_free_batch(d, free_batch));
+  const op::Expr<T> zero = op::relu(op::negative(op::unary(UnaryOp::Abs, col)));
+  const auto last = static_cast<std::int64_t>(d.size()) - 1;
+  return op::argmax(op::concat(std::vector<op::Expr<T>>{zero, col}, last), last);
+}
+/// Hardmax along `axis`: 1 at the first maximum, 0 elsewhere, as
+/// relu(1 - |argmax - c|) against the constant c = 0 .. n - 1 on that axis.
+template <typename T>
+op::Expr<T> hardmax(const op::Expr<T>& x, std::int64_t axis) {
+  const Dims d = x->get_output_shape().dims();
+  const std::int64_t n = d[static_cast<std::size_t>(axis)];
+  Dims cs(d.size(), 1);
+  cs[static_cast<std::size_t>(axis)] = n;
+  std::vector<T> c(static_cast<std::size_t>(n));
+  std::iota(c.begin(), c.end(), T(0));
+  const auto cls = op::constant<T>("positions", Tensor<T>::from_vector(Shape(cs), c));
+  const op::Expr<T> dist = op::unary(UnaryOp::Abs, op::sub(op::argmax(x, axis, true), cls));
+  return op::relu(op::add_scalar(op::negative(dist), 1.0));
+}
+
 }  // namespace magmadnn::onnx::compose

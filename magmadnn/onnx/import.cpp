@@ -190,10 +190,11 @@ std::string type_name(int t) {
 }
 
 // The element types a graph input may have: magmadnn computes them in float
-// (double rounded; integers exact below 2^24).
+// (double rounded; integers exact below 2^24; bool as 0 and 1).
 bool computable(int t) {
   using P = pb::TensorProto;
-  for (int ok : {P::FLOAT, P::DOUBLE, P::INT8, P::INT16, P::INT32, P::INT64, P::UINT8, P::UINT16, P::UINT32, P::UINT64}) {
+  for (int ok : {P::FLOAT, P::DOUBLE, P::BOOL, P::INT8, P::INT16, P::INT32, P::INT64, P::UINT8, P::UINT16, P::UINT32,
+                 P::UINT64}) {
     if (t == ok) return true;
   }
   return false;
@@ -209,8 +210,10 @@ enum class IntegerUse { No, Keeps, Reads };
 IntegerUse integer_use(const std::string& op) {
   static const std::set<std::string> keeps = {"Abs", "Add", "Cast", "Clip", "Concat", "Flatten", "Identity",
                                               "Max", "MaxPool", "Min", "Mul", "Neg", "Reshape", "Squeeze",
-                                              "Sub", "Sum", "Transpose", "Trilu", "Unsqueeze"};
-  static const std::set<std::string> reads = {"ArgMax", "ArgMin", "EyeLike", "NegativeLogLikelihoodLoss", "Shape", "Size",
+                                              "Sub", "Sum", "Transpose", "Trilu", "Unsqueeze",
+                                              "And", "Or", "Xor", "Not"};
+  static const std::set<std::string> reads = {"ArgMax", "ArgMin", "Equal", "EyeLike", "Greater",
+                                              "GreaterOrEqual", "Less", "LessOrEqual", "NegativeLogLikelihoodLoss", "Shape", "Size",
                                               "SoftmaxCrossEntropyLoss"};
   if (reads.count(op)) return IntegerUse::Reads;
   return keeps.count(op) ? IntegerUse::Keeps : IntegerUse::No;

@@ -173,4 +173,83 @@ std::vector<Value> arg_extremum(NodeCtx& c) {
 template std::vector<Value> arg_extremum<true>(NodeCtx&);
 template std::vector<Value> arg_extremum<false>(NodeCtx&);
 
+namespace {
+Value typed(Value v, int type) {
+  v.type = type;
+  return v;
+}
+op::Expr<float> step(NodeCtx& c, const op::Expr<float>& z) { return compose::step(z, c.free_batch()); }
+op::Expr<float> one_minus(const op::Expr<float>& v) { return op::add_scalar(op::negative(v), 1.0); }
+}  // namespace
+
+// Comparisons, [a > b] as step(a - b): a BOOL result of 1 and 0.
+template <int Kind>  // 0 Greater, 1 Less, 2 GreaterOrEqual, 3 LessOrEqual, 4 Equal
+std::vector<Value> compare(NodeCtx& c) {
+  const op::Expr<float> a = c.x(0), b = c.x(1);
+  op::Expr<float> y;
+  switch (Kind) {
+    case 0: y = step(c, op::sub(a, b)); break;
+    case 1: y = step(c, op::sub(b, a)); break;
+    case 2: y = one_minus(step(c, op::sub(b, a))); break;
+    case 3: y = one_minus(step(c, op::sub(a, b))); break;
+    default: y = op::sub(one_minus(step(c, op::sub(a, b))), step(c, op::sub(b, a))); break;
+  }
+  return {typed(c.wrap(y, a), pb::TensorProto::BOOL)};
+}
+template std::vector<Value> compare<0>(NodeCtx&);
+template std::vector<Value> compare<1>(NodeCtx&);
+template std::vector<Value> compare<2>(NodeCtx&);
+template std::vector<Value> compare<3>(NodeCtx&);
+template std::vector<Value> compare<4>(NodeCtx&);
+
+// And, Or, Xor of 0/1 values: ab, a + b - ab, (a - b)^2; Not: 1 - a.
+template <int Kind>  // 0 And, 1 Or, 2 Xor, 3 Not
+std::vector<Value> logical(NodeCtx& c) {
+  const op::Expr<float> a = c.x(0);
+  if (Kind == 3) return {c.wrap(one_minus(a), a)};
+  const op::Expr<float> b = c.x(1), ab = op::product(a, b);
+  const op::Expr<float> y = Kind == 0   ? ab
+                            : Kind == 1 ? op::sub(op::add(a, b), ab)
+                                        : op::unary(UnaryOp::Square, op::sub(a, b));
+  return {c.wrap(y, a)};
+}
+template std::vector<Value> logical<0>(NodeCtx&);
+template std::vector<Value> logical<1>(NodeCtx&);
+template std::vector<Value> logical<2>(NodeCtx&);
+template std::vector<Value> logical<3>(NodeCtx&);
+
+// ThresholdedRelu x [x > alpha]; Shrink (x - bias)[x > lambd] + (x + bias)[-x > lambd];
+// Sign [x > 0] - [x < 0].
+std::vector<Value> thresholded_relu(NodeCtx& c) {
+  const op::Expr<float> x = c.x(0);
+  return {c.wrap(op::product(x, step(c, op::add_scalar(x, -c.f("alpha", 1.0f)))), x)};
+}
+std::vector<Value> shrink(NodeCtx& c) {
+  const op::Expr<float> x = c.x(0);
+  const double bias = c.f("bias", 0.0f), lambd = c.f("lambd", 0.5f);
+  const op::Expr<float> up = op::product(op::add_scalar(x, -bias), step(c, op::add_scalar(x, -lambd)));
+  const op::Expr<float> down = op::product(op::add_scalar(x, bias), step(c, op::add_scalar(op::negative(x), -lambd)));
+  return {c.wrap(op::add(up, down), x)};
+}
+std::vector<Value> sign(NodeCtx& c) {
+  const op::Expr<float> x = c.x(0);
+  return {c.wrap(op::sub(step(c, x), step(c, op::negative(x))), x)};
+}
+
+// Hardmax: along `axis` (opset 13 on), else along the columns of the 2-D
+// coercion at `axis` (as Softmax before opset 13).
+std::vector<Value> hardmax(NodeCtx& c) {
+  const op::Expr<float> x = c.x(0);
+  const Shape s = c.shape(0);
+  if (c.opset >= 13) return {c.wrap(compose::hardmax(x, normalized(c, c.i("axis", -1), s.ndim())), x)};
+  const std::int64_t axis = normalized(c, c.i("axis", 1), s.ndim());
+  std::int64_t rows = 1, cols = 1;
+  for (std::int64_t k = 0; k < s.ndim(); ++k) (k < axis ? rows : cols) *= s[k];
+  if (c.free_batch() && axis == 0) c.unsupported("a Hardmax over the free batch axis");
+  const op::Expr<float> y = compose::hardmax(op::reshape(x, Dims{c.free_batch() ? -1 : rows, cols}), 1);
+  Dims back = s.dims();
+  if (c.free_batch()) back[0] = -1;
+  return {c.wrap(op::reshape(y, back), x)};
+}
+
 }  // namespace magmadnn::onnx::detail

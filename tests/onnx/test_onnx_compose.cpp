@@ -238,3 +238,23 @@ TEST(OnnxCompose, LayoutValues) {
   const double x0 = x.get(0), x1 = x.get(24);  // channels 0 and 1 at (0, 0)
   EXPECT_NEAR(l->eval()->get(0), x0 / std::pow(1.0 + 0.3 / 3 * (x0 * x0 + x1 * x1), 0.75), 1e-12);
 }
+
+TEST(OnnxCompose, StepAndHardmax) {
+  namespace c = onnx::compose;
+  const std::vector<double> vals{-2.0, 0.0, 3.0, INFINITY, -INFINITY, 0.5};
+  auto v = op::var<double>("x", Shape{2, 3}, {NONE}, HOST);
+  v->set_value(Tensor<double>::from_vector(Shape{2, 3}, vals, HOST));
+  const auto s = c::step<double>(v, false);
+  ASSERT_EQ(s->eval()->shape(), Shape({2, 3}));
+  const std::vector<double> want{0, 0, 1, 1, 0, 1};  // [x > 0], 0 at 0, right at the infinities
+  for (std::int64_t i = 0; i < 6; ++i) EXPECT_EQ(s->eval()->get(i), want[static_cast<std::size_t>(i)]) << i;
+  const auto h = c::hardmax<double>(v, 1);
+  const std::vector<double> hw{0, 0, 1, 1, 0, 0};
+  for (std::int64_t i = 0; i < 6; ++i) EXPECT_EQ(h->eval()->get(i), hw[static_cast<std::size_t>(i)]) << i;
+  // Both piecewise constant: zero gradients; x * step(x - 0.5) has the gradient step.
+  const Tensor<double> x = random_tensor<double>({3, 4}, 30);
+  EXPECT_TRUE(gradcheck<double>([](const V& w) { return c::step<double>(w[0], false); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([](const V& w) { return c::hardmax<double>(w[0], 0); }, {x}));
+  EXPECT_TRUE(gradcheck<double>(
+      [](const V& w) { return op::product(w[0], c::step<double>(op::add_scalar(w[0], -0.5), false)); }, {x}));
+}
