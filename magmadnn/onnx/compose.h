@@ -332,4 +332,65 @@ op::Expr<T> hardmax(const op::Expr<T>& x, std::int64_t axis) {
   return op::relu(op::add_scalar(op::negative(dist), 1.0));
 }
 
+/// GatherElements: y[.., j, ..] = x[.., t[.., j, ..], ..] along `axis`,
+/// with integer indices t (as T; negative ones count from the end) of x's
+/// shape but for that axis: the sum over x's axis of x times a one-hot of
+/// t on a new axis, relu(1 - |t - c|) against c = 0 .. n - 1 (exact for
+/// finite x; an infinite x off the index gives NaN, as 0 * inf).
+template <typename T>
+op::Expr<T> gather_elements(const op::Expr<T>& x, const op::Expr<T>& t, std::int64_t axis, bool free_batch) {
+  const Dims xd = x->get_output_shape().dims(), td = t->get_output_shape().dims();
+  const auto a = static_cast<std::size_t>(axis);
+  MAGMADNN_CHECK(xd.size() == td.size(), ShapeError, "GatherElements: indices of rank " << td.size() << " for data of rank " << xd.size());
+  for (std::size_t k = 0; k < xd.size(); ++k) {
+    MAGMADNN_CHECK(k == a || xd[k] == td[k], NotSupportedError,
+                   "GatherElements: indices " << t->get_output_shape() << " smaller than data " << x->get_output_shape()
+                                              << " off the axis");
+  }
+  const std::int64_t n = xd[a];
+  const op::Expr<T> wrapped = op::add(t, op::scalarproduct(static_cast<double>(n), step(op::negative(t), free_batch)));
+  Dims te = td, xe = xd, cs(xd.size() + 1, 1);
+  te.insert(te.begin() + static_cast<std::ptrdiff_t>(a) + 1, 1);  // {.., J, 1, ..}
+  xe.insert(xe.begin() + static_cast<std::ptrdiff_t>(a), 1);      // {.., 1, n, ..}
+  cs[a + 1] = n;
+  std::vector<T> c(static_cast<std::size_t>(n));
+  std::iota(c.begin(), c.end(), T(0));
+  const auto cls = op::constant<T>("positions", Tensor<T>::from_vector(Shape(cs), c));
+  const op::Expr<T> te_ = op::reshape(wrapped, detail::with_free_batch(te, free_batch));
+  const op::Expr<T> hot = op::relu(op::add_scalar(op::negative(op::unary(UnaryOp::Abs, op::sub(te_, cls))), 1.0));
+  const op::Expr<T> picked = op::product(hot, op::reshape(x, detail::with_free_batch(xe, free_batch)));
+  return op::reduce_sum(picked, static_cast<std::int64_t>(a) + 1);
+}
+
+/// Gather of a table x {A.., n, B..} along `axis` at integer indices t
+/// {I..} (as T; negative ones count from the end): {A.., I.., B..}, as a
+/// product of a one-hot of t {I.., n} with x's axis moved first and
+/// flattened to {n, rest} (exact for finite x; an infinite x off the
+/// index gives NaN, as 0 * inf). `free_batch`: t's axis 0 is free.
+template <typename T>
+op::Expr<T> gather_rows(const op::Expr<T>& x, const op::Expr<T>& t, std::int64_t axis, bool free_batch) {
+  const Dims xd = x->get_output_shape().dims(), td = t->get_output_shape().dims();
+  const auto a = static_cast<std::size_t>(axis);
+  const std::int64_t n = xd[a];
+  const std::int64_t rest = std::accumulate(xd.begin(), xd.end(), std::int64_t{1}, std::multiplies<>()) / n;
+  std::vector<int> front{static_cast<int>(a)};
+  for (std::size_t k = 0; k < xd.size(); ++k) if (k != a) front.push_back(static_cast<int>(k));
+  const op::Expr<T> table = op::reshape(axis == 0 ? x : op::permute(x, front), Dims{n, rest});
+  const op::Expr<T> wrapped = op::add(t, op::scalarproduct(static_cast<double>(n), step(op::negative(t), free_batch)));
+  const std::int64_t inner = std::accumulate(td.begin() + 1, td.end(), std::int64_t{1}, std::multiplies<>());
+  const op::Expr<T> hot = one_hot(op::reshape(wrapped, detail::with_free_batch(Dims{td[0], inner}, free_batch)), n, free_batch);
+  // hot: {I0, n, rest of I} -> {prod I, n}
+  const op::Expr<T> rows = op::reshape(op::permute(hot, {0, 2, 1}), Dims{-1, n});
+  Dims out = td;  // {I.., A.., B..}
+  for (std::size_t k = 0; k < xd.size(); ++k) if (k != a) out.push_back(xd[k]);
+  op::Expr<T> y = op::reshape(op::matmul(rows, table), detail::with_free_batch(out, free_batch && !td.empty()));
+  if (a == 0) return y;
+  std::vector<int> order;  // {A.., I.., B..}
+  const auto r = static_cast<int>(td.size());
+  for (int k = 0; k < static_cast<int>(a); ++k) order.push_back(r + k);
+  for (int k = 0; k < r; ++k) order.push_back(k);
+  for (int k = r + static_cast<int>(a); k < static_cast<int>(out.size()); ++k) order.push_back(k);
+  return op::permute(y, order);
+}
+
 }  // namespace magmadnn::onnx::compose

@@ -252,4 +252,36 @@ std::vector<Value> hardmax(NodeCtx& c) {
   return {c.wrap(op::reshape(y, back), x)};
 }
 
+// GatherElements with indices computed at run time or known.
+std::vector<Value> gather_elements(NodeCtx& c) {
+  const op::Expr<float> x = c.x(0);
+  const std::int64_t axis = normalized(c, c.i("axis", 0), c.shape(0).ndim());
+  if (axis == 0 && c.free_batch()) c.unsupported("a GatherElements along the free batch axis");
+  return {c.wrap(compose::gather_elements(x, c.x(1), axis, c.free_batch()), x)};
+}
+
+// Gather where the table or the indices are computed at run time (compose::
+// gather_rows). A float table known at import time (an embedding) becomes
+// the node's trainable weight; a computed table needs fixed shapes.
+std::vector<Value> gather_computed(NodeCtx& c) {
+  const std::int64_t axis = normalized(c, c.i("axis", 0), c.shape(0).ndim());
+  std::vector<std::pair<std::string, op::Var<float>>> weights;
+  op::Expr<float> table;
+  const int type = c.is_const(0) ? c.k(0).type : c.in.at(0)->type;
+  c.integers = true;  // integer indices (and an integer table) are read exactly
+  if (!c.is_const(0)) {
+    if (c.free_batch()) c.unsupported("a Gather from a computed table when the batch axis is free");
+    table = c.x(0);
+  } else if (!integral(type)) {
+    auto v = op::Var<float>(std::make_shared<op::Variable<float>>(c.layer_name() + "/table", to_tensor(c.k(0))));
+    weights.emplace_back("table", v);
+    table = v;
+  } else {
+    table = c.x(0);
+  }
+  Value out = c.wrap(compose::gather_rows(table, c.x(1), axis, c.free_batch()), c.x(1), weights);
+  out.type = type == pb::TensorProto::DOUBLE ? pb::TensorProto::FLOAT : type;
+  return {out};
+}
+
 }  // namespace magmadnn::onnx::detail

@@ -466,6 +466,7 @@ V slice(NodeCtx& c) {
 }
 
 V gather(NodeCtx& c) {
+  if (!c.is_const(0) || !c.is_const(1)) return gather_computed(c);
   const Const& data = c.k(0);
   const Const& idx = c.k(1);
   const auto rank = static_cast<std::int64_t>(data.dims.size());
@@ -561,6 +562,7 @@ const std::vector<OpEntry>& op_table() {
         {"EyeLike", eye_like},
         {"Flatten", flatten},
         {"Gather", gather},
+        {"GatherElements", gather_elements},
         {"Gelu", gelu},
         {"Gemm", gemm},
         {"GlobalAveragePool", global_pool<conv::PoolMode::Average>},

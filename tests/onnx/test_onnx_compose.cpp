@@ -258,3 +258,30 @@ TEST(OnnxCompose, StepAndHardmax) {
   EXPECT_TRUE(gradcheck<double>(
       [](const V& w) { return op::product(w[0], c::step<double>(op::add_scalar(w[0], -0.5), false)); }, {x}));
 }
+
+TEST(OnnxCompose, GathersGradcheckValuesAndAFreeBatch) {
+  namespace c = onnx::compose;
+  const Tensor<double> x = random_tensor<double>({3, 4}, 31);
+  const auto idx = targets({2, 0, -1, 1, 1, 3}, {3, 2});  // GatherElements along axis 1 of {3, 4}
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return c::gather_elements<double>(v[0], idx, 1, false); }, {x}));
+  const auto rows = targets({2, -3, 1}, {3});  // Gather along axis 0 (rows 2, 0, 1) and axis 1 (columns 2, 1, 1)
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return c::gather_rows<double>(v[0], rows, 0, false); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return c::gather_rows<double>(v[0], rows, 1, false); }, {x}));
+  auto v = op::var<double>("x", x.shape(), {NONE}, HOST);
+  v->set_value(x);
+  const auto ge = c::gather_elements<double>(v, idx, 1, false);
+  const auto g1 = c::gather_rows<double>(v, rows, 1, false);
+  ASSERT_EQ(g1->eval()->shape(), Shape({3, 3}));
+  for (std::int64_t r = 0; r < 3; ++r) {
+    EXPECT_EQ(ge->eval()->get(r * 2), x.get(r * 4 + std::vector<std::int64_t>{2, 3, 1}[static_cast<std::size_t>(r)]));
+    EXPECT_EQ(g1->eval()->get(r * 3 + 1), x.get(r * 4 + 1));  // index -3 of 4 columns: column 1
+  }
+  // An embedding: token ids {N, 2} with N free, a table {5, 3}.
+  auto ids = op::placeholder<double>("ids", {-1, 2}, HOST);
+  ids->set_value(Tensor<double>::from_vector(Shape{1, 2}, std::vector<double>{0, 4}, HOST));
+  const auto table = op::constant<double>("table", random_tensor<double>({5, 3}, 32));
+  const auto emb = c::gather_rows<double>(table, ids, 0, true);
+  ids->set_value(Tensor<double>::from_vector(Shape{3, 2}, std::vector<double>{0, 4, 1, 1, 3, 2}, HOST));
+  ASSERT_EQ(emb->eval()->shape(), Shape({3, 2, 3}));
+  EXPECT_EQ(emb->eval()->get((2 * 2 + 1) * 3 + 2), table->eval()->get(2 * 3 + 2));  // ids[2][1] = 2
+}
