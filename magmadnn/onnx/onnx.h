@@ -29,7 +29,10 @@
 /// Nothing half-built is returned: the result exists only when every node
 /// was built. Initializers read by Gemm, Conv and BatchNormalization become
 /// the trainable weights of FullyConnected, Conv2D and BatchNorm layers;
-/// other initializers are constants.
+/// those read as ConvTranspose's W and B, LayerNormalization's and
+/// InstanceNormalization's scale and bias, PRelu's slope and a float
+/// Gather table (computed indices) become the trainable weights of the
+/// node's layer; other initializers are constants.
 #pragma once
 
 #include <cstdint>

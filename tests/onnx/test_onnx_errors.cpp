@@ -218,3 +218,21 @@ TEST(OnnxErrors, SliceOfAComputedTensorAndItsLimits) {
   g.mutable_node(1)->add_input("steps");
   EXPECT_HAS(refusal<NotSupportedError>(write(m, "steps.onnx")), "node 1 'cut' (Slice, opset 17): a Slice of a computed tensor with steps other than 1");
 }
+
+// A composed node's known parameters are its layer's trainable weights
+// (here PRelu's slope), so a network imported for training updates them.
+TEST(OnnxErrors, AComposedNodesKnownParametersAreTrainable) {
+  auto m = relu_model();  // x {2, 3} -> Relu -> y; then z = PRelu(y, slope {3})
+  auto& g = *m.mutable_graph();
+  auto* s = g.add_initializer();
+  s->set_name("slope");
+  s->set_data_type(::onnx::TensorProto::FLOAT);
+  s->add_dims(3);
+  for (float v : {0.1f, 0.2f, 0.3f}) s->add_float_data(v);
+  add_node(g, "PRelu", {"y", "slope"}, {"z"}, "p");
+  g.mutable_output(0)->set_name("z");
+  const magmadnn::onnx::Imported im = magmadnn::onnx::import_model(write(m, "prelu.onnx"));
+  std::int64_t params = 0;
+  for (const auto& l : im.layers) params += l->num_params();
+  EXPECT_EQ(params, 3);
+}
