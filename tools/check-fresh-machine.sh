@@ -88,6 +88,9 @@ git clone --quiet --no-hardlinks "$ROOT" "$CHROOT/root/magmadnn"
 
 mount -t proc proc "$CHROOT/proc"
 mount -t sysfs sys "$CHROOT/sys"
+# The control groups, as a booted machine has them under /sys/fs/cgroup
+# (a fresh sysfs mount has none): Slurm's slurmd needs them (tests/slurm).
+[[ ! -d /sys/fs/cgroup ]] || mount --rbind /sys/fs/cgroup "$CHROOT/sys/fs/cgroup"
 mount --rbind /dev "$CHROOT/dev"
 mount -t tmpfs -o size=2g tmpfs "$CHROOT/dev/shm"  # OpenMPI's shared-memory transport and Chromium need it
 mkdir -p "$CHROOT/root/.ccache"

@@ -12,7 +12,8 @@
 #
 # Needs root (the daemons run as root: SlurmUser=root) and the packages
 # slurm-wlm and munge (tools/install-deps.sh --tests installs them).
-# Exit status 77 when either is missing, so a test can report a skip.
+# Exit status 77 when either is missing, or (Slurm before 23.11) when
+# /sys/fs/cgroup is not mounted, so a test can report a skip.
 set -euo pipefail
 cmd="${1:-}" dir="${2:-}"
 [[ ($cmd == start || $cmd == stop) && -n $dir ]] || { echo "usage: $0 start|stop DIR [CPUS]" >&2; exit 2; }
@@ -89,12 +90,25 @@ version="$(slurmd -V | sed -n 's/^slurm[^ ]* \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')"
 read -r major minor <<<"${version:-0 0}"
 if ((10#$major > 23 || (10#$major == 23 && 10#$minor >= 11))); then
   echo "CgroupPlugin=disabled" >"$dir/cgroup.conf"
+elif ! grep -q " /sys/fs/cgroup[ /]" /proc/mounts; then
+  stop
+  echo "SKIP: Slurm $major.$minor's slurmd needs the control groups mounted under /sys/fs/cgroup (a chroot or container without them)"
+  exit 77
 fi
 echo "export SLURM_CONF=$dir/slurm.conf" >"$dir/env"
 export SLURM_CONF="$dir/slurm.conf"
 
-slurmctld -i -f "$SLURM_CONF"
-slurmd -f "$SLURM_CONF" -N "$node"
+failed() {
+  echo "slurm-local: $1 did not start; its log:" >&2
+  tail -n 20 "$2" >&2 || true
+  stop
+  exit 1
+}
+slurmctld -i -f "$SLURM_CONF" || failed slurmctld "$dir/slurmctld.log"
+# Slurm 22.05's slurmd initialises a cgroup plugin even with the plugins
+# above, so it needs /sys/fs/cgroup mounted, as every booted Debian has it
+# (a chroot must mount it: tools/check-fresh-machine.sh does).
+slurmd -f "$SLURM_CONF" -N "$node" || failed slurmd "$dir/slurmd.log"
 # Ready when the node is idle (ReturnToService=2 brings it up on its own).
 for _ in $(seq 60); do
   state="$(sinfo -h -N -o %T 2>/dev/null || true)"
