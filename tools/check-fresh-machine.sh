@@ -69,6 +69,12 @@ for tool in gcc g++ cmake git python3; do
   [[ ! -e "$CHROOT/usr/bin/$tool" ]] || die "the bare root already has $tool; it is not bare"
 done
 cp /etc/resolv.conf "$CHROOT/etc/resolv.conf"
+# The machine's own name, as Debian's installer writes it into /etc/hosts
+# (a bare root has no /etc/hosts). Without it every lookup of the host name
+# waits for the resolver to give up: `mpirun -np 2` took 5.5-5.7 s to start
+# in a bare Debian 12 root against 0.44 s with it, and the root's 100-odd
+# MPI tests start hundreds of jobs.
+printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$(hostname)" >"$CHROOT/etc/hosts"
 # The network's trust, as resolv.conf is its names: where this host reaches
 # HTTPS through an intercepting proxy, its extra certificate authorities and
 # pip's pointer at the system bundle go into the root, so that pip reaches
