@@ -82,10 +82,10 @@ SlurmdParameters=config_overrides
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=test Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
-# Slurm 23.11 and later (Debian 13 has 24.11) load a cgroup plugin in
-# slurmd whatever the other plugins are, and fail where /sys/fs/cgroup is
-# not mounted (a chroot, some containers); they accept "disabled". Slurm
-# 22.05 (Debian 12) loads none here and knows no "disabled".
+# slurmd loads a cgroup plugin whatever the other plugins are, and fails
+# where /sys/fs/cgroup is not mounted (a chroot, some containers). Slurm
+# 23.11 and later (Debian 13 has 24.11) accept "disabled"; Slurm 22.05
+# (Debian 12) does not, so there a machine without cgroups is a skip.
 version="$(slurmd -V | sed -n 's/^slurm[^ ]* \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')"
 read -r major minor <<<"${version:-0 0}"
 if ((10#$major > 23 || (10#$major == 23 && 10#$minor >= 11))); then
