@@ -64,6 +64,21 @@ std::int64_t now_us() noexcept {
   return static_cast<std::int64_t>(t.tv_sec) * 1000000 + t.tv_nsec / 1000;
 }
 
+// `v` in decimal, written into `buf` (24 bytes: room for any int64 and its
+// terminator); returns where the digits start. No allocation, no locale.
+const char* decimal(std::int64_t v, char (&buf)[24]) noexcept {
+  char* p = buf + sizeof buf;
+  *--p = '\0';
+  const bool negative = v < 0;
+  std::uint64_t u = negative ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  do {
+    *--p = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (negative) *--p = '-';
+  return p;
+}
+
 // A buffered writer of JSON text to a file descriptor, from a signal
 // handler: no allocation, no stdio, no locale.
 class SafeWriter {
@@ -83,15 +98,7 @@ class SafeWriter {
   }
   void number(std::int64_t v) {
     char digits[24];
-    int n = 0;
-    const bool negative = v < 0;
-    std::uint64_t u = negative ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
-    do {
-      digits[n++] = static_cast<char>('0' + u % 10);
-      u /= 10;
-    } while (u != 0);
-    if (negative) put('-');
-    while (n > 0) put(digits[--n]);
+    text(decimal(v, digits));
   }
   void flush() {
     std::size_t done = 0;
@@ -116,19 +123,13 @@ class SafeWriter {
 // DIR/flight.rank<R>.json into `out` (a fixed buffer), without allocating.
 void path_into(const State& s, char* out, std::size_t size) {
   char rank[24];
-  int n = 0;
-  unsigned r = static_cast<unsigned>(s.rank.load());
-  do {
-    rank[n++] = static_cast<char>('0' + r % 10);
-    r /= 10;
-  } while (r != 0);
   std::size_t used = 0;
   auto add = [&](const char* t) {
     while (*t && used + 1 < size) out[used++] = *t++;
   };
   add(s.dir);
   add("/flight.rank");
-  while (n > 0 && used + 1 < size) out[used++] = rank[--n];
+  add(decimal(s.rank.load(), rank));
   add(".json");
   out[used] = '\0';
 }

@@ -24,15 +24,6 @@ if [[ "$ranks" -lt 2 ]]; then
 fi
 grep -q "$ranks ranks, allreduce: npN" "$WORK/compare.html" ||
   { echo "compare_ranks_test: FAILED: no \"$ranks ranks, allreduce: npN\" on the page" >&2; exit 1; }
-python3 - "$WORK/np1/test_per_epoch.csv" "$WORK/npN/test_per_epoch.csv" <<'PY'
-import csv, sys
-one, many = ([r for r in csv.DictReader(open(p))] for p in sys.argv[1:3])
-if len(one) != len(many) or not one:
-    sys.exit(f"compare_ranks_test: FAILED: {len(one)} and {len(many)} epochs of test scores")
-for a, b in zip(one, many):
-    for k in ("test_loss", "test_accuracy"):
-        if abs(float(a[k]) - float(b[k])) > 1e-4:
-            sys.exit(f"compare_ranks_test: FAILED: epoch {a['epoch']}: {k} {a[k]} on 1 rank, {b[k]} across ranks")
-print(f"compare_ranks_test: the per-epoch test scores of 1 rank and of the ranks agree over {len(one)} epochs")
-PY
+"$(dirname "$0")/../support/compare_runs.py" "$WORK/np1" "$WORK/npN" --test-curves 1e-4 --names "1-rank" multi-rank \
+  --what "the per-epoch test scores of 1 rank and of the ranks agree"
 "$CHECK" "$WORK/compare.html" "$WORK/compare.png" "$WORK/np1" "$WORK/npN"

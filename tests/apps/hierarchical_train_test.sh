@@ -17,20 +17,13 @@ common=(--preset mlp --limit-train 2000 --limit-test 500 --epochs 2 --batch-size
 "$@" sh -c 'MAGMADNN_HOST=h$(( ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} / 2 )) exec "$0" "$@"' \
   "$BIN" train "${common[@]}" --allreduce hierarchical --out "$WORK/hier"
 python3 - "$WORK/flat" "$WORK/hier" <<'PY'
-import csv, json, sys
+import json, sys
 flat, hier = sys.argv[1:3]
 def summary(d): return json.load(open(f"{d}/summary.json"))
 for d, want in ((flat, "flat"), (hier, "hierarchical: 2 hosts (2 + 2 ranks)")):
     got = summary(d).get("allreduce")
     if got != want:
         sys.exit(f"hierarchical_train_test: FAILED: {d}/summary.json says allreduce {got!r}, expected {want!r}")
-one, two = ([r for r in csv.DictReader(open(f"{d}/test_per_epoch.csv"))] for d in (flat, hier))
-if len(one) != len(two) or not one:
-    sys.exit(f"hierarchical_train_test: FAILED: {len(one)} and {len(two)} epochs of test scores")
-for a, b in zip(one, two):
-    for k in ("test_loss", "test_accuracy"):
-        if abs(float(a[k]) - float(b[k])) > 1e-4:
-            sys.exit(f"hierarchical_train_test: FAILED: epoch {a['epoch']}: {k} {a[k]} flat, {b[k]} hierarchical")
-print(f"hierarchical_train_test: flat and hierarchical agree over {len(one)} epochs: "
-      + ", ".join(f"{b['test_loss']} vs {a['test_loss']}" for a, b in zip(one, two)))
 PY
+"$(dirname "$0")/../support/compare_runs.py" "$WORK/flat" "$WORK/hier" --test-curves 1e-4 --names flat hierarchical \
+  --what "flat and hierarchical agree in every epoch's test scores"

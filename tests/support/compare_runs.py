@@ -5,10 +5,14 @@ section of checkpoint.bin, whose header also holds timings that differ between
 runs; docs/checkpoint_format.md).
 
     compare_runs.py RUN_A RUN_B [--names A B] [--what TEXT]
+    compare_runs.py RUN_A RUN_B --test-curves TOL [--names A B] [--what TEXT]
 
 Prints each key for both runs and exits 1 naming the keys that differ, 0 when
-all agree. Shared by the network-namespace and the Slurm tests."""
+all agree. With --test-curves it compares instead the per-epoch test scores
+(test_per_epoch.csv: the same epochs, test_loss and test_accuracy within
+TOL). Shared by the network-namespace, Slurm and rank-count tests."""
 import argparse
+import csv
 import hashlib
 import json
 import struct
@@ -37,15 +41,34 @@ def load(run):
     return summary
 
 
+def compare_test_curves(a, b, tol, na, nb):
+    """The reason the per-epoch test scores of runs a and b differ, or None."""
+    one, two = ([r for r in csv.DictReader(open(run + "/test_per_epoch.csv"))] for run in (a, b))
+    if len(one) != len(two) or not one:
+        return f"{len(one)} and {len(two)} epochs of test scores"
+    for x, y in zip(one, two):
+        for k in ("test_loss", "test_accuracy"):
+            if abs(float(x[k]) - float(y[k])) > tol:
+                return f"epoch {x['epoch']}: {k} {x[k]} in the {na} run, {y[k]} in the {nb} run"
+    print(f"per-epoch test loss, {na} against {nb}: " +
+          ", ".join(f"{x['test_loss']} vs {y['test_loss']}" for x, y in zip(one, two)))
+    return None
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--names", nargs=2, default=["a", "b"])
     p.add_argument("--what", default="the two runs agree")
+    p.add_argument("--test-curves", type=float, metavar="TOL")
     args = p.parse_args()
-    a, b = load(args.a), load(args.b)
     na, nb = args.names
+    if args.test_curves is not None:
+        why = compare_test_curves(args.a, args.b, args.test_curves, na, nb)
+        print("FAIL: " + why if why else "PASS: " + args.what)
+        return 1 if why else 0
+    a, b = load(args.a), load(args.b)
     for k in KEYS:
         print(f"{k:21} {na} {a.get(k)}  {nb} {b.get(k)}")
     differ = [k for k in KEYS if a.get(k) != b.get(k)]
