@@ -445,7 +445,10 @@ TYPED_TEST(CpuKernelsTest, Axpy) {
 struct GemmSize {
   std::int64_t m, n, k;
 };
-const GemmSize kGemmSizes[] = {{7, 13, 5}, {1, 17, 1}, {128, 257, 64}, {1, 1, 1}, {33, 1, 70}, {3, 40, 300}};
+// {1, 300, 400}: one row past the small-product cut-off, so float goes to
+// oneDNN with a strided transposed row (cpu_gemm.cpp: pack_single_row).
+const GemmSize kGemmSizes[] = {{7, 13, 5}, {1, 17, 1}, {128, 257, 64}, {1, 1, 1}, {33, 1, 70}, {3, 40, 300},
+                               {1, 300, 400}};
 
 // op(X)[i][j] from a stored row-major matrix with row stride ld.
 template <typename T>
@@ -582,7 +585,7 @@ TYPED_TEST(CpuKernelsTest, GemmStridedBatchedMatchesEachProduct) {
   struct Case {
     std::int64_t m, n, k, batch;
   };
-  for (const Case s : {Case{3, 5, 4, 7}, Case{33, 40, 36, 6}, Case{64, 70, 48, 3}}) {
+  for (const Case s : {Case{3, 5, 4, 7}, Case{33, 40, 36, 6}, Case{64, 70, 48, 3}, Case{1, 300, 200, 4}}) {
     for (int t = 0; t < 4; ++t) {
       const bool ta = t & 1, tb = t & 2;
       for (const auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{-0.5, 1.0}}) {

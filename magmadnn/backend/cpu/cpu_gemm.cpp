@@ -23,6 +23,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -173,6 +174,29 @@ double seconds(F&& f) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// oneDNN 3.7.2's matmul (brgemm; f32 and bf16, AVX-512 and AMX alike) reads
+// a single-row source (m = 1) as if its k stride were 1: op(A) stored as one
+// column of a larger matrix (transposed, strides {1, lda}, lda > 1) gave the
+// product of the wrong elements, 0.25 for 0.75 in a 1 x 2 by 2 x 4 product
+// reproduced outside magmadnn on Debian 13 (oneDNN 2.6 reads it right; a B
+// column with n = 1 is read right by both). Such a row is packed first: k
+// elements per product, next to the product's k x n multiply-adds.
+struct PackedRowTag {};
+const void* pack_single_row(MatmulKey& key, const void* A) {
+  if (key.m != 1 || !key.ta || key.lda == 1) return A;
+  const std::size_t elem = key.bf16 ? sizeof(bfloat16) : sizeof(float);
+  auto* dst = static_cast<unsigned char*>(thread_buffer<PackedRowTag>(
+      elem * static_cast<std::size_t>(key.batch * key.k), "gemm: packing a strided single row"));
+  const auto* src = static_cast<const unsigned char*>(A);
+  for (std::int64_t b = 0; b < key.batch; ++b)
+    for (std::int64_t p = 0; p < key.k; ++p)
+      std::memcpy(dst + (b * key.k + p) * elem, src + (b * key.stride_a + p * key.lda) * elem, elem);
+  key.ta = false;
+  key.lda = key.k;
+  if (key.batch > 1) key.stride_a = key.k;
+  return dst;
+}
+
 class OnednnMatmul {
  public:
   static OnednnMatmul& instance() {
@@ -181,7 +205,8 @@ class OnednnMatmul {
   }
 
   // A and B are float, or bfloat16 when key.bf16.
-  void run(const MatmulKey& key, float alpha, const void* A, const void* B, const float* bias, float* C) {
+  void run(MatmulKey key, float alpha, const void* A, const void* B, const float* bias, float* C) {
+    A = pack_single_row(key, A);
     const CachedMatmul& mm = get(key);
     // One stream per thread: a oneDNN stream is not meant to be driven from
     // several threads at once, and a CPU stream is cheap to create.
