@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "magmadnn/compute/loss.h"
+#include "magmadnn/model/loss_graph.h"
 #include "magmadnn/compute/passes.h"
 #include "magmadnn/core/errors.h"
 #include "magmadnn/core/random.h"
@@ -98,14 +99,6 @@ void NeuralNetwork<T>::make_optimizer(optimizer::optimizer_t kind) {
   optimizer_name_ = optimizer::name_of(kind);
 }
 
-// Whether a node's values are probabilities in [0, 1] (so v1's
-// cross-entropy of probabilities applies to it directly).
-template <typename T>
-static bool produces_probabilities(const op::Operation<T>& node) {
-  const std::string k = node.kind();
-  return k == "sigmoid" || k == "linear_sigmoid" || k == "softmax";
-}
-
 template <typename T>
 void NeuralNetwork<T>::build(optimizer::loss_t loss) {
   MAGMADNN_CHECK(!layers_.empty(), ValueError, "NeuralNetwork: no layers");
@@ -165,23 +158,9 @@ void NeuralNetwork<T>::build(optimizer::loss_t loss) {
 
   // Fusion passes once, on the prediction; the loss is built on the result.
   out_ = op::optimize(raw_out);
-  if (loss == optimizer::CROSS_ENTROPY && out_->kind() == "softmax") {
-    score_ = op::Expr<T>(out_->get_inputs()[0]);  // logits: fused, stable loss
-    loss_ = op::softmax_crossentropy(score_, y_ph_);
-  } else if (loss == optimizer::CROSS_ENTROPY && produces_probabilities(*out_)) {
-    score_ = out_;  // v1: cross-entropy of probabilities (e.g. a sigmoid output)
-    loss_ = op::crossentropy(y_ph_, out_);
-  } else if (loss == optimizer::CROSS_ENTROPY) {
-    // An unbounded output (a FullyConnected layer last) is taken as logits, as
-    // PyTorch's CrossEntropyLoss does; log of a raw score would be NaN.
-    score_ = out_;
-    loss_ = op::softmax_crossentropy(out_, y_ph_);
-  } else if (loss == optimizer::MSE) {
-    score_ = out_;
-    loss_ = op::mse(out_, y_ph_);
-  } else {
-    MAGMADNN_THROW(ValueError, "NeuralNetwork: unknown loss_t value " << static_cast<int>(loss));
-  }
+  const LossGraph<T> lg = make_loss_graph<T>(out_, y_ph_, loss);
+  score_ = lg.score;
+  loss_ = lg.loss;
   // Optimizer slots now, so that their names (and a checkpoint's) do not
   // depend on when the first step happens.
   opt_->init_state(param_exprs_);

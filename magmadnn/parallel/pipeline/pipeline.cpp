@@ -1,0 +1,158 @@
+#include "magmadnn/parallel/pipeline/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "magmadnn/parallel/pipeline/cuts.h"
+
+namespace magmadnn::distributed::pipeline {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Message tags: activations of micro-batch m forward, gradients backward.
+constexpr int kTagBase = 4096;
+int forward_tag(int m) { return kTagBase + 2 * m; }
+int backward_tag(int m) { return kTagBase + 2 * m + 1; }
+
+// The whole network, built once on a placeholder: its layers (for the
+// initial weights) and each layer's output shape and parameter count.
+template <typename T>
+std::vector<std::shared_ptr<layer::Layer<T>>> build_whole(const std::vector<LayerFactory<T>>& factories,
+                                                          const std::vector<std::int64_t>& sample, memory_t mem,
+                                                          std::vector<LayerFacts>& facts) {
+  std::vector<std::int64_t> pattern{-1}, one{1};
+  pattern.insert(pattern.end(), sample.begin(), sample.end());
+  one.insert(one.end(), sample.begin(), sample.end());
+  auto ph = op::placeholder<T>("pipeline_input", pattern, mem);
+  ph->set_value(Tensor<T>(Shape(one), {ZERO}, mem));
+  std::vector<std::shared_ptr<layer::Layer<T>>> whole;
+  op::Expr<T> cur = ph;
+  for (std::size_t i = 0; i < factories.size(); ++i) {
+    auto l = factories[i](cur);
+    MAGMADNN_CHECK(l != nullptr && l->out(), ValueError, "pipeline: layer " << i << "'s factory built nothing");
+    check_recomputable(*l, static_cast<int>(i));
+    cur = l->out();
+    std::vector<std::int64_t> out = cur->get_output_shape().dims();
+    out.erase(out.begin());
+    facts.push_back({out, l->num_params()});
+    whole.push_back(std::move(l));
+  }
+  return whole;
+}
+
+std::vector<double> parameter_costs(const std::vector<LayerFacts>& facts) {
+  std::vector<double> cost;
+  for (const auto& f : facts) cost.push_back(static_cast<double>(f.params) + 1.0);
+  return cost;
+}
+
+}  // namespace
+
+template <typename T>
+Pipeline<T>::Pipeline(std::shared_ptr<Communicator> comm, const std::vector<LayerFactory<T>>& factories,
+                      std::vector<std::int64_t> sample_shape, std::shared_ptr<optimizer::Optimizer<T>> opt,
+                      PipelineOptions options)
+    : comm_(std::move(comm)), opt_(std::move(opt)), options_(std::move(options)) {
+  MAGMADNN_CHECK(comm_ != nullptr && opt_ != nullptr, ValueError, "pipeline: a communicator and an optimizer are needed");
+  const int n = static_cast<int>(factories.size());
+  const int stages = comm_->size();
+  const int wanted = options_.first.empty() ? stages : static_cast<int>(options_.first.size());
+  check_pipeline(wanted, n, stages, options_.micro_batches);
+  auto whole = build_whole<T>(factories, sample_shape, options_.memory, facts_);
+  first_ = options_.first.empty() ? balanced_cuts(parameter_costs(facts_), stages) : options_.first;
+  check_cuts(first_, n);
+  const int s = stage();
+  const int begin = first_[s], end = s + 1 < stages ? first_[s + 1] : n;
+  in_sample_ = s == 0 ? sample_shape : facts_[begin - 1].out_sample;
+  out_sample_ = facts_[end - 1].out_sample;
+  stage_ = std::make_unique<Stage<T>>(factories, begin, end, in_sample_, is_last(), options_.loss, options_.memory);
+  stage_->copy_weights_from(whole);
+}
+
+template <typename T>
+Tensor<T> Pipeline<T>::receive(int source, int tag, std::int64_t rows, const std::vector<std::int64_t>& sample) {
+  std::vector<std::int64_t> dims{rows};
+  dims.insert(dims.end(), sample.begin(), sample.end());
+  Tensor<T> buf(Shape(dims), {NONE}, HOST);
+  comm_->irecv(host_buffer(buf.mutable_host_data(), static_cast<std::size_t>(buf.size())), source, tag)->wait();
+  return buf;
+}
+
+template <typename T>
+void Pipeline<T>::send(const Tensor<T>& t, int dest, int tag) {
+  Pending p{nullptr, t.to(HOST)};
+  p.request = comm_->isend(host_buffer(p.data.host_data(), static_cast<std::size_t>(p.data.size())), dest, tag);
+  sends_.push_back(std::move(p));
+}
+
+template <typename T>
+void Pipeline<T>::finish_sends() {
+  for (auto& p : sends_) p.request->wait();
+  sends_.clear();
+}
+
+template <typename T>
+void Pipeline<T>::run_action(const Action& a, const Tensor<T>& x, const Tensor<T>& y, std::int64_t rows,
+                             double& loss_sum) {
+  const std::int64_t r0 = a.micro * rows, r1 = r0 + rows;
+  if (a.forward) {
+    const Tensor<T> in = is_first() ? x.slice(r0, r1) : receive(stage() - 1, forward_tag(a.micro), rows, in_sample_);
+    const Tensor<T> labels = is_last() ? y.slice(r0, r1) : Tensor<T>();
+    const auto t0 = Clock::now();
+    const Tensor<T>& out = stage_->forward(a.micro, in, is_last() ? &labels : nullptr);
+    stats_.busy_s += seconds_since(t0);
+    if (is_last()) loss_sum += static_cast<double>(out.get(0));
+    else send(out, stage() + 1, forward_tag(a.micro));
+    return;
+  }
+  const Tensor<T> g = is_last() ? Tensor<T>() : receive(stage() + 1, backward_tag(a.micro), rows, out_sample_);
+  const auto t0 = Clock::now();
+  const T seed = is_last() ? T(1) / T(options_.micro_batches) : T(1);
+  Tensor<T> dx = stage_->backward(a.micro, is_last() ? nullptr : &g, seed, !is_first());
+  stats_.busy_s += seconds_since(t0);
+  if (!is_first()) send(dx, stage() - 1, backward_tag(a.micro));
+}
+
+template <typename T>
+double Pipeline<T>::train_step(const Tensor<T>& x, const Tensor<T>& y) {
+  const int m = options_.micro_batches;
+  const std::int64_t batch = is_first() ? x.shape()[0] : y.shape()[0];
+  check_micro_batches(batch, m);
+  comm_->set_step(steps_);
+  stats_ = {};
+  stage_->set_training(true);
+  stage_->zero_gradients();
+  const std::vector<Action> actions = stage_actions(options_.schedule, stage(), stages(), m);
+  stats_.peak_in_flight = peak_in_flight(actions);
+  const std::int64_t recomputed = stage_->recomputes();
+  double loss_sum = 0;
+  const auto t0 = Clock::now();
+  for (const Action& a : actions) {
+    run_action(a, x, y, batch / m, loss_sum);
+    if (a.forward) stats_.peak_stash_bytes = std::max(stats_.peak_stash_bytes, stage_->stash_bytes());
+  }
+  finish_sends();
+  stats_.wall_s = seconds_since(t0);
+  stats_.recomputes = stage_->recomputes() - recomputed;
+  op::GradTable<T> table;
+  std::vector<op::Expr<T>> vars;
+  for (std::size_t i = 0; i < stage_->parameters().size(); ++i) {
+    vars.push_back(stage_->parameters()[i]);
+    table.set(vars.back(), std::move(stage_->gradients()[i]));
+  }
+  if (!vars.empty()) opt_->step(vars, table);
+  stage_->zero_gradients();
+  double loss = loss_sum / m;
+  comm_->broadcast(host_buffer(&loss, 1), stages() - 1);
+  ++steps_;
+  return loss;
+}
+
+template class Pipeline<float>;
+template class Pipeline<double>;
+
+}  // namespace magmadnn::distributed::pipeline

@@ -1,0 +1,196 @@
+// Pipelines in one process: S ranks as S threads (ThreadCommunicator), each
+// a stage, against the one-process network trained on whole batches, step
+// for step; the schedules; the cuts and the refusals.
+#include <gmock/gmock.h>
+
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "magmadnn/comm/thread_communicator.h"
+#include "magmadnn/parallel/pipeline/cuts.h"
+#include "pipeline_support.h"
+
+namespace {
+using namespace ptest;
+
+// The S pipelines of one group, built one after another after the same seed.
+std::vector<std::unique_ptr<pl::Pipeline<float>>> build(const Factories& f, const std::vector<std::int64_t>& sample,
+                                                        int stages, pl::PipelineOptions o, std::uint64_t seed) {
+  auto comms = distributed::make_thread_group(stages);
+  std::vector<std::unique_ptr<pl::Pipeline<float>>> pipes;
+  for (int r = 0; r < stages; ++r) {
+    comms[r]->set_timeout(std::chrono::seconds(30));
+    set_seed(seed);
+    pipes.push_back(std::make_unique<pl::Pipeline<float>>(comms[r], f, sample, make_optimizer(), o));
+  }
+  return pipes;
+}
+
+// One step on every stage at once; the first error is rethrown.
+std::vector<double> step_all(std::vector<std::unique_ptr<pl::Pipeline<float>>>& pipes, const Tensor<float>& x,
+                             const Tensor<float>& y) {
+  std::vector<double> losses(pipes.size());
+  std::exception_ptr error;
+  std::mutex mu;
+  std::vector<std::thread> ts;
+  for (std::size_t r = 0; r < pipes.size(); ++r) {
+    ts.emplace_back([&, r] {
+      try {
+        losses[r] = pipes[r]->train_step(x, y);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  if (error) std::rethrow_exception(error);
+  return losses;
+}
+
+struct Case {
+  const char* net;
+  int stages;
+  pl::Schedule schedule;
+  int micro;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.net << " at " << c.stages << " stages, " << pl::schedule_name(c.schedule) << ", " << c.micro
+      << " micro-batches";
+}
+
+class PipelineEqualsOneProcess : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PipelineEqualsOneProcess, StepForStep) {
+  const Case c = GetParam();
+  const bool lenet = std::string(c.net) == "lenet5";
+  const Factories f = lenet ? lenet5() : mlp();
+  const std::vector<std::int64_t> sample = lenet ? std::vector<std::int64_t>{1, 28, 28} : std::vector<std::int64_t>{20};
+  const std::int64_t classes = lenet ? 10 : 4, batch = 16;
+  pl::PipelineOptions o;
+  o.micro_batches = c.micro;
+  o.schedule = c.schedule;
+  auto pipes = build(f, sample, c.stages, o, 7);
+  Reference ref(f, sample, classes, 7);
+  for (int r = 0; r < c.stages; ++r) ASSERT_TRUE(weights_close(pipes[r]->local(), pipes[r]->first()[r], ref, 0, "initial"));
+  for (int step = 0; step < 3; ++step) {
+    Tensor<float> x, y;
+    make_batch(batch, sample, classes, 100 + step, x, y);
+    const std::vector<double> losses = step_all(pipes, x, y);
+    const double want = ref.step(x, y);
+    for (double l : losses) EXPECT_NEAR(l, want, 1e-5 * std::max(1.0, std::abs(want))) << "step " << step;
+    for (int r = 0; r < c.stages; ++r)
+      ASSERT_TRUE(weights_close(pipes[r]->local(), pipes[r]->first()[r], ref, 2e-5, "step " + std::to_string(step)));
+  }
+  // What a stage kept: 1F1B at most S - s micro-batches, GPipe all of them.
+  for (int r = 0; r < c.stages; ++r) {
+    const int want = c.schedule == pl::Schedule::gpipe ? c.micro : std::min(c.stages - r, c.micro);
+    EXPECT_EQ(pipes[r]->last_step().peak_in_flight, want) << "stage " << r;
+  }
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const char* net : {"mlp", "lenet5"})
+    for (int s : {2, 4})
+      for (pl::Schedule sch : {pl::Schedule::gpipe, pl::Schedule::one_f_one_b})
+        for (int m : {1, 2, 4, 8}) cases.push_back({net, s, sch, m});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, PipelineEqualsOneProcess, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           return std::string(i.param.net) + "_s" + std::to_string(i.param.stages) + "_" +
+                                  pl::schedule_name(i.param.schedule) + "_m" + std::to_string(i.param.micro);
+                         });
+
+TEST(PipelineSchedule, EachMicroBatchOnceForwardBeforeBackward) {
+  for (pl::Schedule sch : {pl::Schedule::gpipe, pl::Schedule::one_f_one_b})
+    for (int stages : {1, 2, 3, 4})
+      for (int s = 0; s < stages; ++s)
+        for (int m : {1, 2, 5, 8}) {
+          const auto a = pl::stage_actions(sch, s, stages, m);
+          ASSERT_EQ(a.size(), 2u * m);
+          std::vector<int> fwd(m, -1), bwd(m, -1);
+          for (int i = 0; i < static_cast<int>(a.size()); ++i) (a[i].forward ? fwd : bwd)[a[i].micro] = i;
+          for (int k = 0; k < m; ++k) EXPECT_TRUE(fwd[k] >= 0 && bwd[k] > fwd[k]) << "micro-batch " << k;
+          const int peak = pl::peak_in_flight(a);
+          EXPECT_EQ(peak, sch == pl::Schedule::gpipe ? m : std::min(stages - s, m));
+        }
+}
+
+TEST(PipelineSchedule, OneFOneBOnTheLastStageAlternates) {
+  const auto a = pl::stage_actions(pl::Schedule::one_f_one_b, 3, 4, 3);
+  const std::vector<pl::Action> want{{true, 0}, {false, 0}, {true, 1}, {false, 1}, {true, 2}, {false, 2}};
+  EXPECT_EQ(a, want);
+  EXPECT_THROW(pl::parse_schedule("interleaved"), ValueError);
+  EXPECT_EQ(pl::parse_schedule("1f1b"), pl::Schedule::one_f_one_b);
+}
+
+TEST(PipelineCuts, BalancedByCost) {
+  EXPECT_EQ(pl::balanced_cuts({1, 1, 1, 1}, 2), (std::vector<int>{0, 2}));
+  EXPECT_EQ(pl::balanced_cuts({10, 1, 1, 1, 10}, 2), (std::vector<int>{0, 2}));
+  EXPECT_EQ(pl::balanced_cuts({1, 100, 1, 1, 1}, 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(pl::balanced_cuts({5, 5, 5}, 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_THROW(pl::balanced_cuts({1, 1}, 3), ValueError);
+}
+
+// The message of the ValueError `fn` throws ("" when none).
+template <typename F>
+std::string error_of(F fn) {
+  try {
+    fn();
+  } catch (const ValueError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PipelineRefuses, MoreStagesThanLayersOrRanks) {
+  const Factories two{dense(8), dense(4)};
+  auto comms = distributed::make_thread_group(3);
+  EXPECT_THAT(error_of([&] { pl::Pipeline<float>(comms[0], two, {20}, make_optimizer(), {}); }),
+              ::testing::HasSubstr("3 stages but the network has only 2 layers"));
+  pl::PipelineOptions o;
+  o.first = {0, 4};
+  EXPECT_THAT(error_of([&] { pl::Pipeline<float>(comms[0], mlp(), {20}, make_optimizer(), o); }),
+              ::testing::HasSubstr("2 stages need 2 ranks (one per stage), the run has 3"));
+}
+
+TEST(PipelineRefuses, MicroBatchesThatDoNotDivideTheBatch) {
+  pl::PipelineOptions o;
+  o.micro_batches = 3;
+  auto pipes = build(mlp(), {20}, 2, o, 7);
+  Tensor<float> x, y;
+  make_batch(16, {20}, 4, 1, x, y);
+  EXPECT_THAT(error_of([&] { step_all(pipes, x, y); }),
+              ::testing::HasSubstr("3 micro-batches do not divide the batch of 16"));
+  o.micro_batches = 0;
+  auto comms = distributed::make_thread_group(2);
+  EXPECT_THAT(error_of([&] { pl::Pipeline<float>(comms[0], mlp(), {20}, make_optimizer(), o); }),
+              ::testing::HasSubstr("micro_batches must be >= 1"));
+}
+
+TEST(PipelineRefuses, BadCutsAndDropout) {
+  EXPECT_THAT(error_of([] { pl::check_cuts({0, 3, 3}, 8); }), ::testing::HasSubstr("stage 2 starts at layer 3"));
+  EXPECT_THAT(error_of([] { pl::check_cuts({1, 3}, 8); }), ::testing::HasSubstr("must start at layer 0"));
+  EXPECT_THAT(error_of([] { pl::check_cuts({0, 8}, 8); }), ::testing::HasSubstr("the network has 8 layers"));
+  Factories f = mlp();
+  f[2] = [](const op::Expr<float>& x) { return layer::dropout<float>(x, 0.5f).ptr(); };
+  auto comms = distributed::make_thread_group(2);
+  EXPECT_THAT(error_of([&] { pl::Pipeline<float>(comms[0], f, {20}, make_optimizer(), {}); }),
+              ::testing::HasSubstr("is a dropout layer"));
+}
+
+TEST(PipelineRefuses, ACutInsideAResidualBranch) {
+  // 0 conv, 1 relu, 2 conv, 3 add(1, 2), 4 dense: layer 3 reads layer 1.
+  const std::vector<std::vector<int>> reads{{}, {0}, {1}, {1, 2}, {3}};
+  EXPECT_NO_THROW(pl::check_no_crossing({0, 4}, reads));
+  EXPECT_NO_THROW(pl::check_no_crossing({0, 2}, reads));  // the branch starts at the cut: layer 1 crosses once
+  EXPECT_THAT(error_of([&] { pl::check_no_crossing({0, 3}, reads); }),
+              ::testing::HasSubstr("layer 3 (stage 1) reads layer 1 (stage 0): the cut before layer 3 is inside a branch"));
+}
+
+}  // namespace
