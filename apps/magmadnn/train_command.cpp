@@ -358,8 +358,9 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
         << std::defaultfloat << " MB in memory, images as " << run.train().x.storage_type() << ")"
         << "; run folder " << rf.dir() << (resume ? " (resuming)" : "");
     if (comm->size() > 1) {
-      out << "; " << comm->size() << " ranks (" << comm->backend() << "), strategy " << spec.distributed.strategy
-          << ", global batch " << spec.batch_size;
+      out << "; " << comm->size() << " ranks (" << comm->backend() << "), "
+          << (spec.pipeline.enabled ? "pipeline" : "strategy " + spec.distributed.strategy) << ", global batch "
+          << spec.batch_size;
     }
     out
         << std::endl;  // flushed: logs under nohup show it at once
@@ -454,7 +455,8 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
         << st["gradients"].get<std::int64_t>() << " gradients (bound " << st["bound"].get<std::int64_t>() << ")\n";
   }
   if (!quiet) {
-    out << "run folder: " << rf.dir() << " (report.html, summary.json, metrics.csv, checkpoint.bin)\n";
+    out << "run folder: " << rf.dir() << " (report.html, summary.json, metrics.csv"
+        << (spec.pipeline.enabled ? "; a pipelined run writes no checkpoint yet" : ", checkpoint.bin") << ")\n";
   }
   return 0;
 }

@@ -4,8 +4,23 @@
 #include <numeric>
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/model/network_detail.h"
 
 namespace magmadnn::model {
+
+template <typename T>
+std::int64_t count_correct(const Tensor<T>& pred, const Tensor<T>& y) {
+  return detail::count_correct(pred, y);
+}
+template std::int64_t count_correct(const Tensor<float>&, const Tensor<float>&);
+template std::int64_t count_correct(const Tensor<double>&, const Tensor<double>&);
+
+template <typename T>
+std::vector<std::int64_t> row_classes(const Tensor<T>& pred) {
+  return detail::row_classes(pred);
+}
+template std::vector<std::int64_t> row_classes(const Tensor<float>&);
+template std::vector<std::int64_t> row_classes(const Tensor<double>&);
 
 std::int64_t ConfusionMatrix::operator()(std::int64_t true_class, std::int64_t predicted) const {
   MAGMADNN_CHECK(true_class >= 0 && true_class < classes && predicted >= 0 && predicted < classes, IndexError,

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "magmadnn/tensor/tensor.h"
+
 namespace magmadnn::model {
 
 struct ConfusionMatrix {
@@ -31,6 +33,16 @@ struct ConfusionMatrix {
   /// All samples counted.
   std::int64_t total() const;
 };
+
+/// Rows of `pred` {N, C} whose class matches the one-hot (or 0/1) labels
+/// `y`'s: argmax against argmax, or both thresholded at 0.5 for C = 1 (the
+/// accuracy NeuralNetwork reports). ShapeError when the sizes differ.
+template <typename T>
+std::int64_t count_correct(const Tensor<T>& pred, const Tensor<T>& y);
+
+/// The class of every row of `pred` {N, C}: argmax, or 0/1 at 0.5 for C = 1.
+template <typename T>
+std::vector<std::int64_t> row_classes(const Tensor<T>& pred);
 
 /// The confusion matrix of `predicted` against `true_labels` (see the file comment).
 ConfusionMatrix confusion_matrix(const std::vector<std::int64_t>& true_labels,

@@ -17,12 +17,6 @@ namespace {
 
 using LayerPtr = std::shared_ptr<layer::Layer<float>>;
 
-op::Expr<float> push_activation(std::vector<LayerPtr>& chain, op::Expr<float> x, const std::string& name) {
-  if (name == "none") return x;
-  auto a = layer::activation(x, layer::activation_from_name(name));
-  chain.push_back(a.ptr());
-  return a->out();
-}
 
 std::shared_ptr<const optimizer::LRSchedule> make_schedule(const TrainSpec& spec, std::int64_t spe,
                                                            std::int64_t world_size) {
@@ -114,6 +108,22 @@ void count_weights(NetworkBuild& b, const std::vector<LayerPtr>& chain, const st
 }
 
 }  // namespace
+
+std::shared_ptr<optimizer::Optimizer<float>> make_optimizer(const TrainSpec& spec, std::int64_t steps_per_epoch,
+                                                            std::int64_t world_size) {
+  auto opt = optimizer::make<float>(optimizer_settings(spec.optimizer));
+  if (auto sched = make_schedule(spec, std::max<std::int64_t>(1, steps_per_epoch), world_size)) {
+    opt->set_schedule(std::move(sched));
+  }
+  return opt;
+}
+
+op::Expr<float> push_activation(std::vector<LayerPtr>& chain, op::Expr<float> x, const std::string& name) {
+  if (name == "none") return x;
+  auto a = layer::activation(x, layer::activation_from_name(name));
+  chain.push_back(a.ptr());
+  return a->out();
+}
 
 model::nn_params_t training_params(const TrainSpec& spec) {
   model::nn_params_t params(spec.batch_size, spec.epochs);

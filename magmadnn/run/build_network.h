@@ -48,6 +48,18 @@ struct NetworkBuild {
 /// trains with the same).
 model::nn_params_t training_params(const TrainSpec& spec);
 
+/// The optimizer build_network gives its network (spec.optimizer's kind and
+/// settings, and the schedule with `steps_per_epoch` and `world_size` as
+/// there), for code that trains the spec's layers without that network (a
+/// pipeline stage).
+std::shared_ptr<optimizer::Optimizer<float>> make_optimizer(const TrainSpec& spec, std::int64_t steps_per_epoch,
+                                                            std::int64_t world_size = 1);
+
+/// Appends the activation `name` of the config ("relu", ...; "none":
+/// nothing) after `x` to `chain`; returns its output.
+op::Expr<float> push_activation(std::vector<std::shared_ptr<layer::Layer<float>>>& chain, op::Expr<float> x,
+                                const std::string& name);
+
 /// Builds the network of `spec` for samples of `sample_shape`.
 /// `steps_per_epoch` converts the schedule's epochs into optimizer steps
 /// (those of the first epoch when the batch grows). `classes` (> 0) is

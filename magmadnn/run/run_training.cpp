@@ -201,6 +201,7 @@ model::FitOptions<float> TrainingRun::fit_options(const RunOptions& options, con
 }
 
 RunResult TrainingRun::run(const RunOptions& options) {
+  if (spec_.pipeline.enabled) return run_pipelined(options);
   const auto t0 = Clock::now();
   model::NeuralNetwork<float>& net = network();
   test_curve_.clear();

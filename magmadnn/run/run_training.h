@@ -24,6 +24,17 @@
 /// RunResult::test_curve; those scores reach no callback decision, so
 /// training is unchanged by them.
 ///
+/// With spec.pipeline (docs/hybrid.md, "Pipelines") the layers train as a
+/// pipeline, stage s on rank s of RunOptions::communicator, whose size must
+/// be the stage count (refused before training otherwise, as are resume,
+/// early stopping, loss scaling and micro-batches that do not divide the
+/// last training batch). Then network() is the whole network as built and
+/// stays untrained; the callbacks hear on_train_begin only; no checkpoint is
+/// written (summary.json's "checkpoint" is null); the plan, with what each
+/// stage measured, is summary.json's "pipeline" and RunOptions::log's first
+/// lines (rank 0), followed by one line per epoch; test_predictions holds
+/// every test sample's class on every rank.
+///
 /// Guarantees: a spec whose epochs, batch_size, data limits or patience lie
 /// outside their limits:: range throws ValueError before anything is loaded;
 /// the same spec and seed give the same run; the test split is
@@ -144,6 +155,7 @@ class TrainingRun {
   Json memory(std::uint64_t peak_rss, bool peak_is_training) const;
   Json loss_scaling(const optimizer::LossScaler& scaler) const;
   std::vector<InputRecord> inputs(const RunOptions& options) const;  // run_inputs.cpp
+  RunResult run_pipelined(const RunOptions& options);                // pipeline_run.cpp
 
   TrainSpec spec_;
   Split train_, val_, test_;

@@ -14,6 +14,7 @@
 #include "magmadnn/run/config_object.h"
 #include "magmadnn/run/layer_kinds.h"
 #include "magmadnn/run/parallel_plan.h"
+#include "magmadnn/run/pipeline_config.h"
 #include "magmadnn/run/spec_fields.h"
 
 namespace magmadnn::run {
@@ -251,6 +252,7 @@ TrainSpec parse_config(const Json& j) {
   check_across_keys(s);
   // A layout the ranks cannot serve is a config error, whatever the rank count.
   plan_parallel(s);
+  check_pipeline_config(s);
   return s;
 }
 

@@ -39,6 +39,8 @@
 ///                        "restore_best": true},          (absent: train every epoch)
 ///     "distributed": {"strategy": "allreduce", "parallel": "data", "bucket_mb": 25, "average_every": 4,
 ///                     "staleness": 2, "watchdog_s": 60},   (read only under mpirun)
+///     "parallel": {"pipeline": {"stages": 2, "micro_batches": 4, "schedule": "1f1b",
+///                               "cuts": [0, 5]}},   (docs/hybrid.md, "Pipelines")
 ///     "epochs": 5, "batch_size": 100, "seed": 42,
 ///     "precision": "fp32" | "bf16" | "fp16" | "tf32",   (see core/precision.h)
 ///     "loss_scaling": {"mode": "auto"|"on"|"off", "init_scale": 65536,
@@ -104,6 +106,8 @@ inline constexpr IntRange growth_interval{1, 1'000'000'000};  ///< loss_scaling.
 inline constexpr IntRange classes{2, 1'000'000};           ///< data.classes (synthetic)
 inline constexpr IntRange synthetic_samples{1, 2'147'483'647};  ///< data.train_samples, data.test_samples
 inline constexpr IntRange decode_threads{0, 256};  ///< data.decode_threads (folder; 0: tuned)
+inline constexpr IntRange stages{1, 1024};            ///< parallel.pipeline.stages
+inline constexpr IntRange micro_batches{1, 4096};     ///< parallel.pipeline.micro_batches
 }  // namespace limits
 
 /// One layer of the network. Layers are listed so that every layer comes
@@ -243,6 +247,20 @@ struct DistributedSpec {
   bool operator==(const DistributedSpec&) const = default;
 };
 
+/// Layer (pipeline) parallelism (parallel/pipeline/pipeline.h,
+/// docs/hybrid.md "Pipelines"): the layers cut into `stages` consecutive
+/// stages, one per rank, each batch into `micro_batches`.
+struct PipelineSpec {
+  bool enabled = false;  ///< the config has a "parallel.pipeline" object
+  std::int64_t stages = 2;
+  std::int64_t micro_batches = 1;
+  std::string schedule = "1f1b";  ///< "gpipe" or "1f1b"
+  /// Each stage's first layer (index into `layers`), starting with 0; empty:
+  /// chosen so that the stages' parameter counts are balanced.
+  std::vector<std::int64_t> cuts;
+  bool operator==(const PipelineSpec&) const = default;
+};
+
 /// The values data.dataset accepts.
 const std::vector<std::string>& dataset_names();
 
@@ -282,6 +300,7 @@ struct TrainSpec {
   DataSpec data;
   EarlyStoppingSpec early_stopping;
   DistributedSpec distributed;
+  PipelineSpec pipeline;  ///< "parallel": {"pipeline": {...}}
   BatchGrowthSpec batch_growth;
   std::int64_t epochs = 5;
   std::int64_t batch_size = 100;

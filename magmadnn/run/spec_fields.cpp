@@ -9,6 +9,7 @@
 #include "magmadnn/comm/hierarchical_communicator.h"
 #include "magmadnn/optimizer/factory.h"
 #include "magmadnn/optimizer/large_batch_lr.h"
+#include "magmadnn/parallel/pipeline/schedule.h"
 #include "magmadnn/parallel/strategy_registry.h"
 
 namespace magmadnn::run {
@@ -27,10 +28,11 @@ auto in(G TrainSpec::*g, M G::*m) {
   return [g, m](auto& s) -> auto& { return (s.*g).*m; };
 }
 
-// The group of a field from its reference's path: "optimizer.momentum".
+// The group of a field from its reference's path: "optimizer.momentum",
+// "parallel.pipeline.stages" (group "parallel.pipeline").
 SpecField named(const std::string& path, std::string meaning) {
   SpecField f;
-  const auto dot = path.find('.');
+  const auto dot = path.rfind('.');
   f.group = dot == std::string::npos ? "" : path.substr(0, dot);
   f.key = dot == std::string::npos ? path : path.substr(dot + 1);
   f.meaning = std::move(meaning);
@@ -308,6 +310,53 @@ void add_distributed_fields(Table& t) {
                        true}));
 }
 
+// "parallel": {"pipeline": {...}} (parallel/pipeline/, docs/hybrid.md).
+SpecField pipeline_cuts() {
+  SpecField f = named("parallel.pipeline.cuts",
+                      "each stage's first layer (an index into `layers`), starting with 0, one per stage; absent: "
+                      "cut where the stages' parameter counts (each layer counted as its parameters + 1) are most "
+                      "even");
+  f.accepts.kind = Kind::other;
+  f.accepts.described = "a list of integers";
+  f.default_text = "balanced";
+  f.read = [](const ConfigObject& o, TrainSpec& s) {
+    if (!o.has("cuts")) return;
+    const Json& v = o.get("cuts");
+    if (!v.is_array() || v.empty())
+      throw ConfigError(o.at("cuts"), "expected a list of layer indices (one per stage), got " + v.dump());
+    s.pipeline.cuts.clear();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_number_integer() || v[i].get<std::int64_t>() < 0)
+        throw ConfigError(o.at("cuts") + "[" + std::to_string(i) + "]", "expected a layer index, got " + v[i].dump());
+      s.pipeline.cuts.push_back(v[i].get<std::int64_t>());
+    }
+  };
+  f.value = [](const TrainSpec& s) { return Json(s.pipeline.cuts); };
+  f.written = [](const TrainSpec& s) { return !s.pipeline.cuts.empty(); };
+  return f;
+}
+void add_pipeline_fields(Table& t) {
+  using P = PipelineSpec;
+  const auto p = [](auto m) { return in(&TrainSpec::pipeline, m); };
+  const auto enabled = [](const TrainSpec& s) { return s.pipeline.enabled; };
+  t.push_back(written_if(object("parallel", "the parallel plan",
+                                "how the network is laid out over the ranks beyond data parallelism; written to "
+                                "`config.json` only with a pipeline"),
+                         enabled));
+  t.push_back(written_if(object("parallel.pipeline", "the pipeline",
+                                "when present, layer parallelism: the layers cut into `stages` consecutive stages, "
+                                "one per rank, each batch into `micro_batches` (docs/hybrid.md, \"Pipelines\")",
+                                [](TrainSpec& s) { s.pipeline.enabled = true; }),
+                         enabled));
+  t.push_back(integer("parallel.pipeline.stages", p(&P::stages), limits::stages,
+                      "stages, each on its own rank: the run needs exactly this many ranks"));
+  t.push_back(integer("parallel.pipeline.micro_batches", p(&P::micro_batches), limits::micro_batches,
+                      "micro-batches per batch; they must divide `batch_size` and the last training batch"));
+  t.push_back(choice("parallel.pipeline.schedule", p(&P::schedule), [] { return distributed::pipeline::schedule_names(); },
+                     "`gpipe`: every forward, then every backward; `1f1b`: one forward, one backward, at most "
+                     "`stages` micro-batches in flight"));
+  t.push_back(pipeline_cuts());
+}
 void add_batch_growth_fields(Table& t) {
   using G = BatchGrowthSpec;
   const auto g = [](auto m) { return in(&TrainSpec::batch_growth, m); };
@@ -469,6 +518,7 @@ std::vector<SpecField> build_spec_fields() {
   add_data_fields(t);
   add_early_stopping_fields(t);
   add_distributed_fields(t);
+  add_pipeline_fields(t);
   add_batch_growth_fields(t);
   add_top_level_scalars(t);
   add_loss_scaling_fields(t);
@@ -501,14 +551,27 @@ SpecField spec_field(const std::string& path) {
 
 void read_fields(const ConfigObject& o, const std::string& group, TrainSpec& s) {
   for (const SpecField& f : spec_fields()) {
-    if (f.group == group && f.read && f.accepts.kind != Kind::object) f.read(o, s);
+    if (f.group != group) continue;
+    if (f.accepts.kind != Kind::object) {
+      if (f.read) f.read(o, s);
+    } else if (o.has(f.key)) {  // an object inside the group: "parallel.pipeline"
+      const ConfigObject inner(o.get(f.key), f.path(), field_keys(f.path()), f.what);
+      if (f.read) f.read(inner, s);
+      read_fields(inner, f.path(), s);
+    }
   }
 }
 
 void write_fields(const TrainSpec& s, const std::string& group, Json& out) {
   for (const SpecField& f : spec_fields()) {
-    if (f.group != group || f.by_group || !f.value || (f.written && !f.written(s))) continue;
-    out[f.key] = f.value(s);
+    if (f.group != group || f.by_group || (f.written && !f.written(s))) continue;
+    if (f.accepts.kind == Kind::object) {  // an object inside the group
+      Json inner = Json::object();
+      write_fields(s, f.path(), inner);
+      out[f.key] = std::move(inner);
+    } else if (f.value) {
+      out[f.key] = f.value(s);
+    }
   }
 }
 

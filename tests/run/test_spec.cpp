@@ -1,6 +1,7 @@
 // The run specification (magmadnn/run/spec.h): a valid document, the round trip, every error path with its
 // message, every activation of the op table (accepted, builds, trains),
 // presets and their expansion.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "run/config_error.h"
@@ -483,4 +484,79 @@ TEST(CliConfig, LossScalingKeys) {
             "loss_scaling.growth_interval: expected an integer in [1, 1000000000], got 0");
   EXPECT_EQ(error_of(with("/loss_scaling/init_scale", 0.5)),
             "loss_scaling.init_scale: expected a number in [1, 16777216], got 0.5");
+}
+
+// Pipelines in the config ("parallel": {"pipeline": ...}; run/pipeline_config.h):
+// what parses, what is written back, and each refusal with its reason.
+namespace {
+
+Json pipelined(Json pipeline) {
+  Json j = preset("lenet5");
+  j["batch_size"] = 32;
+  j["parallel"] = {{"pipeline", std::move(pipeline)}};
+  return j;
+}
+
+}  // namespace
+
+TEST(SpecPipeline, ParsesAndReadsBack) {
+  const TrainSpec s = parse_config(pipelined({{"stages", 2}, {"micro_batches", 4}, {"schedule", "gpipe"}}));
+  EXPECT_TRUE(s.pipeline.enabled);
+  EXPECT_EQ(s.pipeline.stages, 2);
+  EXPECT_EQ(s.pipeline.micro_batches, 4);
+  EXPECT_EQ(s.pipeline.schedule, "gpipe");
+  EXPECT_EQ(parse_config(to_json(s)), s);
+  EXPECT_FALSE(to_json(parse_config(preset("lenet5"))).contains("parallel")) << "written only with a pipeline";
+  const TrainSpec c = parse_config(pipelined({{"stages", 2}, {"cuts", {0, 5}}}));
+  EXPECT_EQ(c.pipeline.cuts, (std::vector<std::int64_t>{0, 5}));
+  EXPECT_EQ(to_json(c)["parallel"]["pipeline"]["cuts"], Json({0, 5}));
+}
+
+TEST(SpecPipeline, RefusesWhatCannotRun) {
+  const int layers = static_cast<int>(preset("lenet5")["layers"].size());
+  EXPECT_EQ(error_of(pipelined({{"stages", layers + 1}})),
+            "parallel.pipeline.stages: " + std::to_string(layers + 1) + " stages but the network has only " +
+                std::to_string(layers) + " layers (each stage needs at least one)");
+  EXPECT_EQ(error_of(pipelined({{"stages", 2}, {"micro_batches", 3}})),
+            "parallel.pipeline.micro_batches: 3 micro-batches do not divide batch_size 32 (every micro-batch must "
+            "have the same size)");
+  EXPECT_EQ(error_of(pipelined({{"stages", 2}, {"cuts", {0}}})),
+            "parallel.pipeline.cuts: expected one first layer per stage (2), got 1");
+  EXPECT_EQ(error_of(pipelined({{"stages", 2}, {"cuts", {1, 3}}})),
+            "parallel.pipeline.cuts: the first stage must start at layer 0");
+  EXPECT_EQ(error_of(pipelined({{"stages", 2}, {"schedule", "zb"}})),
+            R"(parallel.pipeline.schedule: expected one of "gpipe", "1f1b", got "zb")");
+  Json growth = pipelined({{"stages", 2}});
+  growth["batch_growth"] = {{"max", 64}};
+  EXPECT_THAT(error_of(growth), ::testing::HasSubstr("batch_growth: not supported with a pipeline yet"));
+  Json dropout = pipelined({{"stages", 2}});
+  dropout["layers"].insert(dropout["layers"].begin() + 5, Json{{"type", "dropout"}, {"rate", 0.5}});
+  EXPECT_THAT(error_of(dropout), ::testing::HasSubstr("layers[5]: a dropout layer cannot be pipelined yet"));
+  Json model = pipelined({{"stages", 2}});
+  model["distributed"] = {{"parallel", "auto"}};
+  EXPECT_THAT(error_of(model), ::testing::HasSubstr("parallel.pipeline: a pipeline of model-parallel layers"));
+}
+
+// A residual block of plain layers: 0 conv, 1 conv, 2 add(input of 1, 1),
+// 3 flatten, 4 dense. A cut before layer 2 leaves the skip connection
+// (layer 0's output, read by the add) on the other side.
+TEST(SpecPipeline, RefusesACutInsideAResidualBranch) {
+  Json j = {{"batch_size", 8},
+            {"layers",
+             {{{"type", "conv2d"}, {"name", "a"}, {"filters", 4}, {"kernel", 3}, {"padding", 1}},
+              {{"type", "conv2d"}, {"name", "b"}, {"filters", 4}, {"kernel", 3}, {"padding", 1}},
+              {{"type", "add"}, {"inputs", {"a", "b"}}, {"activation", "relu"}},
+              {{"type", "flatten"}},
+              {{"type", "dense"}, {"units", 10}}}}};
+  j["parallel"] = {{"pipeline", {{"stages", 2}, {"cuts", {0, 2}}}}};
+  EXPECT_EQ(error_of(j), "parallel.pipeline.cuts: layer 2 (stage 1) reads layer 0 (stage 0): the cut before layer 2 "
+                         "is inside a branch (a residual or skip connection); only the output of a stage's last "
+                         "layer can cross to the next stage");
+  j["parallel"]["pipeline"]["cuts"] = {0, 3};
+  EXPECT_EQ(error_of(j), "");
+  // Balanced cuts keep out of the branch: before layers 1, 3 and 4 (layer
+  // 0's output crosses alone before 1), not before 2; 5 stages need 4 places.
+  j["parallel"]["pipeline"] = {{"stages", 5}};
+  EXPECT_EQ(error_of(j), "parallel.pipeline.stages: 5 stages, but the network can be cut in only 3 places (a cut "
+                         "inside a branch, such as a residual block's, is not one)");
 }

@@ -22,9 +22,12 @@ namespace {
 
 Json minimal() { return Json{{"layers", Json::array({Json{{"type", "flatten"}}, Json{{"type", "dense"}, {"units", 10}}})}}; }
 
-// Sets `path` ("a.b") of a copy of `j` to `v`.
+// Sets `path` ("a.b", "a.b.c") of a copy of `j` to `v`.
 Json with(Json j, const SpecField& f, const Json& v) {
-  (f.group.empty() ? j : j[f.group])[f.key] = v;
+  Json* at = &j;
+  std::stringstream groups(f.group);
+  for (std::string g; !f.group.empty() && std::getline(groups, g, '.');) at = &(*at)[g];
+  (*at)[f.key] = v;
   return j;
 }
 
@@ -56,7 +59,9 @@ TEST(SpecSchema, EveryWrittenKeyHasOneEntry) {
   synthetic["precision"] = "bf16";
   synthetic["deterministic"] = true;
   synthetic["test_every_epoch"] = true;
-  for (const Json& j : {synthetic, preset("mlp"), preset("resnet50")}) {
+  Json pipeline = minimal();
+  pipeline["parallel"] = {{"pipeline", {{"stages", 2}, {"micro_batches", 4}, {"cuts", {0, 1}}}}};
+  for (const Json& j : {synthetic, pipeline, preset("mlp"), preset("resnet50")}) {
     std::set<std::string> written;
     collect_paths(to_json(parse_config(j)), "", written);
     for (const std::string& p : written) EXPECT_TRUE(table.count(p)) << p << " is written but has no entry";

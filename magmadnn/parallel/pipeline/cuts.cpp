@@ -7,10 +7,27 @@
 
 namespace magmadnn::distributed::pipeline {
 
-std::vector<int> balanced_cuts(const std::vector<double>& cost, int stages) {
+std::vector<bool> cut_points(const std::vector<std::vector<int>>& reads) {
+  const int n = static_cast<int>(reads.size());
+  std::vector<bool> ok(n, true);
+  // earliest[c]: the earliest layer that layers c.. read.
+  int earliest = n;
+  for (int c = n - 1; c >= 1; --c) {
+    for (int i : reads[c]) earliest = std::min(earliest, i);
+    ok[c] = earliest >= c - 1;
+  }
+  return ok;
+}
+
+std::vector<int> balanced_cuts(const std::vector<double>& cost, int stages, const std::vector<bool>& allowed) {
   const int n = static_cast<int>(cost.size());
   MAGMADNN_CHECK(stages >= 1 && stages <= n, ValueError,
                  "pipeline: " << stages << " stages for " << n << " layers (each stage needs a layer)");
+  const auto may_start = [&](int k) { return k == 0 || allowed.empty() || allowed[k]; };
+  const int places = static_cast<int>(std::count_if(allowed.begin(), allowed.end(), [](bool b) { return b; }));
+  MAGMADNN_CHECK(allowed.empty() || places >= stages, ValueError,
+                 "pipeline: " << stages << " stages, but the network can be cut in only " << places - 1
+                              << " places (a cut inside a branch, such as a residual block's, is not one)");
   std::vector<double> prefix(n + 1, 0.0);
   for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + cost[i];
   const double inf = std::numeric_limits<double>::infinity();
@@ -22,6 +39,7 @@ std::vector<int> balanced_cuts(const std::vector<double>& cost, int stages) {
   for (int s = 1; s <= stages; ++s) {
     for (int i = s; i <= n; ++i) {
       for (int k = s - 1; k < i; ++k) {
+        if (!may_start(k)) continue;
         const double v = std::max(best[s - 1][k], prefix[i] - prefix[k]);
         if (v < best[s][i]) best[s][i] = v, from[s][i] = k;
       }

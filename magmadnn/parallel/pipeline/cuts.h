@@ -16,9 +16,18 @@ namespace magmadnn::distributed::pipeline {
 /// The cut of `cost.size()` layers into `stages` consecutive non-empty
 /// stages whose largest total cost is the least possible (ties: the earliest
 /// cuts). `cost[i]` is layer i's estimated cost (e.g. its parameter count
-/// plus one, so a layer without parameters still counts). ValueError when
-/// stages < 1 or stages > cost.size().
-std::vector<int> balanced_cuts(const std::vector<double>& cost, int stages);
+/// plus one, so a layer without parameters still counts). `allowed`, when
+/// not empty (one entry per layer), says before which layers a stage may
+/// start (cut_points). ValueError when stages < 1, stages > cost.size(), or
+/// there are fewer allowed places than stages - 1.
+std::vector<int> balanced_cuts(const std::vector<double>& cost, int stages, const std::vector<bool>& allowed = {});
+
+/// Before which layers a stage may start, given what each layer reads
+/// (`reads[j]`: indices of the layers j reads, -1 for the network's input):
+/// before layer c when no layer from c on reads a layer before c - 1, so
+/// that one message (layer c - 1's output) carries all a stage needs.
+/// Entry 0 is true.
+std::vector<bool> cut_points(const std::vector<std::vector<int>>& reads);
 
 /// Checks a plan given by hand for `layers` layers: first[0] == 0, strictly
 /// increasing, every entry < layers (ValueError naming the entry otherwise).

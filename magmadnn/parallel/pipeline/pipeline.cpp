@@ -4,6 +4,8 @@
 #include <chrono>
 #include <utility>
 
+#include "magmadnn/data/dataloader.h"
+#include "magmadnn/model/metrics.h"
 #include "magmadnn/parallel/pipeline/cuts.h"
 
 namespace magmadnn::distributed::pipeline {
@@ -63,7 +65,7 @@ Pipeline<T>::Pipeline(std::shared_ptr<Communicator> comm, const std::vector<Laye
   const int wanted = options_.first.empty() ? stages : static_cast<int>(options_.first.size());
   check_pipeline(wanted, n, stages, options_.micro_batches);
   auto whole = build_whole<T>(factories, sample_shape, options_.memory, facts_);
-  first_ = options_.first.empty() ? balanced_cuts(parameter_costs(facts_), stages) : options_.first;
+  first_ = options_.first.empty() ? balanced_cuts(parameter_costs(facts_), stages, options_.cut_points) : options_.first;
   check_cuts(first_, n);
   const int s = stage();
   const int begin = first_[s], end = s + 1 < stages ? first_[s + 1] : n;
@@ -84,6 +86,8 @@ Tensor<T> Pipeline<T>::receive(int source, int tag, std::int64_t rows, const std
 
 template <typename T>
 void Pipeline<T>::send(const Tensor<T>& t, int dest, int tag) {
+  // Buffers of sends that have completed go first.
+  std::erase_if(sends_, [](Pending& p) { return p.request->test(); });
   Pending p{nullptr, t.to(HOST)};
   p.request = comm_->isend(host_buffer(p.data.host_data(), static_cast<std::size_t>(p.data.size())), dest, tag);
   sends_.push_back(std::move(p));
@@ -105,8 +109,12 @@ void Pipeline<T>::run_action(const Action& a, const Tensor<T>& x, const Tensor<T
     const auto t0 = Clock::now();
     const Tensor<T>& out = stage_->forward(a.micro, in, is_last() ? &labels : nullptr);
     stats_.busy_s += seconds_since(t0);
-    if (is_last()) loss_sum += static_cast<double>(out.get(0));
-    else send(out, stage() + 1, forward_tag(a.micro));
+    if (is_last()) {
+      loss_sum += static_cast<double>(out.get(0));
+      count_correct(labels);
+    } else {
+      send(out, stage() + 1, forward_tag(a.micro));
+    }
     return;
   }
   const Tensor<T> g = is_last() ? Tensor<T>() : receive(stage() + 1, backward_tag(a.micro), rows, out_sample_);
@@ -115,6 +123,11 @@ void Pipeline<T>::run_action(const Action& a, const Tensor<T>& x, const Tensor<T
   Tensor<T> dx = stage_->backward(a.micro, is_last() ? nullptr : &g, seed, !is_first());
   stats_.busy_s += seconds_since(t0);
   if (!is_first()) send(dx, stage() - 1, backward_tag(a.micro));
+}
+
+template <typename T>
+void Pipeline<T>::count_correct(const Tensor<T>& labels) {
+  stats_.correct += model::count_correct(stage_->score()->output(), labels);
 }
 
 template <typename T>
@@ -146,10 +159,52 @@ double Pipeline<T>::train_step(const Tensor<T>& x, const Tensor<T>& y) {
   }
   if (!vars.empty()) opt_->step(vars, table);
   stage_->zero_gradients();
-  double loss = loss_sum / m;
-  comm_->broadcast(host_buffer(&loss, 1), stages() - 1);
+  double result[2] = {loss_sum / m, static_cast<double>(stats_.correct)};
+  comm_->broadcast(host_buffer(result, 2), stages() - 1);
+  stats_.loss = result[0];
+  stats_.correct = static_cast<std::int64_t>(result[1]);
   ++steps_;
-  return loss;
+  return stats_.loss;
+}
+
+template <typename T>
+model::Evaluation Pipeline<T>::evaluate(const data::Samples<T>& x, const Tensor<T>& y, std::int64_t batch,
+                                        std::vector<std::int64_t>* classes) {
+  data::LoaderOptions lo;
+  lo.batch_size = batch;
+  lo.shuffle = false;
+  lo.workers = 0;
+  data::DataLoader<T> loader(x, y, lo);
+  stage_->set_training(false);
+  double sums[2] = {0, 0};  // loss x rows, correct rows
+  data::Batch<T> b;
+  for (std::int64_t k = 0; loader.next(b); ++k) {
+    const int tag = forward_tag(k % 1024);
+    const Tensor<T> in = is_first() ? b.x : receive(stage() - 1, tag, b.size, in_sample_);
+    const Tensor<T>& out = stage_->infer(in, is_last() ? &b.y : nullptr);
+    if (!is_last()) {
+      send(out, stage() + 1, tag);
+      continue;
+    }
+    sums[0] += static_cast<double>(out.get(0)) * static_cast<double>(b.size);
+    sums[1] += static_cast<double>(model::count_correct(stage_->score()->output(), b.y));
+    if (classes) {
+      const auto c = model::row_classes(stage_->score()->output());
+      classes->insert(classes->end(), c.begin(), c.end());
+    }
+  }
+  finish_sends();
+  if (classes) {
+    classes->resize(static_cast<std::size_t>(loader.size()));
+    comm_->broadcast(host_buffer(classes->data(), classes->size()), stages() - 1);
+  }
+  stage_->set_training(true);
+  comm_->broadcast(host_buffer(sums, 2), stages() - 1);
+  model::Evaluation e;
+  e.samples = loader.size();
+  e.loss = e.samples > 0 ? sums[0] / static_cast<double>(e.samples) : 0.0;
+  e.accuracy = e.samples > 0 ? sums[1] / static_cast<double>(e.samples) : 0.0;
+  return e;
 }
 
 template class Pipeline<float>;

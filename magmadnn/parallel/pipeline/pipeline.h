@@ -44,6 +44,8 @@
 #include <vector>
 
 #include "magmadnn/comm/communicator.h"
+#include "magmadnn/data/samples.h"
+#include "magmadnn/model/params.h"
 #include "magmadnn/optimizer/optimizer_base.h"
 #include "magmadnn/parallel/pipeline/schedule.h"
 #include "magmadnn/parallel/pipeline/stage.h"
@@ -56,6 +58,9 @@ struct PipelineOptions {
   /// Each stage's first layer (cuts.h); empty: balanced_cuts over each
   /// layer's parameter count plus one.
   std::vector<int> first;
+  /// With `first` empty: before which layers a stage may start (cuts.h
+  /// cut_points; empty: before any).
+  std::vector<bool> cut_points;
   optimizer::loss_t loss = optimizer::CROSS_ENTROPY;
   memory_t memory = MANAGED;
 };
@@ -65,6 +70,8 @@ struct StepStats {
   int peak_in_flight = 0;             ///< most micro-batches between their forward and backward at once
   std::int64_t peak_stash_bytes = 0;  ///< most bytes of kept micro-batch inputs at once
   std::int64_t recomputes = 0;        ///< forwards run again before a backward
+  double loss = 0;                    ///< the batch's mean loss (every rank)
+  std::int64_t correct = 0;           ///< rows whose predicted class is right (every rank)
   double busy_s = 0;                  ///< seconds in this stage's forward and backward passes
   double wall_s = 0;                  ///< seconds from the first pass to the last message (no update)
 };
@@ -89,6 +96,13 @@ class Pipeline {
   /// on every rank (a broadcast from the last stage).
   double train_step(const Tensor<T>& x, const Tensor<T>& y);
 
+  /// Loss and accuracy over (x, y) in eval mode, `batch` rows at a time,
+  /// each batch whole through the stages (no micro-batches); every rank
+  /// passes the same data and gets the same result. `classes`: also the
+  /// predicted class of every row, on every rank.
+  model::Evaluation evaluate(const data::Samples<T>& x, const Tensor<T>& y, std::int64_t batch,
+                             std::vector<std::int64_t>* classes = nullptr);
+
   int stage() const noexcept { return comm_->rank(); }
   int stages() const noexcept { return comm_->size(); }
   /// Each stage's first layer, and every layer's facts.
@@ -104,6 +118,7 @@ class Pipeline {
   void send(const Tensor<T>& t, int dest, int tag);
   void run_action(const Action& a, const Tensor<T>& x, const Tensor<T>& y, std::int64_t rows, double& loss_sum);
   void finish_sends();
+  void count_correct(const Tensor<T>& labels);
 
   std::shared_ptr<Communicator> comm_;
   std::shared_ptr<optimizer::Optimizer<T>> opt_;

@@ -1,5 +1,6 @@
 #include "magmadnn/parallel/pipeline/stage.h"
 
+#include <cctype>
 #include <utility>
 
 #include "magmadnn/compute/arithmetic.h"
@@ -26,7 +27,9 @@ op::Var<T> sample_placeholder(const std::string& name, const std::vector<std::in
 
 template <typename T>
 void check_recomputable(const layer::Layer<T>& l, int index) {
-  MAGMADNN_CHECK(l.type_name() != "Dropout", ValueError,
+  std::string type = l.type_name();
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  MAGMADNN_CHECK(type != "dropout", ValueError,
                  "pipeline: layer " << index << " ('" << l.get_name()
                                     << "') is a dropout layer, which a pipeline cannot serve yet: the forward a "
                                        "stage runs again before a backward would draw another mask");
@@ -99,6 +102,15 @@ const Tensor<T>& Stage<T>::forward(int micro, const Tensor<T>& x, const Tensor<T
     labels_.insert_or_assign(micro, Tensor<T>(*labels));
   }
   current_ = micro;
+  return *(last_ ? loss_ : out_)->eval();
+}
+
+template <typename T>
+const Tensor<T>& Stage<T>::infer(const Tensor<T>& x, const Tensor<T>* labels) {
+  MAGMADNN_CHECK(!last_ || labels != nullptr, ValueError, "pipeline stage: the last stage needs the labels");
+  x_ph_->set_value(x);
+  if (last_) y_ph_->set_value(*labels);
+  current_ = -1;
   return *(last_ ? loss_ : out_)->eval();
 }
 

@@ -67,6 +67,9 @@ class Stage {
   /// stage: the loss, {1}), valid until the next call. Keeps a copy of x
   /// until the micro-batch's backward.
   const Tensor<T>& forward(int micro, const Tensor<T>& x, const Tensor<T>* labels = nullptr);
+  /// A forward pass that keeps nothing (evaluation): as forward(), but no
+  /// micro-batch's input is kept and no backward may follow.
+  const Tensor<T>& infer(const Tensor<T>& x, const Tensor<T>* labels = nullptr);
   /// The backward pass of `micro`: `grad_out` is d(loss)/d(output) (null on
   /// the last stage, which starts from its loss times `seed`). Adds the
   /// parameter gradients to gradients(); returns d(loss)/d(input) when

@@ -3,13 +3,10 @@
 // for step; the schedules; the cuts and the refusals.
 #include <gmock/gmock.h>
 
-#include <exception>
-#include <mutex>
-#include <thread>
-
 #include "magmadnn/comm/thread_communicator.h"
 #include "magmadnn/parallel/pipeline/cuts.h"
 #include "pipeline_support.h"
+#include "support/thread_ranks.h"
 
 namespace {
 using namespace ptest;
@@ -31,21 +28,7 @@ std::vector<std::unique_ptr<pl::Pipeline<float>>> build(const Factories& f, cons
 std::vector<double> step_all(std::vector<std::unique_ptr<pl::Pipeline<float>>>& pipes, const Tensor<float>& x,
                              const Tensor<float>& y) {
   std::vector<double> losses(pipes.size());
-  std::exception_ptr error;
-  std::mutex mu;
-  std::vector<std::thread> ts;
-  for (std::size_t r = 0; r < pipes.size(); ++r) {
-    ts.emplace_back([&, r] {
-      try {
-        losses[r] = pipes[r]->train_step(x, y);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!error) error = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : ts) t.join();
-  if (error) std::rethrow_exception(error);
+  test::on_thread_ranks(static_cast<int>(pipes.size()), [&](int r) { losses[r] = pipes[r]->train_step(x, y); });
   return losses;
 }
 

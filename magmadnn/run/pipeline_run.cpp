@@ -1,0 +1,179 @@
+// TrainingRun::run for a spec with a pipeline (spec.pipeline; docs/hybrid.md,
+// "Pipelines"): the stages on the communicator's ranks, the batches in the
+// order NeuralNetwork::fit serves them, validation and test through the
+// stages, and the plan with what each stage measured in summary.json.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <ostream>
+
+#include "magmadnn/comm/communicator_factory.h"
+#include "magmadnn/compute/autocast.h"
+#include "magmadnn/core/determinism.h"
+#include "magmadnn/core/random.h"
+#include "magmadnn/data/dataloader.h"
+#include "magmadnn/run/pipeline_config.h"
+#include "magmadnn/run/process_memory.h"
+#include "magmadnn/run/run_training.h"
+
+namespace magmadnn::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+using Pipe = distributed::pipeline::Pipeline<float>;
+
+// What the run refuses before training, beyond the config's own checks
+// (pipeline_config.h).
+void check_pipelined_run(const TrainSpec& spec, const RunOptions& o, int ranks, std::int64_t train_rows) {
+  const PipelineSpec& p = spec.pipeline;
+  if (p.stages != ranks)
+    throw ConfigError("parallel.pipeline.stages", std::to_string(p.stages) + " stages need " +
+                                                      std::to_string(p.stages) + " ranks (one per stage), the run has " +
+                                                      std::to_string(ranks) + " (start it with mpirun -np " +
+                                                      std::to_string(p.stages) + ")");
+  if (o.resume) throw ConfigError("parallel.pipeline", "a pipelined run writes no checkpoint yet, so none resumes");
+  if (spec.early_stopping.enabled) throw ConfigError("early_stopping", "not supported with a pipeline yet");
+  if (loss_scaling_enabled(spec.loss_scaling, spec.precision))
+    throw ConfigError("loss_scaling", "not supported with a pipeline yet");
+  const std::int64_t last = train_rows % spec.batch_size;
+  if (last % p.micro_batches != 0)
+    throw ConfigError("parallel.pipeline.micro_batches",
+                      std::to_string(p.micro_batches) + " micro-batches do not divide the last training batch of " +
+                          std::to_string(last) + " samples (" + std::to_string(train_rows) + " samples in batches of " +
+                          std::to_string(spec.batch_size) + "); change data.limit_train or data.val_split");
+}
+
+// The stage's totals over the run, for summary.json.
+struct StageTotals {
+  double busy_s = 0, wall_s = 0, peak_in_flight = 0, peak_stash_bytes = 0, recomputes = 0;
+  void add(const distributed::pipeline::StepStats& s) {
+    busy_s += s.busy_s;
+    wall_s += s.wall_s;
+    peak_in_flight = std::max(peak_in_flight, static_cast<double>(s.peak_in_flight));
+    peak_stash_bytes = std::max(peak_stash_bytes, static_cast<double>(s.peak_stash_bytes));
+    recomputes += static_cast<double>(s.recomputes);
+  }
+};
+
+// One epoch of training: its record without validation.
+model::EpochRecord train_epoch(Pipe& pipe, data::DataLoader<float>& loader, unsigned epoch,
+                               const optimizer::Optimizer<float>& opt, StageTotals& totals) {
+  model::EpochRecord rec;
+  rec.epoch = epoch + 1;
+  rec.learning_rate = opt.learning_rate();
+  const auto t0 = Clock::now();
+  loader.start_epoch(epoch);
+  data::Batch<float> b;
+  double loss = 0, correct = 0;
+  while (loader.next(b)) {
+    loss += pipe.train_step(b.x, b.y) * static_cast<double>(b.size);
+    correct += static_cast<double>(pipe.last_step().correct);
+    totals.add(pipe.last_step());
+  }
+  rec.seconds = seconds_since(t0);
+  const auto n = static_cast<double>(loader.size());
+  rec.train_loss = loss / n;
+  rec.train_accuracy = correct / n;
+  rec.samples_per_second = rec.seconds > 0 ? n / rec.seconds : 0.0;
+  return rec;
+}
+
+// Every stage's totals into the plan's "per_stage" entries.
+void add_measurements(Json& plan, distributed::Communicator& comm, const StageTotals& t) {
+  double mine[5] = {t.busy_s, t.wall_s, t.peak_in_flight, t.peak_stash_bytes, t.recomputes};
+  std::vector<double> all(5 * static_cast<std::size_t>(comm.size()));
+  comm.allgather(distributed::host_buffer(static_cast<const double*>(mine), 5),
+                 distributed::host_buffer(all.data(), all.size()));
+  for (int s = 0; s < comm.size(); ++s) {
+    Json& st = plan["per_stage"][static_cast<std::size_t>(s)];
+    const double* v = all.data() + 5 * s;
+    st["busy_seconds"] = v[0];
+    st["step_seconds"] = v[1];
+    st["idle_fraction"] = v[1] > 0 ? 1.0 - v[0] / v[1] : 0.0;
+    st["peak_micro_batches_in_flight"] = static_cast<std::int64_t>(v[2]);
+    st["peak_kept_input_bytes"] = static_cast<std::int64_t>(v[3]);
+    st["forwards_run_again"] = static_cast<std::int64_t>(v[4]);
+  }
+  const double m = static_cast<double>(plan["micro_batches"].get<std::int64_t>()), s = comm.size();
+  plan["gpipe_bubble_theory"] = (s - 1) / (m + s - 1);
+}
+
+void log_epoch(std::ostream& log, const model::EpochRecord& r, std::int64_t epochs) {
+  char line[200];
+  int k = std::snprintf(line, sizeof line, "epoch %u/%lld: loss %.4f, accuracy %.4f", r.epoch,
+                        static_cast<long long>(epochs), r.train_loss, r.train_accuracy);
+  if (!std::isnan(r.val_loss) && k > 0)
+    k += std::snprintf(line + k, sizeof line - k, ", validation loss %.4f, accuracy %.4f", r.val_loss, r.val_accuracy);
+  if (k > 0) std::snprintf(line + k, sizeof line - k, " (%.1f s)", r.seconds);
+  log << line << std::endl;
+}
+
+}  // namespace
+
+RunResult TrainingRun::run_pipelined(const RunOptions& options) {
+  const auto t0 = Clock::now();
+  std::shared_ptr<distributed::Communicator> comm = options.communicator;
+  if (!comm) comm = distributed::make_communicator("local");
+  check_pipelined_run(spec_, options, comm->size(), train_.x.rows());
+  comm->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(spec_.distributed.watchdog_s * 1000)));
+  const std::int64_t n = train_.x.rows();
+  auto opt = make_optimizer(spec_, (n + spec_.batch_size - 1) / spec_.batch_size);
+  // The weights build_network drew, and fit's data order, from the global
+  // RNG: one rank at a time when the ranks are threads of one process
+  // (building a pipeline sends no message).
+  static std::mutex drawing;
+  std::unique_lock<std::mutex> lock(drawing);
+  set_seed(spec_.seed);
+  layer::reset_layer_names();
+  const std::uint64_t data_seed = get_seed() != 0 ? get_seed() : kDefaultSeed;
+  Pipe pipe(comm, pipeline_factories(spec_), sample_shape(), opt, pipeline_options(spec_));
+  lock.unlock();
+  Json plan = pipeline_plan_json(spec_, pipe);
+  if (options.log && comm->rank() == 0) *options.log << pipeline_plan_text(plan) << std::flush;
+
+  const autocast::AutocastScope precision(spec_.precision);
+  const DeterministicScope deterministic(spec_.deterministic);
+  const bool peak_is_training = reset_peak_rss();
+  data::LoaderOptions lo;
+  lo.batch_size = spec_.batch_size;
+  lo.seed = data_seed;
+  data::DataLoader<float> loader(train_.x, train_.y, lo);
+  // The run is accepted: callbacks hear of its start (the command's run
+  // folder is written from here on), and of nothing else (see run_training.h).
+  model::TrainInfo info{1, static_cast<unsigned>(spec_.epochs), n, loader.num_batches(), spec_.batch_size,
+                        val_.x.rows() > 0};
+  for (const auto& cb : options.callbacks) cb->on_train_begin(network(), info);
+  RunResult r;
+  StageTotals totals;
+  test_curve_.clear();
+  const auto fit0 = Clock::now();
+  for (unsigned e = 0; e < static_cast<unsigned>(spec_.epochs); ++e) {
+    model::EpochRecord rec = train_epoch(pipe, loader, e, *opt, totals);
+    if (val_.x.rows() > 0) {
+      const model::Evaluation v = pipe.evaluate(val_.x, val_.y, spec_.batch_size);
+      rec.val_loss = v.loss;
+      rec.val_accuracy = v.accuracy;
+    }
+    if (spec_.test_every_epoch) {
+      const model::Evaluation t = pipe.evaluate(test_.x, test_.y, spec_.batch_size);
+      test_curve_.push_back({rec.epoch, t.loss, t.accuracy});
+    }
+    r.history.push_back(rec);
+    if (options.log && comm->rank() == 0) log_epoch(*options.log, rec, spec_.epochs);
+  }
+  r.fit_seconds = seconds_since(fit0);
+  const std::uint64_t peak = peak_rss_bytes();
+  r.test = pipe.evaluate(test_.x, test_.y, spec_.batch_size, &r.test_predictions);
+  add_measurements(plan, *comm, totals);
+  r.test_curve = test_curve_;
+  r.summary = summary(r, load_seconds_ + seconds_since(t0));
+  r.summary["memory"] = memory(peak, peak_is_training);
+  r.summary["ranks"] = comm->size();
+  r.summary["checkpoint"] = nullptr;  // a pipelined run writes none yet
+  r.summary["pipeline"] = plan;
+  return r;
+}
+
+}  // namespace magmadnn::run

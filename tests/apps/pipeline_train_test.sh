@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `magmadnn train` of LeNet-5 as a 2-stage pipeline (1F1B, 4 micro-batches)
+# on 2 ranks against the same config on one process: the per-epoch test
+# scores agree within 1e-4, summary.json holds the plan, and one rank is
+# refused before training, naming the stages and ranks, with nothing
+# written into its --out (part of the real Fashion-MNIST, 2000 images).
+#   pipeline_train_test.sh MAGMADNN_BINARY WORK_DIR LAUNCH...
+# (LAUNCH: the launcher and its flags for 2 ranks)
+set -euo pipefail
+BIN="$1" WORK="$2"
+shift 2
+mkdir -p "$WORK"
+cat > "$WORK/one.json" <<'JSON'
+{ "layers": [ {"type": "conv2d", "filters": 6, "kernel": 5, "padding": 2, "activation": "relu"},
+              {"type": "pool", "mode": "max", "kernel": 2, "stride": 2},
+              {"type": "conv2d", "filters": 16, "kernel": 5, "activation": "relu"},
+              {"type": "pool", "mode": "max", "kernel": 2, "stride": 2},
+              {"type": "flatten"},
+              {"type": "dense", "units": 120, "activation": "relu"},
+              {"type": "dense", "units": 84, "activation": "relu"},
+              {"type": "dense", "units": 10, "activation": "softmax"} ],
+  "batch_size": 32, "epochs": 2, "test_every_epoch": true,
+  "data": {"limit_train": 2000, "limit_test": 500, "val_split": 0.2},
+  "optimizer": {"type": "sgd", "learning_rate": 0.05, "momentum": 0.9} }
+JSON
+python3 - "$WORK" <<'PY'
+import json, sys
+c = json.load(open(f"{sys.argv[1]}/one.json"))
+c["parallel"] = {"pipeline": {"stages": 2, "micro_batches": 4, "schedule": "1f1b"}}
+json.dump(c, open(f"{sys.argv[1]}/pipe.json", "w"))
+PY
+"$BIN" train --config "$WORK/one.json" --out "$WORK/one" --overwrite --quiet
+"$@" "$BIN" train --config "$WORK/pipe.json" --out "$WORK/pipe" --overwrite --quiet
+python3 - "$WORK/pipe" <<'PY'
+import json, sys
+p = json.load(open(f"{sys.argv[1]}/summary.json"))["pipeline"]
+ok = p["stages"] == 2 and p["micro_batches"] == 4 and len(p["per_stage"]) == 2 and p["cuts"][0] == 0
+if not ok:
+    sys.exit(f"pipeline_train_test: FAILED: summary.json's pipeline is {json.dumps(p)}")
+PY
+"$(dirname "$0")/../support/compare_runs.py" "$WORK/one" "$WORK/pipe" --test-curves 1e-4 --names one-process pipeline \
+  --what "the pipelined run and one process agree in every epoch's test scores"
+# One rank for two stages: refused before training, the folder left empty.
+rm -rf "$WORK/refused"
+if "$BIN" train --config "$WORK/pipe.json" --out "$WORK/refused" --quiet > "$WORK/refused.log" 2>&1; then
+  echo "pipeline_train_test: FAILED: 2 stages on 1 rank were accepted"; exit 1
+fi
+grep -q "parallel.pipeline.stages: 2 stages need 2 ranks (one per stage), the run has 1" "$WORK/refused.log" || {
+  echo "pipeline_train_test: FAILED: the refusal does not give the reason:"; cat "$WORK/refused.log"; exit 1; }
+if [ -d "$WORK/refused" ] && [ -n "$(ls -A "$WORK/refused")" ]; then
+  echo "pipeline_train_test: FAILED: the refused run wrote $(ls "$WORK/refused")"; exit 1
+fi
+echo "pipeline_train_test: passed"
