@@ -91,6 +91,28 @@ struct Reference {
     y->set_value(Tensor<float>(Shape({1, classes}), {ZERO}, MANAGED));
     loss = model::make_loss_graph<float>(op::optimize(cur), y, optimizer::CROSS_ENTROPY).loss;
   }
+  /// One step as a pipeline of `micro` micro-batches computes it: each
+  /// micro-batch's gradient (its own batch statistics), scaled by 1 / micro
+  /// and summed, then one update.
+  double step_micro(const Tensor<float>& xb, const Tensor<float>& yb, int micro) {
+    const std::int64_t rows = xb.shape()[0] / micro;
+    std::vector<Tensor<float>> sum;
+    double l = 0;
+    for (int m = 0; m < micro; ++m) {
+      x->set_value(xb.slice(m * rows, (m + 1) * rows));
+      y->set_value(yb.slice(m * rows, (m + 1) * rows));
+      auto table = op::compute_gradients<float>(loss, params, {}, 1.0f / static_cast<float>(micro));
+      l += loss->eval()->get(0) / micro;
+      for (std::size_t i = 0; i < params.size(); ++i) {
+        if (m == 0) sum.push_back(*table.get(params[i]));
+        else math::axpy(1.0f, *table.get(params[i]), sum[i]);
+      }
+    }
+    op::GradTable<float> table;
+    for (std::size_t i = 0; i < params.size(); ++i) table.set(params[i], std::move(sum[i]));
+    opt->step(params, table);
+    return l;
+  }
   double step(const Tensor<float>& xb, const Tensor<float>& yb) {
     x->set_value(xb);
     y->set_value(yb);
@@ -116,6 +138,22 @@ inline ::testing::AssertionResult weights_close(pl::Stage<float>& stage, int fir
       if (worst > rtol * scale + 1e-7)
         return ::testing::AssertionFailure() << what << ": layer " << first + k << " weight " << j << " off by "
                                              << worst << " (scale " << scale << ")";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// Whether the layer state (BatchNorm's running statistics) of `stage`
+/// equals the reference's within `tol`.
+inline ::testing::AssertionResult state_close(pl::Stage<float>& stage, int first, const Reference& ref, double tol) {
+  for (std::size_t k = 0; k < stage.layers().size(); ++k) {
+    const auto got = stage.layers()[k]->get_state(), want = ref.layers[first + k]->get_state();
+    if (got.size() != want.size()) return ::testing::AssertionFailure() << "layer " << first + k << ": state sizes";
+    for (std::size_t j = 0; j < got.size(); ++j) {
+      const auto g = got[j].second->to_vector(), w = want[j].second->to_vector();
+      for (std::size_t i = 0; i < w.size(); ++i)
+        if (std::abs(double(g[i]) - double(w[i])) > tol)
+          return ::testing::AssertionFailure() << want[j].first << "[" << i << "] is " << g[i] << ", expected " << w[i];
     }
   }
   return ::testing::AssertionSuccess();
