@@ -76,11 +76,19 @@ Pipeline<T>::Pipeline(std::shared_ptr<Communicator> comm, const std::vector<Laye
 }
 
 template <typename T>
-Tensor<T> Pipeline<T>::receive(int source, int tag, std::int64_t rows, const std::vector<std::int64_t>& sample) {
+Tensor<T> Pipeline<T>::receive(int source, int tag, std::int64_t rows, const std::vector<std::int64_t>& sample,
+                               const char* what, std::int64_t index) {
   std::vector<std::int64_t> dims{rows};
   dims.insert(dims.end(), sample.begin(), sample.end());
   Tensor<T> buf(Shape(dims), {NONE}, HOST);
-  comm_->irecv(host_buffer(buf.mutable_host_data(), static_cast<std::size_t>(buf.size())), source, tag)->wait();
+  try {
+    comm_->irecv(host_buffer(buf.mutable_host_data(), static_cast<std::size_t>(buf.size())), source, tag)->wait();
+  } catch (const CommError& e) {
+    // The watchdog names the rank; the pipeline adds which stage waited for what.
+    MAGMADNN_THROW(CommError, "pipeline stage " << stage() << " (step " << steps_ << ") waiting for " << what << " "
+                                                << index << "'s " << (source < stage() ? "activations" : "gradient")
+                                                << " from stage " << source << ": " << e.what());
+  }
   return buf;
 }
 
@@ -104,7 +112,7 @@ void Pipeline<T>::run_action(const Action& a, const Tensor<T>& x, const Tensor<T
                              double& loss_sum) {
   const std::int64_t r0 = a.micro * rows, r1 = r0 + rows;
   if (a.forward) {
-    const Tensor<T> in = is_first() ? x.slice(r0, r1) : receive(stage() - 1, forward_tag(a.micro), rows, in_sample_);
+    const Tensor<T> in = is_first() ? x.slice(r0, r1) : receive(stage() - 1, forward_tag(a.micro), rows, in_sample_, "micro-batch", a.micro);
     const Tensor<T> labels = is_last() ? y.slice(r0, r1) : Tensor<T>();
     const auto t0 = Clock::now();
     const Tensor<T>& out = stage_->forward(a.micro, in, is_last() ? &labels : nullptr);
@@ -117,7 +125,7 @@ void Pipeline<T>::run_action(const Action& a, const Tensor<T>& x, const Tensor<T
     }
     return;
   }
-  const Tensor<T> g = is_last() ? Tensor<T>() : receive(stage() + 1, backward_tag(a.micro), rows, out_sample_);
+  const Tensor<T> g = is_last() ? Tensor<T>() : receive(stage() + 1, backward_tag(a.micro), rows, out_sample_, "micro-batch", a.micro);
   const auto t0 = Clock::now();
   const T seed = is_last() ? T(1) / T(options_.micro_batches) : T(1);
   Tensor<T> dx = stage_->backward(a.micro, is_last() ? nullptr : &g, seed, !is_first());
@@ -144,11 +152,16 @@ double Pipeline<T>::train_step(const Tensor<T>& x, const Tensor<T>& y) {
   const std::int64_t recomputed = stage_->recomputes();
   double loss_sum = 0;
   const auto t0 = Clock::now();
-  for (const Action& a : actions) {
-    run_action(a, x, y, batch / m, loss_sum);
-    if (a.forward) stats_.peak_stash_bytes = std::max(stats_.peak_stash_bytes, stage_->stash_bytes());
+  try {
+    for (const Action& a : actions) {
+      run_action(a, x, y, batch / m, loss_sum);
+      if (a.forward) stats_.peak_stash_bytes = std::max(stats_.peak_stash_bytes, stage_->stash_bytes());
+    }
+    finish_sends();
+  } catch (const std::exception& e) {
+    comm_->report_failure(e.what());  // the other stages stop at once instead of at their watchdog
+    throw;
   }
-  finish_sends();
   stats_.wall_s = seconds_since(t0);
   stats_.recomputes = stage_->recomputes() - recomputed;
   op::GradTable<T> table;
@@ -180,7 +193,7 @@ model::Evaluation Pipeline<T>::evaluate(const data::Samples<T>& x, const Tensor<
   data::Batch<T> b;
   for (std::int64_t k = 0; loader.next(b); ++k) {
     const int tag = forward_tag(k % 1024);
-    const Tensor<T> in = is_first() ? b.x : receive(stage() - 1, tag, b.size, in_sample_);
+    const Tensor<T> in = is_first() ? b.x : receive(stage() - 1, tag, b.size, in_sample_, "evaluation batch", k);
     const Tensor<T>& out = stage_->infer(in, is_last() ? &b.y : nullptr);
     if (!is_last()) {
       send(out, stage() + 1, tag);

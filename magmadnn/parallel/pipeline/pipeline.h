@@ -34,6 +34,11 @@
 ///    PyTorch's Pipe does) and updates its running statistics once per
 ///    micro-batch: a network with BatchNorm does not equal one process
 ///    trained on whole batches;
+///  - a stage whose partner does not answer within comm's timeout() throws
+///    CommError naming itself, the step, the micro-batch, what it waited
+///    for and from which stage (with the communicator's own message); a
+///    stage that fails reports it (Communicator::report_failure), so the
+///    others stop at once;
 ///  - a plan that cannot run is refused at construction (ValueError: more
 ///    stages than layers, stages != ranks, a bad cut) and a batch that the
 ///    micro-batches do not divide at train_step, before any message.
@@ -114,7 +119,8 @@ class Pipeline {
  private:
   bool is_first() const noexcept { return stage() == 0; }
   bool is_last() const noexcept { return stage() == stages() - 1; }
-  Tensor<T> receive(int source, int tag, std::int64_t rows, const std::vector<std::int64_t>& sample);
+  Tensor<T> receive(int source, int tag, std::int64_t rows, const std::vector<std::int64_t>& sample, const char* what,
+                    std::int64_t index);
   void send(const Tensor<T>& t, int dest, int tag);
   void run_action(const Action& a, const Tensor<T>& x, const Tensor<T>& y, std::int64_t rows, double& loss_sum);
   void finish_sends();

@@ -13,11 +13,12 @@ using namespace ptest;
 
 // The S pipelines of one group, built one after another after the same seed.
 std::vector<std::unique_ptr<pl::Pipeline<float>>> build(const Factories& f, const std::vector<std::int64_t>& sample,
-                                                        int stages, pl::PipelineOptions o, std::uint64_t seed) {
+                                                        int stages, pl::PipelineOptions o, std::uint64_t seed,
+                                                        std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
   auto comms = distributed::make_thread_group(stages);
   std::vector<std::unique_ptr<pl::Pipeline<float>>> pipes;
   for (int r = 0; r < stages; ++r) {
-    comms[r]->set_timeout(std::chrono::seconds(30));
+    comms[r]->set_timeout(timeout);
     set_seed(seed);
     pipes.push_back(std::make_unique<pl::Pipeline<float>>(comms[r], f, sample, make_optimizer(), o));
   }
@@ -210,6 +211,27 @@ TEST(PipelineRefuses, ACutInsideAResidualBranch) {
   EXPECT_NO_THROW(pl::check_no_crossing({0, 2}, reads));  // the branch starts at the cut: layer 1 crosses once
   EXPECT_THAT(error_of([&] { pl::check_no_crossing({0, 3}, reads); }),
               ::testing::HasSubstr("layer 3 (stage 1) reads layer 1 (stage 0): the cut before layer 3 is inside a branch"));
+}
+
+// A stage that never takes its step: the stage waiting for it names itself,
+// the micro-batch, what it waited for and from which stage.
+TEST(PipelineWatchdog, AMissingStageIsNamedWithItsMicroBatch) {
+  pl::PipelineOptions o;
+  o.micro_batches = 2;
+  Tensor<float> x, y;
+  make_batch(16, {20}, 4, 1, x, y);
+  for (int alive : {0, 1}) {
+    auto pipes = build(mlp(), {20}, 2, o, 7, std::chrono::milliseconds(300));
+    std::string e;
+    try {
+      pipes[alive]->train_step(x, y);
+    } catch (const CommError& err) {
+      e = err.what();
+    }
+    const std::string want = alive == 0 ? "pipeline stage 0 (step 0) waiting for micro-batch 0's gradient from stage 1"
+                                        : "pipeline stage 1 (step 0) waiting for micro-batch 0's activations from stage 0";
+    EXPECT_THAT(e, ::testing::HasSubstr(want));
+  }
 }
 
 }  // namespace
