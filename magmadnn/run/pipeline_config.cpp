@@ -1,5 +1,6 @@
 #include "magmadnn/run/pipeline_config.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 

@@ -2,6 +2,7 @@
 // "Pipelines"): the stages on the communicator's ranks, the batches in the
 // order NeuralNetwork::fit serves them, validation and test through the
 // stages, and the plan with what each stage measured in summary.json.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>

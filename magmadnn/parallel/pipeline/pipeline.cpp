@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <utility>
+#include <vector>
 
 #include "magmadnn/data/dataloader.h"
 #include "magmadnn/model/metrics.h"
