@@ -124,6 +124,7 @@ pl::PipelineOptions pipeline_options(const TrainSpec& spec) {
   o.micro_batches = static_cast<int>(spec.pipeline.micro_batches);
   o.schedule = pl::parse_schedule(spec.pipeline.schedule);
   o.first = spec_cuts(spec);
+  o.balance = pl::parse_balance(spec.pipeline.balance);
   if (o.first.empty()) o.cut_points = pl::cut_points(layer_reads(spec));
   o.loss = spec.loss == "mse" ? optimizer::MSE : optimizer::CROSS_ENTROPY;
   return o;
@@ -136,22 +137,25 @@ Json pipeline_plan_json(const TrainSpec& spec, const pl::Pipeline<float>& pipe) 
   j["micro_batch_size"] = spec.batch_size / spec.pipeline.micro_batches;
   j["schedule"] = spec.pipeline.schedule;
   j["cuts"] = pipe.first();
-  j["cut_by"] = spec.pipeline.cuts.empty() ? "parameters" : "config";
+  j["cut_by"] = spec.pipeline.cuts.empty() ? spec.pipeline.balance : std::string("config");
   Json stages = Json::array();
   const int n = static_cast<int>(pipe.facts().size());
   for (int s = 0; s < pipe.stages(); ++s) {
     const int begin = pipe.first()[s], end = s + 1 < pipe.stages() ? pipe.first()[s + 1] : n;
     Json st, types = Json::array();
     std::int64_t params = 0;
+    double flops = 0;
     for (int i = begin; i < end; ++i) {
       types.push_back(spec.layers[i].type);
       params += pipe.facts()[i].params;
+      flops += pipe.facts()[i].flops;
     }
     st["stage"] = s;
     st["layers"] = {begin, end - 1};
     st["types"] = types;
     st["parameters"] = params;
     st["weight_bytes"] = params * static_cast<std::int64_t>(sizeof(float));
+    st["estimated_flops_per_sample"] = flops;
     std::int64_t out = 1;
     for (std::int64_t d : pipe.facts()[end - 1].out_sample) out *= d;
     st["output_floats_per_sample"] = out;
@@ -170,7 +174,8 @@ std::string pipeline_plan_text(const Json& plan) {
     os << "  stage " << st["stage"].get<int>() << " (rank " << st["stage"].get<int>() << "): layers["
        << st["layers"][0].get<int>() << ".." << st["layers"][1].get<int>() << "]";
     for (const Json& t : st["types"]) os << " " << t.get<std::string>();
-    os << "; " << st["parameters"].get<std::int64_t>() << " parameters\n";
+    os << "; " << st["parameters"].get<std::int64_t>() << " parameters, ~"
+       << static_cast<std::int64_t>(st["estimated_flops_per_sample"].get<double>()) << " flops a sample\n";
   }
   return os.str();
 }

@@ -40,7 +40,8 @@
 ///     "distributed": {"strategy": "allreduce", "parallel": "data", "bucket_mb": 25, "average_every": 4,
 ///                     "staleness": 2, "watchdog_s": 60},   (read only under mpirun)
 ///     "parallel": {"pipeline": {"stages": 2, "micro_batches": 4, "schedule": "1f1b",
-///                               "cuts": [0, 5]}},   (docs/hybrid.md, "Pipelines")
+///                               "balance": "parameters"|"flops", "cuts": [0, 5]}},
+///                  (docs/hybrid.md, "Pipelines")
 ///     "epochs": 5, "batch_size": 100, "seed": 42,
 ///     "precision": "fp32" | "bf16" | "fp16" | "tf32",   (see core/precision.h)
 ///     "loss_scaling": {"mode": "auto"|"on"|"off", "init_scale": 65536,
@@ -255,6 +256,9 @@ struct PipelineSpec {
   std::int64_t stages = 2;
   std::int64_t micro_batches = 1;
   std::string schedule = "1f1b";  ///< "gpipe" or "1f1b"
+  /// What the planner balances without cuts: "parameters" or "flops"
+  /// (parallel/pipeline/pipeline.h, Balance).
+  std::string balance = "parameters";
   /// Each stage's first layer (index into `layers`), starting with 0; empty:
   /// chosen so that the stages' parameter counts are balanced.
   std::vector<std::int64_t> cuts;

@@ -314,8 +314,7 @@ void add_distributed_fields(Table& t) {
 SpecField pipeline_cuts() {
   SpecField f = named("parallel.pipeline.cuts",
                       "each stage's first layer (an index into `layers`), starting with 0, one per stage; absent: "
-                      "cut where the stages' parameter counts (each layer counted as its parameters + 1) are most "
-                      "even");
+                      "chosen by `balance`");
   f.accepts.kind = Kind::other;
   f.accepts.described = "a list of integers";
   f.default_text = "balanced";
@@ -355,6 +354,12 @@ void add_pipeline_fields(Table& t) {
   t.push_back(choice("parallel.pipeline.schedule", p(&P::schedule), [] { return distributed::pipeline::schedule_names(); },
                      "`gpipe`: every forward, then every backward; `1f1b`: one forward, one backward, at most "
                      "`stages` micro-batches in flight"));
+  t.push_back(written_if(
+      choice("parallel.pipeline.balance", p(&P::balance), fixed({"parameters", "flops"}),
+             "what the planner balances without `cuts`: `parameters` (each layer's parameters + 1) or `flops` (each "
+             "layer's estimated forward operations per sample: 2 x parameters x output positions + output "
+             "elements)"),
+      [](const TrainSpec& s) { return s.pipeline.balance != PipelineSpec{}.balance; }));
   t.push_back(pipeline_cuts());
 }
 void add_batch_growth_fields(Table& t) {

@@ -72,7 +72,7 @@ TEST_F(PipelineRun, EqualsOneProcessEpochForEpoch) {
   const RunResult one = TrainingRun(parse_config(config())).run();
   EXPECT_LT(one.history.front().train_accuracy, 0.95) << "the data must leave something to learn";
   for (const Json& p : {Json{{"stages", 2}, {"micro_batches", 4}, {"schedule", "gpipe"}},
-                        Json{{"stages", 3}, {"micro_batches", 8}, {"schedule", "1f1b"}}}) {
+                        Json{{"stages", 3}, {"micro_batches", 8}, {"schedule", "1f1b"}, {"balance", "flops"}}}) {
     SCOPED_TRACE(p.dump());
     const int stages = p["stages"].get<int>();
     const std::vector<RunResult> rs = run_pipelined(with_pipeline(config(), p), stages);
@@ -90,7 +90,7 @@ TEST_F(PipelineRun, EqualsOneProcessEpochForEpoch) {
       EXPECT_EQ(o.test_predictions.size(), 50u);
       const Json& plan = o.summary["pipeline"];
       EXPECT_EQ(plan["stages"], stages);
-      EXPECT_EQ(plan["cut_by"], "parameters");
+      EXPECT_EQ(plan["cut_by"], p.value("balance", "parameters"));
       ASSERT_EQ(plan["per_stage"].size(), static_cast<std::size_t>(stages));
       EXPECT_EQ(plan["per_stage"][0]["layers"][0], 0);
       EXPECT_EQ(plan["per_stage"][stages - 1]["layers"][1], 4);

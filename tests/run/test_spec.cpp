@@ -510,6 +510,10 @@ TEST(SpecPipeline, ParsesAndReadsBack) {
   const TrainSpec c = parse_config(pipelined({{"stages", 2}, {"cuts", {0, 5}}}));
   EXPECT_EQ(c.pipeline.cuts, (std::vector<std::int64_t>{0, 5}));
   EXPECT_EQ(to_json(c)["parallel"]["pipeline"]["cuts"], Json({0, 5}));
+  const TrainSpec f = parse_config(pipelined({{"stages", 2}, {"balance", "flops"}}));
+  EXPECT_EQ(f.pipeline.balance, "flops");
+  EXPECT_EQ(parse_config(to_json(f)), f);
+  EXPECT_FALSE(to_json(s)["parallel"]["pipeline"].contains("balance")) << "written only when not the default";
 }
 
 TEST(SpecPipeline, RefusesWhatCannotRun) {

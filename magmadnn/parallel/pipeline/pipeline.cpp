@@ -21,6 +21,14 @@ constexpr int kTagBase = 4096;
 int forward_tag(int m) { return kTagBase + 2 * m; }
 int backward_tag(int m) { return kTagBase + 2 * m + 1; }
 
+// 2 x parameters x output positions + output elements (Balance::flops).
+double estimated_flops(std::int64_t params, const std::vector<std::int64_t>& out) {
+  double elements = 1;
+  for (std::int64_t d : out) elements *= static_cast<double>(d);
+  const double positions = out.size() >= 2 ? elements / static_cast<double>(out[0]) : 1.0;
+  return 2.0 * static_cast<double>(params) * positions + elements;
+}
+
 // The whole network, built once on a placeholder: its layers (for the
 // initial weights) and each layer's output shape and parameter count.
 template <typename T>
@@ -41,19 +49,27 @@ std::vector<std::shared_ptr<layer::Layer<T>>> build_whole(const std::vector<Laye
     cur = l->out();
     std::vector<std::int64_t> out = cur->get_output_shape().dims();
     out.erase(out.begin());
-    facts.push_back({out, l->num_params()});
+    facts.push_back({out, l->num_params(), estimated_flops(l->num_params(), out)});
     whole.push_back(std::move(l));
   }
   return whole;
 }
 
-std::vector<double> parameter_costs(const std::vector<LayerFacts>& facts) {
+std::vector<double> layer_costs(const std::vector<LayerFacts>& facts, Balance b) {
   std::vector<double> cost;
-  for (const auto& f : facts) cost.push_back(static_cast<double>(f.params) + 1.0);
+  for (const auto& f : facts) cost.push_back(b == Balance::flops ? f.flops : static_cast<double>(f.params) + 1.0);
   return cost;
 }
 
 }  // namespace
+
+const char* balance_name(Balance b) noexcept { return b == Balance::flops ? "flops" : "parameters"; }
+
+Balance parse_balance(const std::string& name) {
+  if (name == "parameters") return Balance::parameters;
+  if (name == "flops") return Balance::flops;
+  MAGMADNN_THROW(ValueError, "pipeline balance: expected \"parameters\" or \"flops\", got \"" << name << "\"");
+}
 
 template <typename T>
 Pipeline<T>::Pipeline(std::shared_ptr<Communicator> comm, const std::vector<LayerFactory<T>>& factories,
@@ -66,7 +82,8 @@ Pipeline<T>::Pipeline(std::shared_ptr<Communicator> comm, const std::vector<Laye
   const int wanted = options_.first.empty() ? stages : static_cast<int>(options_.first.size());
   check_pipeline(wanted, n, stages, options_.micro_batches);
   auto whole = build_whole<T>(factories, sample_shape, options_.memory, facts_);
-  first_ = options_.first.empty() ? balanced_cuts(parameter_costs(facts_), stages, options_.cut_points) : options_.first;
+  first_ = options_.first.empty() ? balanced_cuts(layer_costs(facts_, options_.balance), stages, options_.cut_points)
+                                  : options_.first;
   check_cuts(first_, n);
   const int s = stage();
   const int begin = first_[s], end = s + 1 < stages ? first_[s + 1] : n;

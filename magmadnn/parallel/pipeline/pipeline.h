@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "magmadnn/comm/communicator.h"
@@ -57,12 +58,25 @@
 
 namespace magmadnn::distributed::pipeline {
 
+/// What the planner balances when no cuts are given.
+///  - parameters: each layer's trainable scalars plus one;
+///  - flops: each layer's estimated forward floating-point operations per
+///    sample, 2 x parameters x output positions (the output's elements per
+///    channel: 1 for a dense layer, H x W for a convolution) plus the
+///    output's elements (what an activation, pooling or sum touches).
+enum class Balance { parameters, flops };
+/// "parameters" or "flops".
+const char* balance_name(Balance b) noexcept;
+/// The balance named `name`; ValueError naming the choices otherwise.
+Balance parse_balance(const std::string& name);
+
 struct PipelineOptions {
   int micro_batches = 1;
   Schedule schedule = Schedule::one_f_one_b;
   /// Each stage's first layer (cuts.h); empty: balanced_cuts over each
-  /// layer's parameter count plus one.
+  /// layer's cost as `balance` estimates it.
   std::vector<int> first;
+  Balance balance = Balance::parameters;
   /// With `first` empty: before which layers a stage may start (cuts.h
   /// cut_points; empty: before any).
   std::vector<bool> cut_points;
@@ -85,6 +99,7 @@ struct StepStats {
 struct LayerFacts {
   std::vector<std::int64_t> out_sample;  ///< output shape without the batch axis
   std::int64_t params = 0;               ///< trainable scalars
+  double flops = 0;                      ///< estimated forward operations per sample (Balance::flops)
 };
 
 template <typename T>

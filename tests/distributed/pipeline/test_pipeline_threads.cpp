@@ -149,6 +149,30 @@ TEST(PipelineSchedule, OneFOneBOnTheLastStageAlternates) {
   EXPECT_EQ(pl::parse_schedule("1f1b"), pl::Schedule::one_f_one_b);
 }
 
+// LeNet-5's costs: by parameters the 120-unit layer outweighs the rest,
+// so stage 0 takes everything up to it; by estimated flops the first
+// convolution is 29% of the forward and stage 0 takes it alone. The pipeline still equals
+// one process whichever cut it takes.
+TEST(PipelineCuts, LeNet5ByParametersAndByFlops) {
+  pl::PipelineOptions o;
+  o.micro_batches = 2;
+  auto by_params = build(lenet5(), {1, 28, 28}, 2, o, 7);
+  EXPECT_EQ(by_params[0]->first(), (std::vector<int>{0, 8}));  // stage 1: dense 84, dense 10 and their activations
+  o.balance = pl::Balance::flops;
+  auto by_flops = build(lenet5(), {1, 28, 28}, 2, o, 7);
+  EXPECT_EQ(by_flops[0]->first(), (std::vector<int>{0, 3}));  // stage 0: the first convolution, ReLU, pool
+  EXPECT_DOUBLE_EQ(by_flops[0]->facts()[0].flops, 2.0 * 156 * 28 * 28 + 6 * 28 * 28);  // 5x5x6 + 6 bias
+  EXPECT_DOUBLE_EQ(by_flops[0]->facts()[7].flops, 2.0 * (400 * 120 + 120) + 120);
+  Reference ref(lenet5(), {1, 28, 28}, 10, 7);
+  Tensor<float> x, y;
+  make_batch(16, {1, 28, 28}, 10, 9, x, y);
+  step_all(by_flops, x, y);
+  ref.step(x, y);
+  for (int r = 0; r < 2; ++r) EXPECT_TRUE(weights_close(by_flops[r]->local(), by_flops[r]->first()[r], ref, 2e-5, "flops"));
+  EXPECT_EQ(pl::parse_balance("flops"), pl::Balance::flops);
+  EXPECT_THROW(pl::parse_balance("time"), ValueError);
+}
+
 TEST(PipelineCuts, BalancedByCost) {
   EXPECT_EQ(pl::balanced_cuts({1, 1, 1, 1}, 2), (std::vector<int>{0, 2}));
   EXPECT_EQ(pl::balanced_cuts({10, 1, 1, 1, 10}, 2), (std::vector<int>{0, 2}));
