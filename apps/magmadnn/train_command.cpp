@@ -455,8 +455,7 @@ static int train_in_folder(const RunFolder& rf, TrainingRun& run, const TrainSpe
         << st["gradients"].get<std::int64_t>() << " gradients (bound " << st["bound"].get<std::int64_t>() << ")\n";
   }
   if (!quiet) {
-    out << "run folder: " << rf.dir() << " (report.html, summary.json, metrics.csv"
-        << (spec.pipeline.enabled ? "; a pipelined run writes no checkpoint yet" : ", checkpoint.bin") << ")\n";
+    out << "run folder: " << rf.dir() << " (report.html, summary.json, metrics.csv, checkpoint.bin)\n";
   }
   return 0;
 }

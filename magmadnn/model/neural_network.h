@@ -164,6 +164,12 @@ class NeuralNetwork {
   /// into the one-process network, and the other way round. Local (every
   /// rank reads the file).
   void load(const std::string& path);
+  /// For code that trains this network's layers by other means (a
+  /// pipeline, parallel/pipeline/whole_network.h) and copies the weights
+  /// and optimizer state in: records `history` and the cursor at the start
+  /// of epoch history.size() + 1 over `data_size` samples, as fit leaves
+  /// them after those epochs, so that save() writes the checkpoint fit would.
+  void set_progress(History history, std::int64_t data_size);
   /// Whether some parameter is split over a model-parallel group (then
   /// save() is a collective, see above).
   bool has_split_parameters() const noexcept;

@@ -10,6 +10,8 @@
 #include "magmadnn/io/checkpoint.h"
 #include "magmadnn/model/neural_network.h"
 
+#include <utility>
+
 namespace magmadnn::model {
 
 namespace {
@@ -53,6 +55,15 @@ const typename NeuralNetwork<T>::ParamSplit* NeuralNetwork<T>::split_of(std::siz
                                  << params_[param]->value().shape()
                                  << " (an optimizer slot of another shape than its parameter cannot be split)");
   return &s;
+}
+
+template <typename T>
+void NeuralNetwork<T>::set_progress(History history, std::int64_t data_size) {
+  history_ = std::move(history);
+  epoch_ = static_cast<unsigned int>(history_.size());
+  batch_ = 0;
+  partial_ = {};
+  data_size_ = data_size;
 }
 
 template <typename T>
@@ -338,6 +349,7 @@ void NeuralNetwork<T>::load(const std::string& path) {
 
 #define MAGMADNN_CKPT_INSTANTIATE(T)                                                     \
   template void NeuralNetwork<T>::save(const std::string&);                             \
+  template void NeuralNetwork<T>::set_progress(History, std::int64_t);                  \
   template void NeuralNetwork<T>::write_checkpoint(const std::string&, std::int64_t);   \
   template void NeuralNetwork<T>::load(const std::string&);                             \
   template bool NeuralNetwork<T>::has_split_parameters() const noexcept;                \

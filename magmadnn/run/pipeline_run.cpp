@@ -4,16 +4,16 @@
 // stages, and the plan with what each stage measured in summary.json.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cmath>
-#include <cstdio>
 #include <mutex>
-#include <ostream>
 
 #include "magmadnn/comm/communicator_factory.h"
 #include "magmadnn/compute/autocast.h"
 #include "magmadnn/core/determinism.h"
 #include "magmadnn/core/random.h"
 #include "magmadnn/data/dataloader.h"
+#include "magmadnn/parallel/pipeline/whole_network.h"
 #include "magmadnn/run/pipeline_config.h"
 #include "magmadnn/run/process_memory.h"
 #include "magmadnn/run/run_training.h"
@@ -24,6 +24,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 using Pipe = distributed::pipeline::Pipeline<float>;
+namespace fs = std::filesystem;
 
 // What the run refuses before training, beyond the config's own checks
 // (pipeline_config.h).
@@ -34,7 +35,9 @@ void check_pipelined_run(const TrainSpec& spec, const RunOptions& o, int ranks, 
                                                       std::to_string(p.stages) + " ranks (one per stage), the run has " +
                                                       std::to_string(ranks) + " (start it with mpirun -np " +
                                                       std::to_string(p.stages) + ")");
-  if (o.resume) throw ConfigError("parallel.pipeline", "a pipelined run writes no checkpoint yet, so none resumes");
+  if (o.checkpoint_every_steps > 0)
+    throw ConfigError("parallel.pipeline", "checkpoints inside an epoch are not supported with a pipeline yet (its "
+                                           "checkpoints are written at each epoch's end)");
   if (spec.early_stopping.enabled) throw ConfigError("early_stopping", "not supported with a pipeline yet");
   if (loss_scaling_enabled(spec.loss_scaling, spec.precision))
     throw ConfigError("loss_scaling", "not supported with a pipeline yet");
@@ -101,14 +104,26 @@ void add_measurements(Json& plan, distributed::Communicator& comm, const StageTo
   plan["gpipe_bubble_theory"] = (s - 1) / (m + s - 1);
 }
 
-void log_epoch(std::ostream& log, const model::EpochRecord& r, std::int64_t epochs) {
-  char line[200];
-  int k = std::snprintf(line, sizeof line, "epoch %u/%lld: loss %.4f, accuracy %.4f", r.epoch,
-                        static_cast<long long>(epochs), r.train_loss, r.train_accuracy);
-  if (!std::isnan(r.val_loss) && k > 0)
-    k += std::snprintf(line + k, sizeof line - k, ", validation loss %.4f, accuracy %.4f", r.val_loss, r.val_accuracy);
-  if (k > 0) std::snprintf(line + k, sizeof line - k, " (%.1f s)", r.seconds);
-  log << line << std::endl;
+// Resuming: every rank loads the one-process checkpoint into `net` and its
+// stage takes its part. Returns the epochs done.
+unsigned resume_stage(Pipe& pipe, model::NeuralNetwork<float>& net, const std::string& path, model::History& h) {
+  net.load(path);
+  MAGMADNN_CHECK(net.cursor().batch == 0, ValueError,
+                 "checkpoint " << path << " stands inside epoch " << net.cursor().epoch + 1
+                               << ": a pipeline resumes only from an epoch's end");
+  distributed::pipeline::take_from_whole(pipe, net);
+  h = net.history();
+  return net.cursor().epoch;
+}
+
+// An epoch's end: every rank's `net` takes the whole trained network and the
+// history (a collective), rank 0 writes the checkpoint, the callbacks hear.
+void end_epoch(Pipe& pipe, model::NeuralNetwork<float>& net, const model::History& h, const RunOptions& o,
+               std::int64_t samples) {
+  distributed::pipeline::gather_whole(pipe, net);
+  net.set_progress(h, samples);
+  if (!o.checkpoint_path.empty() && pipe.stage() == 0) net.save(o.checkpoint_path);
+  for (const auto& cb : o.callbacks) cb->on_epoch_end(net, h.back());
 }
 
 }  // namespace
@@ -141,29 +156,39 @@ RunResult TrainingRun::run_pipelined(const RunOptions& options) {
   lo.batch_size = spec_.batch_size;
   lo.seed = data_seed;
   data::DataLoader<float> loader(train_.x, train_.y, lo);
-  // The run is accepted: callbacks hear of its start (the command's run
-  // folder is written from here on), and of nothing else (see run_training.h).
-  model::TrainInfo info{1, static_cast<unsigned>(spec_.epochs), n, loader.num_batches(), spec_.batch_size,
-                        val_.x.rows() > 0};
-  for (const auto& cb : options.callbacks) cb->on_train_begin(network(), info);
   RunResult r;
+  model::NeuralNetwork<float>& net = network();
+  unsigned first = 0;
+  if (options.resume && fs::exists(options.checkpoint_path))
+    first = resume_stage(pipe, net, options.checkpoint_path, r.history);
+  // The run is accepted: callbacks hear of its start (the command's run folder is written from here on).
+  model::TrainInfo info{first + 1, static_cast<unsigned>(spec_.epochs), n, loader.num_batches(), spec_.batch_size,
+                        val_.x.rows() > 0};
+  for (const auto& cb : options.callbacks) cb->on_train_begin(net, info);
   StageTotals totals;
   test_curve_.clear();
   const auto fit0 = Clock::now();
-  for (unsigned e = 0; e < static_cast<unsigned>(spec_.epochs); ++e) {
-    model::EpochRecord rec = train_epoch(pipe, loader, e, *opt, totals);
-    if (val_.x.rows() > 0) {
-      const model::Evaluation v = pipe.evaluate(val_.x, val_.y, spec_.batch_size);
-      rec.val_loss = v.loss;
-      rec.val_accuracy = v.accuracy;
+  try {
+    for (unsigned e = first; e < static_cast<unsigned>(spec_.epochs); ++e) {
+      for (const auto& cb : options.callbacks) cb->on_epoch_begin(net, e + 1);
+      model::EpochRecord rec = train_epoch(pipe, loader, e, *opt, totals);
+      if (val_.x.rows() > 0) {
+        const model::Evaluation v = pipe.evaluate(val_.x, val_.y, spec_.batch_size);
+        rec.val_loss = v.loss;
+        rec.val_accuracy = v.accuracy;
+      }
+      if (spec_.test_every_epoch) {
+        const model::Evaluation t = pipe.evaluate(test_.x, test_.y, spec_.batch_size);
+        test_curve_.push_back({rec.epoch, t.loss, t.accuracy});
+      }
+      r.history.push_back(rec);
+      end_epoch(pipe, net, r.history, options, n);
     }
-    if (spec_.test_every_epoch) {
-      const model::Evaluation t = pipe.evaluate(test_.x, test_.y, spec_.batch_size);
-      test_curve_.push_back({rec.epoch, t.loss, t.accuracy});
-    }
-    r.history.push_back(rec);
-    if (options.log && comm->rank() == 0) log_epoch(*options.log, rec, spec_.epochs);
+  } catch (const std::exception& e) {
+    comm->report_failure(e.what());  // a failed write or callback: the other stages stop at once
+    throw;
   }
+  for (const auto& cb : options.callbacks) cb->on_train_end(net, r.history);
   r.fit_seconds = seconds_since(fit0);
   const std::uint64_t peak = peak_rss_bytes();
   r.test = pipe.evaluate(test_.x, test_.y, spec_.batch_size, &r.test_predictions);
@@ -172,7 +197,7 @@ RunResult TrainingRun::run_pipelined(const RunOptions& options) {
   r.summary = summary(r, load_seconds_ + seconds_since(t0));
   r.summary["memory"] = memory(peak, peak_is_training);
   r.summary["ranks"] = comm->size();
-  r.summary["checkpoint"] = nullptr;  // a pipelined run writes none yet
+  if (options.checkpoint_path.empty()) r.summary["checkpoint"] = nullptr;
   r.summary["pipeline"] = plan;
   return r;
 }

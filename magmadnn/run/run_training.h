@@ -26,14 +26,17 @@
 ///
 /// With spec.pipeline (docs/hybrid.md, "Pipelines") the layers train as a
 /// pipeline, stage s on rank s of RunOptions::communicator, whose size must
-/// be the stage count (refused before training otherwise, as are resume,
-/// early stopping, loss scaling and micro-batches that do not divide the
-/// last training batch). Then network() is the whole network as built and
-/// stays untrained; the callbacks hear on_train_begin only; no checkpoint is
-/// written (summary.json's "checkpoint" is null); the plan, with what each
-/// stage measured, is summary.json's "pipeline" and RunOptions::log's first
-/// lines (rank 0), followed by one line per epoch; test_predictions holds
-/// every test sample's class on every rank.
+/// be the stage count (refused before training otherwise, as are early
+/// stopping, loss scaling, checkpoints inside an epoch and micro-batches
+/// that do not divide the last training batch). At each epoch's end every
+/// rank's network() takes the whole trained network (weights, optimizer
+/// state, layer state) and the history, rank 0 writes the checkpoint, which
+/// is the one-process network's (it resumes as a pipeline or in one
+/// process, and a one-process checkpoint of an epoch's end resumes as a
+/// pipeline), and the callbacks hear on_epoch_end; they hear no batch. The
+/// plan, with what each stage measured, is summary.json's "pipeline" and
+/// RunOptions::log's first lines (rank 0); test_predictions holds every
+/// test sample's class on every rank.
 ///
 /// Guarantees: a spec whose epochs, batch_size, data limits or patience lie
 /// outside their limits:: range throws ValueError before anything is loaded;

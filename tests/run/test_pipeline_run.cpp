@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <unistd.h>
@@ -19,6 +21,8 @@ using namespace magmadnn::run;
 namespace fs = std::filesystem;
 
 namespace {
+
+std::vector<float> weights(model::NeuralNetwork<float>& net);
 
 class PipelineRun : public ::testing::Test {
  protected:
@@ -42,11 +46,14 @@ class PipelineRun : public ::testing::Test {
             {"epochs", 3},
             {"batch_size", 32},
             {"seed", 5},
+            {"deterministic", true},  // convolutions by a fixed rule, not by timing
             {"data", {{"dataset", "idx"}, {"dir", dir_}, {"val_split", 0.2}}}};
   }
 
-  // The config with a pipeline, run on `stages` threads; rank r's result at r.
-  static std::vector<RunResult> run_pipelined(const Json& j, int ranks) {
+  // The config with a pipeline, run on `stages` threads; rank r's result at
+  // r, and rank 0's network (every rank's holds the whole trained one).
+  static std::vector<RunResult> run_pipelined(const Json& j, int ranks, const std::string& checkpoint = "",
+                                              bool resume = false, std::vector<float>* weights_out = nullptr) {
     const TrainSpec spec = parse_config(j);
     auto comms = distributed::make_thread_group(ranks);
     std::vector<std::unique_ptr<TrainingRun>> runs;
@@ -55,13 +62,32 @@ class PipelineRun : public ::testing::Test {
     test::on_thread_ranks(ranks, [&](int r) {
       RunOptions o;
       o.communicator = comms[static_cast<std::size_t>(r)];
+      o.checkpoint_path = checkpoint;
+      o.resume = resume;
       out[r] = runs[r]->run(o);
     });
+    if (weights_out) *weights_out = weights(runs[0]->network());
     return out;
   }
 
   std::string dir_;
 };
+
+std::vector<float> weights(model::NeuralNetwork<float>& net) {
+  std::vector<float> w;
+  for (const auto& p : net.parameters()) {
+    const auto v = p->value().to_vector();
+    w.insert(w.end(), v.begin(), v.end());
+  }
+  return w;
+}
+
+double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double d = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) d = std::max(d, double(std::abs(a[i] - b[i])));
+  return d;
+}
 
 Json with_pipeline(Json j, Json pipeline) {
   j["parallel"] = {{"pipeline", std::move(pipeline)}};
@@ -119,6 +145,53 @@ TEST_F(PipelineRun, RefusedAtTheStartWithTheReason) {
   odd["batch_size"] = 48;  // 160 rows: 3 batches of 48 and one of 16
   EXPECT_EQ(error(odd, 2), "parallel.pipeline.micro_batches: 3 micro-batches do not divide the last training batch "
                            "of 16 samples (160 samples in batches of 48); change data.limit_train or data.val_split");
+}
+
+// A pipelined run's checkpoint is the one-process network's (every rank's
+// network() holds the whole trained network at each epoch's end), and runs
+// resume across plans: one process -> pipeline and pipeline -> one process.
+TEST_F(PipelineRun, CheckpointsAreOneProcessCheckpointsAndResumeOnAnyPlan) {
+  const std::string one_ck = dir_ + "/one.bin", pipe_ck = dir_ + "/pipe.bin";
+  Json three = config(), two = config();
+  two["epochs"] = 2;
+  TrainingRun alone(parse_config(three));
+  RunOptions o;
+  o.checkpoint_path = one_ck;
+  const RunResult one = alone.run(o);
+  const std::vector<float> w_one = weights(alone.network());
+  const Json p = {{"stages", 2}, {"micro_batches", 4}};
+  std::vector<float> w_pipe;
+  run_pipelined(with_pipeline(three, p), 2, pipe_ck, false, &w_pipe);
+  EXPECT_LT(max_diff(w_pipe, w_one), 2e-5) << "every rank's network holds the trained weights";
+  TrainingRun loaded(parse_config(three));
+  loaded.network().load(pipe_ck);
+  EXPECT_EQ(loaded.network().history().size(), 3u);
+  EXPECT_EQ(loaded.network().cursor().epoch, 3u);
+  EXPECT_LT(max_diff(weights(loaded.network()), w_one), 2e-5);
+
+  // One process for 2 epochs, the pipeline for the third.
+  const std::string half = dir_ + "/half.bin";
+  TrainingRun first_two(parse_config(two));
+  RunOptions o2;
+  o2.checkpoint_path = half;
+  first_two.run(o2);
+  std::vector<float> w_resumed;
+  const auto rs = run_pipelined(with_pipeline(three, p), 2, half, true, &w_resumed);
+  EXPECT_LT(max_diff(w_resumed, w_one), 2e-5) << "one process -> pipeline";
+  ASSERT_EQ(rs[0].history.size(), 3u);
+  EXPECT_NEAR(rs[0].history[2].train_loss, one.history[2].train_loss, 1e-5);
+  EXPECT_NEAR(rs[1].test.loss, one.test.loss, 1e-5);
+
+  // The pipeline for 2 epochs, one process for the third.
+  const std::string half_pipe = dir_ + "/half_pipe.bin";
+  run_pipelined(with_pipeline(two, p), 2, half_pipe);
+  TrainingRun last(parse_config(three));
+  RunOptions o3;
+  o3.checkpoint_path = half_pipe;
+  o3.resume = true;
+  const RunResult back = last.run(o3);
+  EXPECT_LT(max_diff(weights(last.network()), w_one), 2e-5) << "pipeline -> one process (momentum state included)";
+  EXPECT_NEAR(back.history[2].train_loss, one.history[2].train_loss, 1e-5);
 }
 
 }  // namespace

@@ -49,7 +49,9 @@ std::vector<std::shared_ptr<layer::Layer<T>>> build_whole(const std::vector<Laye
     cur = l->out();
     std::vector<std::int64_t> out = cur->get_output_shape().dims();
     out.erase(out.begin());
-    facts.push_back({out, l->num_params(), estimated_flops(l->num_params(), out)});
+    facts.push_back({out, l->num_params(), estimated_flops(l->num_params(), out),
+                     static_cast<std::int64_t>(l->get_weights().size()),
+                     static_cast<std::int64_t>(l->get_state().size())});
     whole.push_back(std::move(l));
   }
   return whole;

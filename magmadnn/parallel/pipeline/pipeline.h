@@ -100,6 +100,8 @@ struct LayerFacts {
   std::vector<std::int64_t> out_sample;  ///< output shape without the batch axis
   std::int64_t params = 0;               ///< trainable scalars
   double flops = 0;                      ///< estimated forward operations per sample (Balance::flops)
+  std::int64_t weights = 0;              ///< trainable tensors (Layer::get_weights)
+  std::int64_t states = 0;               ///< state tensors (Layer::get_state)
 };
 
 template <typename T>
@@ -129,6 +131,8 @@ class Pipeline {
   const std::vector<int>& first() const noexcept { return first_; }
   const std::vector<LayerFacts>& facts() const noexcept { return facts_; }
   Stage<T>& local() noexcept { return *stage_; }
+  optimizer::Optimizer<T>& optimizer() noexcept { return *opt_; }
+  distributed::Communicator& communicator() noexcept { return *comm_; }
   const StepStats& last_step() const noexcept { return stats_; }
 
  private:
