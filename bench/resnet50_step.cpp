@@ -14,7 +14,17 @@
 // With --profile 1, every step after the first is profiled (op::Profiler):
 // the per-node table, then the time per (phase, op kind) summed over nodes.
 //
+// With --precision bf16, GEMMs and convolutions compute in bf16 with float
+// accumulation ("precision": "bf16"; docs/mixed_precision.md), the peer of
+// PyTorch's bf16 autocast (bench/peers/pytorch_resnet50.py).
+//
+// A line "record {...}" gives the result as JSON (framework, threads, batch,
+// precision, wall and CPU seconds of the steps after the first, the
+// median's images/s, peak RSS) for
+// bench/run_resnet50_peers.
+//
 // Usage: bench_resnet50_step [--batch B] [--steps S] [--classes K] [--folder DIR] [--profile 0|1]
+//                            [--precision fp32|bf16]
 //   (threads: OMP_NUM_THREADS)
 // The data is synthetic: a measure of speed and memory, not of learning.
 // With --folder, the images are JPEGs of DIR/train and DIR/test instead
@@ -99,6 +109,24 @@ void print_by_kind(std::int64_t steps) {
   for (const auto& r : rows) std::printf("%s\n", r.second.c_str());
   std::printf("total profiled %.1f ms/step\n", 1e3 * total / static_cast<double>(steps));
 }
+// The result as one JSON line, for bench/run_resnet50_peers: the steps after
+// the first (which includes the convolution chooser), the median's images/s
+// and the peak resident memory so far.
+void print_record(const std::string& precision, std::int64_t batch, const std::vector<double>& seconds,
+                  const std::vector<double>& cpu) {
+  std::vector<double> rest(seconds.begin() + 1, seconds.end());
+  if (rest.empty()) return;
+  run::Json rec = {{"framework", "magmadnn"}, {"network", "resnet50"}, {"threads", omp_get_max_threads()},
+                   {"batch", batch}, {"precision", precision}, {"step_seconds", rest},
+                   {"step_cpu_seconds", std::vector<double>(cpu.begin() + 1, cpu.end())}};
+  std::sort(rest.begin(), rest.end());
+  const double median = rest.size() % 2 ? rest[rest.size() / 2]
+                                        : 0.5 * (rest[rest.size() / 2 - 1] + rest[rest.size() / 2]);
+  rec["median_step_seconds"] = median;
+  rec["images_per_second"] = static_cast<double>(batch) / median;
+  rec["peak_rss_gib"] = gib(static_cast<double>(run::peak_rss_bytes()));
+  std::printf("record %s\n", rec.dump().c_str());
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,7 +134,9 @@ int main(int argc, char** argv) {
   std::string folder;
   std::int64_t classes = 1000;
   bool profile = false;
+  std::string precision = "fp32";
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--precision")) precision = argv[i + 1];
     if (!std::strcmp(argv[i], "--batch")) batch = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--steps")) steps = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--folder")) folder = argv[i + 1];
@@ -115,6 +145,7 @@ int main(int argc, char** argv) {
   }
   run::Json j = run::preset("resnet50");
   j["batch_size"] = batch;
+  j["precision"] = precision;
   if (folder.empty()) {
     j["data"]["train_samples"] = batch * (1 + steps);
     j["data"]["test_samples"] = 1;
@@ -175,6 +206,7 @@ int main(int argc, char** argv) {
     std::printf("later steps: median %.2f s, mean %.2f s over %zu (%.2f images/s at the median)\n",
                 rest[rest.size() / 2], mean, rest.size(), static_cast<double>(batch) / rest[rest.size() / 2]);
   }
+  print_record(precision, batch, seconds, cpu);
   std::printf("train loss %.4f (%s)\n", r.history.at(0).train_loss,
               folder.empty() ? "synthetic labels: ln(classes) is chance" : "ln(classes) at the start");
   if (profile) {
