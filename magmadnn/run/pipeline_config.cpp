@@ -73,10 +73,18 @@ void check_pipeline_config(const TrainSpec& spec) {
   if (p.stages > n)
     throw ConfigError("parallel.pipeline.stages", std::to_string(p.stages) + " stages but the network has only " +
                                                       std::to_string(n) + " layers (each stage needs at least one)");
-  if (spec.batch_size % p.micro_batches != 0)
+  if (spec.batch_size % p.replicas != 0)
+    throw ConfigError("parallel.pipeline.replicas", std::to_string(p.replicas) + " replicas do not divide batch_size " +
+                                                        std::to_string(spec.batch_size));
+  if (p.replicas == 1 && spec.batch_size % p.micro_batches != 0)
     throw ConfigError("parallel.pipeline.micro_batches",
                       std::to_string(p.micro_batches) + " micro-batches do not divide batch_size " +
                           std::to_string(spec.batch_size) + " (every micro-batch must have the same size)");
+  if (p.replicas > 1 && (spec.batch_size / p.replicas) % p.micro_batches != 0)
+    throw ConfigError("parallel.pipeline.micro_batches",
+                      std::to_string(p.micro_batches) + " micro-batches do not divide a replica's " +
+                          std::to_string(spec.batch_size / p.replicas) + " rows (batch_size " +
+                          std::to_string(spec.batch_size) + " / " + std::to_string(p.replicas) + " replicas)");
   if (spec.batch_growth.enabled)
     throw ConfigError("batch_growth", "not supported with a pipeline yet (the micro-batches divide one batch size)");
   if (plan_parallel(spec).hybrid())
@@ -134,7 +142,8 @@ Json pipeline_plan_json(const TrainSpec& spec, const pl::Pipeline<float>& pipe) 
   Json j;
   j["stages"] = pipe.stages();
   j["micro_batches"] = spec.pipeline.micro_batches;
-  j["micro_batch_size"] = spec.batch_size / spec.pipeline.micro_batches;
+  j["replicas"] = spec.pipeline.replicas;
+  j["micro_batch_size"] = spec.batch_size / spec.pipeline.replicas / spec.pipeline.micro_batches;
   j["schedule"] = spec.pipeline.schedule;
   j["cuts"] = pipe.first();
   j["cut_by"] = spec.pipeline.cuts.empty() ? spec.pipeline.balance : std::string("config");
@@ -167,11 +176,17 @@ Json pipeline_plan_json(const TrainSpec& spec, const pl::Pipeline<float>& pipe) 
 
 std::string pipeline_plan_text(const Json& plan) {
   std::ostringstream os;
-  os << "pipeline: " << plan["stages"].get<int>() << " stages, " << plan["micro_batches"].get<std::int64_t>()
+  const auto replicas = plan["replicas"].get<std::int64_t>();
+  os << "pipeline: " << plan["stages"].get<int>() << " stages";
+  if (replicas > 1) os << " x " << replicas << " replicas";
+  os << ", " << plan["micro_batches"].get<std::int64_t>()
      << " micro-batches of " << plan["micro_batch_size"].get<std::int64_t>() << ", "
      << plan["schedule"].get<std::string>() << ", cuts by " << plan["cut_by"].get<std::string>() << "\n";
   for (const Json& st : plan["per_stage"]) {
-    os << "  stage " << st["stage"].get<int>() << " (rank " << st["stage"].get<int>() << "): layers["
+    const int stage = st["stage"].get<int>(), stages = plan["stages"].get<int>();
+    os << "  stage " << stage << " (rank" << (replicas > 1 ? "s" : "");
+    for (std::int64_t r = 0; r < replicas; ++r) os << (r ? ", " : " ") << r * stages + stage;
+    os << "): layers["
        << st["layers"][0].get<int>() << ".." << st["layers"][1].get<int>() << "]";
     for (const Json& t : st["types"]) os << " " << t.get<std::string>();
     os << "; " << st["parameters"].get<std::int64_t>() << " parameters, ~"

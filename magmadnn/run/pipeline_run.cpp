@@ -30,11 +30,15 @@ namespace fs = std::filesystem;
 // (pipeline_config.h).
 void check_pipelined_run(const TrainSpec& spec, const RunOptions& o, int ranks, std::int64_t train_rows) {
   const PipelineSpec& p = spec.pipeline;
-  if (p.stages != ranks)
-    throw ConfigError("parallel.pipeline.stages", std::to_string(p.stages) + " stages need " +
-                                                      std::to_string(p.stages) + " ranks (one per stage), the run has " +
-                                                      std::to_string(ranks) + " (start it with mpirun -np " +
-                                                      std::to_string(p.stages) + ")");
+  const std::int64_t need = p.stages * p.replicas;
+  const std::string what = p.replicas > 1 ? std::to_string(p.stages) + " stages x " + std::to_string(p.replicas) +
+                                                " replicas need " + std::to_string(need) + " ranks"
+                                          : std::to_string(p.stages) + " stages need " + std::to_string(need) +
+                                                " ranks (one per stage)";
+  if (need != ranks)
+    throw ConfigError(p.replicas > 1 ? "parallel.pipeline.replicas" : "parallel.pipeline.stages",
+                      what + ", the run has " + std::to_string(ranks) + " (start it with mpirun -np " +
+                          std::to_string(need) + ")");
   if (o.checkpoint_every_steps > 0)
     throw ConfigError("parallel.pipeline", "checkpoints inside an epoch are not supported with a pipeline yet (its "
                                            "checkpoints are written at each epoch's end)");
@@ -42,9 +46,10 @@ void check_pipelined_run(const TrainSpec& spec, const RunOptions& o, int ranks, 
   if (loss_scaling_enabled(spec.loss_scaling, spec.precision))
     throw ConfigError("loss_scaling", "not supported with a pipeline yet");
   const std::int64_t last = train_rows % spec.batch_size;
-  if (last % p.micro_batches != 0)
+  if (last % (p.micro_batches * p.replicas) != 0)
     throw ConfigError("parallel.pipeline.micro_batches",
-                      std::to_string(p.micro_batches) + " micro-batches do not divide the last training batch of " +
+                      std::to_string(p.micro_batches * p.replicas) +
+                          " micro-batches (all replicas') do not divide the last training batch of " +
                           std::to_string(last) + " samples (" + std::to_string(train_rows) + " samples in batches of " +
                           std::to_string(spec.batch_size) + "); change data.limit_train or data.val_split");
 }
@@ -119,10 +124,10 @@ unsigned resume_stage(Pipe& pipe, model::NeuralNetwork<float>& net, const std::s
 // An epoch's end: every rank's `net` takes the whole trained network and the
 // history (a collective), rank 0 writes the checkpoint, the callbacks hear.
 void end_epoch(Pipe& pipe, model::NeuralNetwork<float>& net, const model::History& h, const RunOptions& o,
-               std::int64_t samples) {
+               std::int64_t samples, bool writer) {
   distributed::pipeline::gather_whole(pipe, net);
   net.set_progress(h, samples);
-  if (!o.checkpoint_path.empty() && pipe.stage() == 0) net.save(o.checkpoint_path);
+  if (!o.checkpoint_path.empty() && writer) net.save(o.checkpoint_path);
   for (const auto& cb : o.callbacks) cb->on_epoch_end(net, h.back());
 }
 
@@ -134,6 +139,13 @@ RunResult TrainingRun::run_pipelined(const RunOptions& options) {
   if (!comm) comm = distributed::make_communicator("local");
   check_pipelined_run(spec_, options, comm->size(), train_.x.rows());
   comm->set_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(spec_.distributed.watchdog_s * 1000)));
+  distributed::pipeline::PipelineOptions po = pipeline_options(spec_);
+  std::shared_ptr<distributed::Communicator> stages = comm;
+  if (spec_.pipeline.replicas > 1) {  // rank = replica x stages + stage
+    const int S = static_cast<int>(spec_.pipeline.stages), r = comm->rank();
+    stages = distributed::split_communicator(*comm, r / S, r % S);
+    po.replicas = distributed::split_communicator(*comm, r % S, r / S);
+  }
   const std::int64_t n = train_.x.rows();
   auto opt = make_optimizer(spec_, (n + spec_.batch_size - 1) / spec_.batch_size);
   // The weights build_network drew, and fit's data order, from the global
@@ -144,7 +156,7 @@ RunResult TrainingRun::run_pipelined(const RunOptions& options) {
   set_seed(spec_.seed);
   layer::reset_layer_names();
   const std::uint64_t data_seed = get_seed() != 0 ? get_seed() : kDefaultSeed;
-  Pipe pipe(comm, pipeline_factories(spec_), sample_shape(), opt, pipeline_options(spec_));
+  Pipe pipe(stages, pipeline_factories(spec_), sample_shape(), opt, po);
   lock.unlock();
   Json plan = pipeline_plan_json(spec_, pipe);
   if (options.log && comm->rank() == 0) *options.log << pipeline_plan_text(plan) << std::flush;
@@ -182,7 +194,7 @@ RunResult TrainingRun::run_pipelined(const RunOptions& options) {
         test_curve_.push_back({rec.epoch, t.loss, t.accuracy});
       }
       r.history.push_back(rec);
-      end_epoch(pipe, net, r.history, options, n);
+      end_epoch(pipe, net, r.history, options, n, comm->rank() == 0);
     }
   } catch (const std::exception& e) {
     comm->report_failure(e.what());  // a failed write or callback: the other stages stop at once
@@ -192,7 +204,7 @@ RunResult TrainingRun::run_pipelined(const RunOptions& options) {
   r.fit_seconds = seconds_since(fit0);
   const std::uint64_t peak = peak_rss_bytes();
   r.test = pipe.evaluate(test_.x, test_.y, spec_.batch_size, &r.test_predictions);
-  add_measurements(plan, *comm, totals);
+  add_measurements(plan, pipe.communicator(), totals);
   r.test_curve = test_curve_;
   r.summary = summary(r, load_seconds_ + seconds_since(t0));
   r.summary["memory"] = memory(peak, peak_is_training);

@@ -39,7 +39,7 @@
 ///                        "restore_best": true},          (absent: train every epoch)
 ///     "distributed": {"strategy": "allreduce", "parallel": "data", "bucket_mb": 25, "average_every": 4,
 ///                     "staleness": 2, "watchdog_s": 60},   (read only under mpirun)
-///     "parallel": {"pipeline": {"stages": 2, "micro_batches": 4, "schedule": "1f1b",
+///     "parallel": {"pipeline": {"stages": 2, "micro_batches": 4, "replicas": 1, "schedule": "1f1b",
 ///                               "balance": "parameters"|"flops", "cuts": [0, 5]}},
 ///                  (docs/hybrid.md, "Pipelines")
 ///     "epochs": 5, "batch_size": 100, "seed": 42,
@@ -109,6 +109,7 @@ inline constexpr IntRange synthetic_samples{1, 2'147'483'647};  ///< data.train_
 inline constexpr IntRange decode_threads{0, 256};  ///< data.decode_threads (folder; 0: tuned)
 inline constexpr IntRange stages{1, 1024};            ///< parallel.pipeline.stages
 inline constexpr IntRange micro_batches{1, 4096};     ///< parallel.pipeline.micro_batches
+inline constexpr IntRange replicas{1, 4096};          ///< parallel.pipeline.replicas
 }  // namespace limits
 
 /// One layer of the network. Layers are listed so that every layer comes
@@ -255,6 +256,9 @@ struct PipelineSpec {
   bool enabled = false;  ///< the config has a "parallel.pipeline" object
   std::int64_t stages = 2;
   std::int64_t micro_batches = 1;
+  /// Data-parallel replicas of the whole pipeline: the run takes stages x
+  /// replicas ranks, replica r training rows [r N / R, (r + 1) N / R).
+  std::int64_t replicas = 1;
   std::string schedule = "1f1b";  ///< "gpipe" or "1f1b"
   /// What the planner balances without cuts: "parameters" or "flops"
   /// (parallel/pipeline/pipeline.h, Balance).

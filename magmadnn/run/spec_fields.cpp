@@ -350,7 +350,13 @@ void add_pipeline_fields(Table& t) {
   t.push_back(integer("parallel.pipeline.stages", p(&P::stages), limits::stages,
                       "stages, each on its own rank: the run needs exactly this many ranks"));
   t.push_back(integer("parallel.pipeline.micro_batches", p(&P::micro_batches), limits::micro_batches,
-                      "micro-batches per batch; they must divide `batch_size` and the last training batch"));
+                      "micro-batches per batch (per replica's share of it); they must divide it, and the last "
+                      "training batch"));
+  t.push_back(written_if(integer("parallel.pipeline.replicas", p(&P::replicas), limits::replicas,
+                                 "data-parallel replicas of the whole pipeline: the run takes `stages` x `replicas` "
+                                 "ranks, each replica training its share of every batch, the stages' gradients "
+                                 "averaged over the replicas"),
+                         [](const TrainSpec& s) { return s.pipeline.replicas != PipelineSpec{}.replicas; }));
   t.push_back(choice("parallel.pipeline.schedule", p(&P::schedule), [] { return distributed::pipeline::schedule_names(); },
                      "`gpipe`: every forward, then every backward; `1f1b`: one forward, one backward, at most "
                      "`stages` micro-batches in flight"));

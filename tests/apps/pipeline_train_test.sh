@@ -9,11 +9,11 @@
 # its convolutions change kernels (micro-batches of 8 rows against batches
 # of 32, or another algorithm in one process), docs/notes/pipeline.md; the
 # step-for-step tests of LeNet-5 are tests/distributed/pipeline/.
-#   pipeline_train_test.sh MAGMADNN_BINARY WORK_DIR LAUNCH...
-# (LAUNCH: the launcher and its flags for 2 ranks)
+#   pipeline_train_test.sh MAGMADNN_BINARY WORK_DIR STAGES REPLICAS LAUNCH...
+# (LAUNCH: the launcher and its flags for STAGES x REPLICAS ranks)
 set -euo pipefail
-BIN="$1" WORK="$2"
-shift 2
+BIN="$1" WORK="$2" STAGES="$3" REPLICAS="$4"
+shift 4
 mkdir -p "$WORK"
 cat > "$WORK/one.json" <<'JSON'
 { "layers": [ {"type": "flatten"},
@@ -24,18 +24,21 @@ cat > "$WORK/one.json" <<'JSON'
   "data": {"limit_train": 2000, "limit_test": 500, "val_split": 0.2},
   "optimizer": {"type": "sgd", "learning_rate": 0.05, "momentum": 0.9} }
 JSON
-python3 - "$WORK" <<'PY'
+python3 - "$WORK" "$STAGES" "$REPLICAS" <<'PY'
 import json, sys
 c = json.load(open(f"{sys.argv[1]}/one.json"))
-c["parallel"] = {"pipeline": {"stages": 2, "micro_batches": 4, "schedule": "1f1b"}}
+c["parallel"] = {"pipeline": {"stages": int(sys.argv[2]), "replicas": int(sys.argv[3]), "micro_batches": 4,
+                              "schedule": "1f1b"}}
 json.dump(c, open(f"{sys.argv[1]}/pipe.json", "w"))
 PY
 "$BIN" train --config "$WORK/one.json" --out "$WORK/one" --overwrite --quiet
 "$@" "$BIN" train --config "$WORK/pipe.json" --out "$WORK/pipe" --overwrite --quiet
-python3 - "$WORK/pipe" <<'PY'
+python3 - "$WORK/pipe" "$STAGES" "$REPLICAS" <<'PY'
 import json, sys
 p = json.load(open(f"{sys.argv[1]}/summary.json"))["pipeline"]
-ok = p["stages"] == 2 and p["micro_batches"] == 4 and len(p["per_stage"]) == 2 and p["cuts"][0] == 0
+stages, replicas = int(sys.argv[2]), int(sys.argv[3])
+ok = (p["stages"] == stages and p["replicas"] == replicas and p["micro_batches"] == 4
+      and len(p["per_stage"]) == stages and p["cuts"][0] == 0)
 if not ok:
     sys.exit(f"pipeline_train_test: FAILED: summary.json's pipeline is {json.dumps(p)}")
 PY
@@ -46,12 +49,12 @@ PY
 "$@" "$BIN" train --out "$WORK/pipe" --resume --epochs 3 --quiet
 "$(dirname "$0")/../support/compare_runs.py" "$WORK/one" "$WORK/pipe" --test-curves 1e-4 --names one-process pipeline \
   --what "resumed for a third epoch, they still agree"
-# One rank for two stages: refused before training, the folder left empty.
+# One rank: refused before training, the folder left empty.
 rm -rf "$WORK/refused"
 if "$BIN" train --config "$WORK/pipe.json" --out "$WORK/refused" --quiet > "$WORK/refused.log" 2>&1; then
-  echo "pipeline_train_test: FAILED: 2 stages on 1 rank were accepted"; exit 1
+  echo "pipeline_train_test: FAILED: $STAGES x $REPLICAS ranks' pipeline accepted on 1 rank"; exit 1
 fi
-grep -q "parallel.pipeline.stages: 2 stages need 2 ranks (one per stage), the run has 1" "$WORK/refused.log" || {
+grep -qE "parallel.pipeline.(stages|replicas): $STAGES stages (x $REPLICAS replicas )?need $((STAGES * REPLICAS)) ranks.*, the run has 1" "$WORK/refused.log" || {
   echo "pipeline_train_test: FAILED: the refusal does not give the reason:"; cat "$WORK/refused.log"; exit 1; }
 if [ -d "$WORK/refused" ] && [ -n "$(ls -A "$WORK/refused")" ]; then
   echo "pipeline_train_test: FAILED: the refused run wrote $(ls "$WORK/refused")"; exit 1

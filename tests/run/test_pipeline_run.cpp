@@ -141,10 +141,13 @@ TEST_F(PipelineRun, RefusedAtTheStartWithTheReason) {
   EXPECT_EQ(error(with_pipeline(config(), {{"stages", 2}}), 3),
             "parallel.pipeline.stages: 2 stages need 2 ranks (one per stage), the run has 3 (start it with mpirun -np "
             "2)");
+  EXPECT_EQ(error(with_pipeline(config(), {{"stages", 2}, {"replicas", 2}}), 1),
+            "parallel.pipeline.replicas: 2 stages x 2 replicas need 4 ranks, the run has 1 (start it with mpirun -np 4)");
   Json odd = with_pipeline(config(), {{"stages", 2}, {"micro_batches", 3}});
   odd["batch_size"] = 48;  // 160 rows: 3 batches of 48 and one of 16
-  EXPECT_EQ(error(odd, 2), "parallel.pipeline.micro_batches: 3 micro-batches do not divide the last training batch "
-                           "of 16 samples (160 samples in batches of 48); change data.limit_train or data.val_split");
+  EXPECT_EQ(error(odd, 2), "parallel.pipeline.micro_batches: 3 micro-batches (all replicas') do not divide the last "
+                           "training batch of 16 samples (160 samples in batches of 48); change data.limit_train or "
+                           "data.val_split");
 }
 
 // A pipelined run's checkpoint is the one-process network's (every rank's

@@ -524,6 +524,12 @@ TEST(SpecPipeline, RefusesWhatCannotRun) {
   EXPECT_EQ(error_of(pipelined({{"stages", 2}, {"micro_batches", 3}})),
             "parallel.pipeline.micro_batches: 3 micro-batches do not divide batch_size 32 (every micro-batch must "
             "have the same size)");
+  EXPECT_EQ(error_of(pipelined({{"stages", 2}, {"replicas", 3}})),
+            "parallel.pipeline.replicas: 3 replicas do not divide batch_size 32");
+  EXPECT_EQ(error_of(pipelined({{"stages", 2}, {"replicas", 2}, {"micro_batches", 32}})),
+            "parallel.pipeline.micro_batches: 32 micro-batches do not divide a replica's 16 rows (batch_size 32 / 2 "
+            "replicas)");
+  EXPECT_EQ(parse_config(pipelined({{"stages", 2}, {"replicas", 2}, {"micro_batches", 8}})).pipeline.replicas, 2);
   EXPECT_EQ(error_of(pipelined({{"stages", 2}, {"cuts", {0}}})),
             "parallel.pipeline.cuts: expected one first layer per stage (2), got 1");
   EXPECT_EQ(error_of(pipelined({{"stages", 2}, {"cuts", {1, 3}}})),

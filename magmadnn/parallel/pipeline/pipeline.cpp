@@ -162,7 +162,12 @@ template <typename T>
 double Pipeline<T>::train_step(const Tensor<T>& x, const Tensor<T>& y) {
   const int m = options_.micro_batches;
   const std::int64_t batch = is_first() ? x.shape()[0] : y.shape()[0];
-  check_micro_batches(batch, m);
+  MAGMADNN_CHECK(batch % replicas() == 0, ValueError,
+                 "pipeline: " << replicas() << " replicas do not divide the batch of " << batch);
+  const std::int64_t rows = batch / replicas(), r0 = replica() * rows;  // this replica's rows
+  check_micro_batches(rows, m);
+  const Tensor<T> xs = is_first() ? x.slice(r0, r0 + rows) : Tensor<T>();
+  const Tensor<T> ys = is_last() ? y.slice(r0, r0 + rows) : Tensor<T>();
   comm_->set_step(steps_);
   stats_ = {};
   stage_->set_training(true);
@@ -174,7 +179,7 @@ double Pipeline<T>::train_step(const Tensor<T>& x, const Tensor<T>& y) {
   const auto t0 = Clock::now();
   try {
     for (const Action& a : actions) {
-      run_action(a, x, y, batch / m, loss_sum);
+      run_action(a, xs, ys, rows / m, loss_sum);
       if (a.forward) stats_.peak_stash_bytes = std::max(stats_.peak_stash_bytes, stage_->stash_bytes());
     }
     finish_sends();
@@ -184,6 +189,10 @@ double Pipeline<T>::train_step(const Tensor<T>& x, const Tensor<T>& y) {
   }
   stats_.wall_s = seconds_since(t0);
   stats_.recomputes = stage_->recomputes() - recomputed;
+  for (auto& g : stage_->gradients())  // the replicas' mean gradients, averaged: the whole batch's
+    if (options_.replicas)
+      options_.replicas->allreduce(host_buffer(g.mutable_host_data(), static_cast<std::size_t>(g.size())),
+                                   ReduceOp::avg);
   op::GradTable<T> table;
   std::vector<op::Expr<T>> vars;
   for (std::size_t i = 0; i < stage_->parameters().size(); ++i) {
@@ -194,6 +203,10 @@ double Pipeline<T>::train_step(const Tensor<T>& x, const Tensor<T>& y) {
   stage_->zero_gradients();
   double result[2] = {loss_sum / m, static_cast<double>(stats_.correct)};
   comm_->broadcast(host_buffer(result, 2), stages() - 1);
+  if (options_.replicas) {
+    options_.replicas->allreduce(host_buffer(result, 2), ReduceOp::sum);
+    result[0] /= replicas();
+  }
   stats_.loss = result[0];
   stats_.correct = static_cast<std::int64_t>(result[1]);
   ++steps_;

@@ -82,6 +82,12 @@ struct PipelineOptions {
   std::vector<bool> cut_points;
   optimizer::loss_t loss = optimizer::CROSS_ENTROPY;
   memory_t memory = MANAGED;
+  /// Data parallelism over pipelines: this stage's ranks in every replica
+  /// of the pipeline (replica r at rank r; null: one replica). Replica r
+  /// trains rows [r N / R, (r + 1) N / R) of each batch; the stage's
+  /// gradients are averaged over the replicas before the update, so the
+  /// step is still the one-process step on the whole batch.
+  std::shared_ptr<Communicator> replicas;
 };
 
 /// What one train_step did on this stage.
@@ -115,7 +121,9 @@ class Pipeline {
 
   /// One training step on batch (x {N, sample...}, y {N, ...}); stage 0
   /// reads x, the last stage y, every stage N. Returns the batch's mean loss
-  /// on every rank (a broadcast from the last stage).
+  /// on every rank (a broadcast from the last stage, averaged over the
+  /// replicas). ValueError, before any message, when the replicas do not
+  /// divide N or the micro-batches a replica's rows.
   double train_step(const Tensor<T>& x, const Tensor<T>& y);
 
   /// Loss and accuracy over (x, y) in eval mode, `batch` rows at a time,
@@ -126,6 +134,9 @@ class Pipeline {
                              std::vector<std::int64_t>* classes = nullptr);
 
   int stage() const noexcept { return comm_->rank(); }
+  /// The replicas of the pipeline (PipelineOptions::replicas) and this one.
+  int replicas() const noexcept { return options_.replicas ? options_.replicas->size() : 1; }
+  int replica() const noexcept { return options_.replicas ? options_.replicas->rank() : 0; }
   int stages() const noexcept { return comm_->size(); }
   /// Each stage's first layer, and every layer's facts.
   const std::vector<int>& first() const noexcept { return first_; }

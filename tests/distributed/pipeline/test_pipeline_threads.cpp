@@ -3,6 +3,8 @@
 // for step; the schedules; the cuts and the refusals.
 #include <gmock/gmock.h>
 
+#include <tuple>
+
 #include "magmadnn/comm/thread_communicator.h"
 #include "magmadnn/parallel/pipeline/cuts.h"
 #include "pipeline_support.h"
@@ -23,6 +25,17 @@ std::vector<std::unique_ptr<pl::Pipeline<float>>> build(const Factories& f, cons
     pipes.push_back(std::make_unique<pl::Pipeline<float>>(comms[r], f, sample, make_optimizer(), o));
   }
   return pipes;
+}
+
+// The message of the ValueError `fn` throws ("" when none).
+template <typename F>
+std::string error_of(F fn) {
+  try {
+    fn();
+  } catch (const ValueError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // One step on every stage at once; the first error is rethrown.
@@ -126,6 +139,45 @@ TEST(PipelineBatchNorm, PerMicroBatchStatisticsAsDocumented) {
   }
 }
 
+// Data parallelism over pipelines: S stages x R replicas as S x R threads
+// (a thread group per replica for its pipeline, one per stage for its
+// replicas), against one process on the whole batch, step for step.
+TEST(PipelineReplicas, StagesTimesReplicasEqualOneProcess) {
+  for (auto [stages, reps, net] : {std::tuple{2, 2, "mlp"}, std::tuple{2, 2, "lenet5"}, std::tuple{1, 3, "mlp"},
+                                   std::tuple{4, 2, "mlp"}}) {
+    SCOPED_TRACE(std::to_string(stages) + " stages x " + std::to_string(reps) + " replicas, " + net);
+    const bool lenet = std::string(net) == "lenet5";
+    const Factories f = lenet ? lenet5() : mlp();
+    const std::vector<std::int64_t> sample = lenet ? std::vector<std::int64_t>{1, 28, 28} : std::vector<std::int64_t>{20};
+    const std::int64_t classes = lenet ? 10 : 4;
+    std::vector<std::vector<std::shared_ptr<distributed::ThreadCommunicator>>> pipe_groups, data_groups;
+    for (int r = 0; r < reps; ++r) pipe_groups.push_back(distributed::make_thread_group(stages));
+    for (int s = 0; s < stages; ++s) data_groups.push_back(distributed::make_thread_group(reps));
+    std::vector<std::unique_ptr<pl::Pipeline<float>>> pipes;  // rank r * stages + s
+    for (int r = 0; r < reps; ++r)
+      for (int s = 0; s < stages; ++s) {
+        pl::PipelineOptions o;
+        o.micro_batches = 2;
+        o.replicas = data_groups[s][r];
+        set_seed(7);
+        pipes.push_back(std::make_unique<pl::Pipeline<float>>(pipe_groups[r][s], f, sample, make_optimizer(), o));
+      }
+    Reference ref(f, sample, classes, 7);
+    for (int step = 0; step < 3; ++step) {
+      Tensor<float> x, y;
+      make_batch(12 * reps, sample, classes, 400 + step, x, y);
+      const std::vector<double> losses = step_all(pipes, x, y);
+      const double want = ref.step(x, y);
+      for (double l : losses) EXPECT_NEAR(l, want, 1e-5 * std::max(1.0, std::abs(want)));
+      for (std::size_t k = 0; k < pipes.size(); ++k)
+        ASSERT_TRUE(weights_close(pipes[k]->local(), pipes[k]->first()[pipes[k]->stage()], ref, 2e-5,
+                                  "step " + std::to_string(step) + ", rank " + std::to_string(k)));
+    }
+    EXPECT_THAT(error_of([&] { pipes[0]->train_step(Tensor<float>({5 * reps + 1, 20}, {ZERO}, HOST), Tensor<float>()); }),
+                ::testing::HasSubstr(std::to_string(reps) + " replicas do not divide the batch of"));
+  }
+}
+
 TEST(PipelineSchedule, EachMicroBatchOnceForwardBeforeBackward) {
   for (pl::Schedule sch : {pl::Schedule::gpipe, pl::Schedule::one_f_one_b})
     for (int stages : {1, 2, 3, 4})
@@ -179,17 +231,6 @@ TEST(PipelineCuts, BalancedByCost) {
   EXPECT_EQ(pl::balanced_cuts({1, 100, 1, 1, 1}, 3), (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(pl::balanced_cuts({5, 5, 5}, 3), (std::vector<int>{0, 1, 2}));
   EXPECT_THROW(pl::balanced_cuts({1, 1}, 3), ValueError);
-}
-
-// The message of the ValueError `fn` throws ("" when none).
-template <typename F>
-std::string error_of(F fn) {
-  try {
-    fn();
-  } catch (const ValueError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(PipelineRefuses, MoreStagesThanLayersOrRanks) {
