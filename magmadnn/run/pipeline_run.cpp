@@ -71,7 +71,6 @@ model::EpochRecord train_epoch(Pipe& pipe, data::DataLoader<float>& loader, unsi
                                const optimizer::Optimizer<float>& opt, StageTotals& totals) {
   model::EpochRecord rec;
   rec.epoch = epoch + 1;
-  rec.learning_rate = opt.learning_rate();
   const auto t0 = Clock::now();
   loader.start_epoch(epoch);
   data::Batch<float> b;
@@ -82,6 +81,7 @@ model::EpochRecord train_epoch(Pipe& pipe, data::DataLoader<float>& loader, unsi
     totals.add(pipe.last_step());
   }
   rec.seconds = seconds_since(t0);
+  rec.learning_rate = opt.learning_rate();  // as fit records it: the rate of the next step
   const auto n = static_cast<double>(loader.size());
   rec.train_loss = loss / n;
   rec.train_accuracy = correct / n;

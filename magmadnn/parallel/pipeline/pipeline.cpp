@@ -200,6 +200,7 @@ double Pipeline<T>::train_step(const Tensor<T>& x, const Tensor<T>& y) {
     table.set(vars.back(), std::move(stage_->gradients()[i]));
   }
   if (!vars.empty()) opt_->step(vars, table);
+  else opt_->set_step_count(opt_->step_count() + 1);  // a stage without weights keeps the schedule's count too
   stage_->zero_gradients();
   double result[2] = {loss_sum / m, static_cast<double>(stats_.correct)};
   comm_->broadcast(host_buffer(result, 2), stages() - 1);

@@ -98,7 +98,7 @@ void gather_whole(Pipeline<T>& pipe, model::NeuralNetwork<T>& net) {
   gather(pipe.communicator(), weights);
   gather(pipe.communicator(), slot_pairs(pipe, net, weights));
   gather(pipe.communicator(), state_pairs(pipe, net));
-  // A stage without weights takes no optimizer step: the run's count is the largest.
+  // Every stage counts every step (Pipeline::train_step); the largest is taken all the same.
   std::int64_t steps = pipe.optimizer().step_count();
   pipe.communicator().allreduce(host_buffer(&steps, 1), ReduceOp::max);
   net.optimizer().set_step_count(steps);
