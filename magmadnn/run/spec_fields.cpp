@@ -348,7 +348,7 @@ void add_pipeline_fields(Table& t) {
                                 [](TrainSpec& s) { s.pipeline.enabled = true; }),
                          enabled));
   t.push_back(integer("parallel.pipeline.stages", p(&P::stages), limits::stages,
-                      "stages, each on its own rank: the run needs exactly this many ranks"));
+                      "stages, each on its own rank: the run needs exactly `stages` x `replicas` ranks"));
   t.push_back(integer("parallel.pipeline.micro_batches", p(&P::micro_batches), limits::micro_batches,
                       "micro-batches per batch (per replica's share of it); they must divide it, and the last "
                       "training batch"));
