@@ -201,4 +201,31 @@ TEST_F(PipelineRun, CheckpointsAreOneProcessCheckpointsAndResumeOnAnyPlan) {
   EXPECT_NEAR(back.history[2].train_loss, one.history[2].train_loss, 1e-5);
 }
 
+// A checkpoint written inside an epoch does not resume as a pipeline.
+TEST_F(PipelineRun, AMidEpochCheckpointIsRefusedNamingTheEpoch) {
+  const std::string ck = dir_ + "/mid.bin";
+  TrainingRun alone(parse_config(config()));
+  RunOptions o;
+  o.checkpoint_path = ck;
+  o.checkpoint_every_steps = 2;
+  auto stop = std::make_shared<model::LambdaCallback<float>>();
+  int steps = 0;
+  stop->batch_end = [&](model::NeuralNetwork<float>& m, const model::BatchLogs&) {
+    if (++steps == 3) m.stop_training();
+  };
+  o.callbacks.push_back(stop);
+  alone.run(o);
+  TrainingRun probe(parse_config(config()));
+  probe.network().load(ck);
+  ASSERT_EQ(probe.network().cursor().epoch, 0u);
+  ASSERT_GT(probe.network().cursor().batch, 0);
+  std::string e;
+  try {
+    run_pipelined(with_pipeline(config(), {{"stages", 2}}), 2, ck, true);
+  } catch (const ValueError& err) {
+    e = err.what();
+  }
+  EXPECT_THAT(e, ::testing::HasSubstr("stands inside epoch 1: a pipeline resumes only from an epoch's end"));
+}
+
 }  // namespace
