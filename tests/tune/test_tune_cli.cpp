@@ -387,11 +387,19 @@ TEST(TuneCliMpi, AKilledWorkerRankIsLostAndItsTrialRunsElsewhere) {
         "for p in $(pgrep -P $mp); do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | "
         "grep -qx OMPI_COMM_WORLD_RANK=" + victim + " && kill -9 $p && echo killed; done; "
         "for i in $(seq 1 900); do kill -0 $mp 2>/dev/null || break; sleep 0.1; done; "
-        "if kill -0 $mp 2>/dev/null; then echo hung; pkill -9 -P $mp; kill -9 $mp; fi; wait $mp; echo rc=$?";
+        // Still running: the launcher alone (every rank gone or a zombie) or the job.
+        "if kill -0 $mp 2>/dev/null; then "
+        "if ps --ppid $mp -o stat= | grep -qv '^Z'; then echo hung; else echo launcher-hung; fi; "
+        "pkill -9 -P $mp; kill -9 $mp; fi; wait $mp; echo rc=$?";
     const auto r = magmadnn::test::run_shell("(" + script + ")", root + "/log-kill" + std::to_string(ranks));
     const std::string log = magmadnn::test::read_text(out + ".log");
     ASSERT_NE(r.out.find("killed"), std::string::npos) << r.out << log;
-    ASSERT_EQ(r.out.find("hung"), std::string::npos) << "the job did not end within 90 s: " << log;
+    ASSERT_EQ(r.out.find("\nhung"), std::string::npos) << "the job did not end within 90 s: " << log;
+    // Open MPI 5's prterun (--enable-recovery) may never return after the
+    // master's MPI_Abort, every rank gone (docs/notes/open-mpi-behaviour.md),
+    // and then holds the ranks' output: only the files can be checked.
+    const bool launcher_hung = r.out.find("launcher-hung") != std::string::npos;
+    ASSERT_TRUE(!launcher_hung || MAGMADNN_LAUNCHER_MAY_HANG_AFTER_ABORT) << "mpirun outlived its ranks: " << log;
     std::size_t lost = 0;
     for (const Json& e : magmadnn::tune::read_journal(out + "/journal.jsonl"))
       if (e.value("event", "") == "lost") {
@@ -403,11 +411,11 @@ TEST(TuneCliMpi, AKilledWorkerRankIsLostAndItsTrialRunsElsewhere) {
     // mpirun's own status reports the killed rank (137 with Open MPI 4):
     // the search's outcome is in its files and its output.
     if (ranks == 3) {
-      EXPECT_NE(log.find("4 trials (0 failed)"), std::string::npos) << log;
+      if (!launcher_hung) EXPECT_NE(log.find("4 trials (0 failed)"), std::string::npos) << log;
       const Json results = Json::parse(magmadnn::test::read_text(out + "/results.json"));
       ASSERT_EQ(results["trials"].size(), 4u) << log;
       for (const Json& t : results["trials"]) EXPECT_EQ(t["status"], "ok") << t.dump();
-    } else {
+    } else if (!launcher_hung) {
       EXPECT_NE(log.find("every worker was lost"), std::string::npos) << log;
     }
   }
