@@ -11,15 +11,31 @@ shift 3
 dir="$(mktemp -d)"
 # The launcher sends SIGTERM to the ranks of a failed job and SIGKILL a
 # second later (Open MPI's default); 16 ranks on 2 busy cores may need more
-# than that to run their handler. Open MPI 4 reads the first name, 5 the second.
-export OMPI_MCA_odls_base_sigkill_timeout=10 PRTE_MCA_odls_base_sigkill_timeout=10
+# than that to run their handler. Open MPI 4 reads this; PRRTE 3.0 (Open
+# MPI 5.0.7) has no such parameter (prte_info lists none), hence the retry below.
+export OMPI_MCA_odls_base_sigkill_timeout=10
 trap 'rm -rf "$dir"' EXIT
-MAGMADNN_FLIGHT_DIR="$dir" timeout 120 "$@" "$program" hang 3000 >"$dir/job.out" 2>&1
-status=$?
-(( status != 0 )) || { cat "$dir/job.out"; echo "FAIL: the job exited 0 with a hanging rank"; exit 1; }
-(( status != 124 )) || { cat "$dir/job.out"; echo "FAIL: the job hung past 120 s"; exit 1; }
-"$magmadnn" flight "$dir" | tee "$dir/flight.out"
-[[ ${PIPESTATUS[0]} == 1 ]] || { cat "$dir/job.out"; echo "FAIL: magmadnn flight did not report a divergence (exit 1)"; exit 1; }
+# Open MPI 5.0.7's prterun (PRRTE 3.0, which has no sigkill timeout to set)
+# may kill rank 1 before or while its SIGTERM handler writes: in the Debian
+# 13 root 3 of 17 single runs left no record from rank 1, or an empty one
+# (the jobs over in 4.4-4.6 s). A job whose only fault is rank 1's record is
+# run again, up to 3 times, saying so; any other fault fails at once.
+for attempt in 1 2 3; do
+  rm -f "$dir"/flight.rank*.json
+  MAGMADNN_FLIGHT_DIR="$dir" timeout 120 "$@" "$program" hang 3000 >"$dir/job.out" 2>&1
+  status=$?
+  (( status != 0 )) || { cat "$dir/job.out"; echo "FAIL: the job exited 0 with a hanging rank"; exit 1; }
+  (( status != 124 )) || { cat "$dir/job.out"; echo "FAIL: the job hung past 120 s"; exit 1; }
+  "$magmadnn" flight "$dir" >"$dir/flight.out" 2>&1
+  code=$?
+  cat "$dir/flight.out"
+  if (( attempt < 3 )) && grep -qE "no record from ranks 1 of $ranks:|flight\.rank1\.json is not JSON" "$dir/flight.out"; then
+    echo "rank 1's record is missing or cut short: the launcher killed it in its SIGTERM handler; once more"
+    continue
+  fi
+  (( code == 1 )) || { cat "$dir/job.out"; echo "FAIL: magmadnn flight did not report a divergence (exit 1)"; exit 1; }
+  break
+done
 want=("$ranks of $ranks ranks wrote a record"
       "rank 1 (" "SIGTERM"
       "rank 1 is behind on communicator 0: its last collective was #"
