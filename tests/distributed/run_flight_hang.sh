@@ -18,8 +18,11 @@ trap 'rm -rf "$dir"' EXIT
 # Open MPI 5.0.7's prterun (PRRTE 3.0, which has no sigkill timeout to set)
 # may kill rank 1 before or while its SIGTERM handler writes: in the Debian
 # 13 root 3 of 17 single runs left no record from rank 1, or an empty one
-# (the jobs over in 4.4-4.6 s). A job whose only fault is rank 1's record is
-# run again, up to 3 times, saying so; any other fault fails at once.
+# (the jobs over in 4.4-4.6 s), and a fresh root's full run 3 of 3. A job
+# whose only fault is rank 1's record is run again, up to 3 times, saying
+# so; any other fault fails at once. Lost 3 times under Open MPI 5, the test
+# is skipped (77) naming why; under Open MPI 4 (whose sigkill timeout is
+# set above) it fails.
 for attempt in 1 2 3; do
   rm -f "$dir"/flight.rank*.json
   MAGMADNN_FLIGHT_DIR="$dir" timeout 120 "$@" "$program" hang 3000 >"$dir/job.out" 2>&1
@@ -29,9 +32,17 @@ for attempt in 1 2 3; do
   "$magmadnn" flight "$dir" >"$dir/flight.out" 2>&1
   code=$?
   cat "$dir/flight.out"
-  if (( attempt < 3 )) && grep -qE "no record from ranks 1 of $ranks:|flight\.rank1\.json is not JSON" "$dir/flight.out"; then
-    echo "rank 1's record is missing or cut short: the launcher killed it in its SIGTERM handler; once more"
-    continue
+  if grep -qE "no record from ranks 1 of $ranks:|flight\.rank1\.json is not JSON" "$dir/flight.out"; then
+    if (( attempt < 3 )); then
+      echo "rank 1's record is missing or cut short: the launcher killed it in its SIGTERM handler; once more"
+      continue
+    fi
+    # A fresh Debian 13 root lost it 3 times running: there the test cannot
+    # check the report, and says so (exit 77: skipped) rather than pass.
+    if "$1" --version 2>&1 | grep -qE "\(Open MPI\) ([5-9]|[1-9][0-9])\."; then
+      echo "SKIP: Open MPI 5's launcher killed rank 1 before it wrote its record in 3 runs of 3"
+      exit 77
+    fi
   fi
   (( code == 1 )) || { cat "$dir/job.out"; echo "FAIL: magmadnn flight did not report a divergence (exit 1)"; exit 1; }
   break
