@@ -11,12 +11,11 @@ shift 3
 dir="$(mktemp -d)"
 # The launcher sends SIGTERM to the ranks of a failed job and SIGKILL a
 # second later (Open MPI's default); 16 ranks on 2 busy cores may need more
-# than that to run their handler. Open MPI 4 reads this; PRRTE 3.0 (Open
-# MPI 5.0.7) has no such parameter (prte_info lists none), hence the retry below.
+# than that to run their handler. Open MPI 4 reads this.
 export OMPI_MCA_odls_base_sigkill_timeout=10
 trap 'rm -rf "$dir"' EXIT
-# Open MPI 5.0.7's prterun (PRRTE 3.0, which has no sigkill timeout to set)
-# may kill rank 1 before or while its SIGTERM handler writes: in the Debian
+# Open MPI 5.0.7's prterun (PRRTE 3.0, which has no such timeout: prte_info
+# lists none) may kill rank 1 before or while its SIGTERM handler writes: in the Debian
 # 13 root 3 of 17 single runs left no record from rank 1, or an empty one
 # (the jobs over in 4.4-4.6 s), and a fresh root's full run 3 of 3. A job
 # whose only fault is rank 1's record is run again, up to 3 times, saying
