@@ -150,16 +150,34 @@ FlightRecord read_flight_record(const std::string& path) {
   return r;
 }
 
-std::vector<FlightRecord> read_flight_dir(const std::string& dir) {
+std::vector<FlightRecord> read_flight_dir(const std::string& dir, std::vector<std::string>* unreadable) {
   MAGMADNN_CHECK(fs::is_directory(dir), IOError, dir << " is not a folder");
   static const std::regex name(R"(flight\.rank[0-9]+\.json)");
+  static const std::regex part(R"(flight\.rank([0-9]+)\.json\.part)");
   std::vector<FlightRecord> out;
+  std::vector<std::string> problems;
   for (const auto& e : fs::directory_iterator(dir)) {
-    if (std::regex_match(e.path().filename().string(), name)) out.push_back(read_flight_record(e.path().string()));
+    const std::string file = e.path().filename().string();
+    std::smatch m;
+    if (std::regex_match(file, m, part)) {
+      problems.push_back(e.path().string() + ": rank " + m[1].str() + " was stopped while writing its record");
+    } else if (std::regex_match(file, name)) {
+      try {
+        out.push_back(read_flight_record(e.path().string()));
+      } catch (const ValueError& err) {
+        if (unreadable == nullptr) throw;
+        problems.push_back(err.what());
+      }
+    }
   }
+  std::sort(problems.begin(), problems.end());
+  if (unreadable != nullptr) *unreadable = problems;
+  std::string listed;
+  for (const std::string& p : problems) listed += "; " + p;
   MAGMADNN_CHECK(!out.empty(), IOError,
-                 dir << " holds no flight-recorder file (flight.rank<R>.json); the ranks write them where "
-                        "MAGMADNN_FLIGHT_DIR points, or into the run folder");
+                 dir << " holds no readable flight-recorder file (flight.rank<R>.json); the ranks write them where "
+                        "MAGMADNN_FLIGHT_DIR points, or into the run folder"
+                     << listed);
   std::sort(out.begin(), out.end(), [](const FlightRecord& a, const FlightRecord& b) { return a.rank < b.rank; });
   return out;
 }

@@ -44,8 +44,11 @@ struct FlightRecord {
 /// Reads one file; ValueError naming the file and what is wrong (not JSON,
 /// not a flight-recorder file, a field missing).
 FlightRecord read_flight_record(const std::string& path);
-/// Every flight.rank<R>.json in `dir` (ValueError when there is none).
-std::vector<FlightRecord> read_flight_dir(const std::string& dir);
+/// Every flight.rank<R>.json in `dir`, by rank (IOError when none can be
+/// read). Without `unreadable`, a file that cannot be read throws its
+/// ValueError; with it, such files (and the .part file of a rank stopped while
+/// writing) are skipped and described there, so their ranks count as missing.
+std::vector<FlightRecord> read_flight_dir(const std::string& dir, std::vector<std::string>* unreadable = nullptr);
 
 /// What the files show.
 struct FlightFindings {

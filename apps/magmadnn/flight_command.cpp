@@ -26,9 +26,11 @@ int flight_command(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   if (split.positional.size() != 1) throw UsageError("magmadnn flight: give one folder (usage: magmadnn flight DIR)");
-  const std::vector<FlightRecord> records = read_flight_dir(split.positional[0]);
+  std::vector<std::string> unreadable;
+  const std::vector<FlightRecord> records = read_flight_dir(split.positional[0], &unreadable);
   out << "magmadnn flight: " << records.size() << " of " << records.front().size << " ranks wrote a record in "
       << split.positional[0] << "\n";
+  for (const std::string& u : unreadable) out << "  unreadable, counted as missing: " << u << "\n";
   for (const FlightRecord& r : records) {
     out << "  rank " << r.rank << " (" << r.host << "): " << r.reason << ", " << r.calls.size() << " collectives\n";
   }

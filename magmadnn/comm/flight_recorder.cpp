@@ -1,6 +1,7 @@
 #include "magmadnn/comm/flight_recorder.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -257,13 +258,22 @@ bool dump(const char* reason) noexcept {
   if (s.capacity == 0 || s.size.load() <= 1) return false;
   char path[4200];
   path_into(s, path, sizeof path);
-  const int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Written aside and renamed (both async-signal-safe): a rank killed while
+  // writing (the launcher's SIGKILL after its SIGTERM) leaves a .part file,
+  // never a record cut short under the record's name.
+  char part[4210];
+  std::size_t n = 0;
+  for (const char* t = path; *t && n + 1 < sizeof part; ++t) part[n++] = *t;
+  for (const char* t = ".part"; *t && n + 1 < sizeof part; ++t) part[n++] = *t;
+  part[n] = '\0';
+  const int fd = ::open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
   {
     SafeWriter w(fd);
     write_record(w, s, reason);
   }
   ::close(fd);
+  if (::rename(part, path) != 0) return false;
   g_dumped = true;
   return true;
 }

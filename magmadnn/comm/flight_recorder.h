@@ -19,8 +19,10 @@
 ///
 /// Guarantees: recording takes no lock (an atomic increment and two clock
 /// reads: about 90 ns per collective, docs/notes/communicators.md); the dump from a
-/// signal handler uses only async-signal-safe calls (open, write, close) on
-/// memory allocated at start; a dump never throws.
+/// signal handler uses only async-signal-safe calls (open, write, close,
+/// rename) on memory allocated at start; a dump never throws; a record is
+/// written as flight.rank<R>.json.part and renamed when complete, so a rank
+/// killed while writing leaves no cut-short record under the record's name.
 #pragma once
 
 #include <cstdint>

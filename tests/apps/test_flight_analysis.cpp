@@ -108,4 +108,40 @@ TEST(FlightAnalysis, RefusesFilesThatAreNotRecords) {
   EXPECT_THROW(read_flight_dir(dir.string()), magmadnn::ValueError);
 }
 
+// A rank stopped while writing: its record cut short (written in place, as
+// before records were renamed into place) or its .part file left. The report
+// goes on with the others and counts it as missing.
+TEST(FlightAnalysis, ACutShortRecordIsReportedAndCountedAsMissing) {
+  Job job;
+  job.ranks = {0, 2, 3};
+  job.last = {7, 7, 7};
+  const fs::path dir = write_job(job, "cut");
+  std::ofstream(dir / "flight.rank1.json") << "{\"format\": \"magmadnn-flight-recorder-1\", \"entries\": [";
+  std::ostringstream out;
+  EXPECT_EQ(flight_command({dir.string()}, out), 1) << out.str();
+  EXPECT_NE(out.str().find("3 of 4 ranks wrote a record"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("unreadable, counted as missing: " + (dir / "flight.rank1.json").string() + " is not JSON"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("no record from ranks 1 of 4"), std::string::npos) << out.str();
+
+  fs::remove(dir / "flight.rank1.json");
+  std::ofstream(dir / "flight.rank1.json.part") << "{\"format\"";
+  std::ostringstream out2;
+  EXPECT_EQ(flight_command({dir.string()}, out2), 1) << out2.str();
+  EXPECT_NE(out2.str().find("rank 1 was stopped while writing its record"), std::string::npos) << out2.str();
+  EXPECT_NE(out2.str().find("no record from ranks 1 of 4"), std::string::npos) << out2.str();
+
+  // Nothing readable at all: an error that lists why.
+  for (int r : {0, 2, 3}) fs::remove(dir / ("flight.rank" + std::to_string(r) + ".json"));
+  try {
+    std::ostringstream out3;
+    flight_command({dir.string()}, out3);
+    FAIL() << "a folder with no readable record was reported";
+  } catch (const magmadnn::IOError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds no readable flight-recorder file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 1 was stopped while writing"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace

@@ -19,11 +19,12 @@ trap 'rm -rf "$dir"' EXIT
 # 13 root 3 of 17 single runs left no record from rank 1, or an empty one
 # (the jobs over in 4.4-4.6 s), and a fresh root's full run 3 of 3. A job
 # whose only fault is rank 1's record is run again, up to 3 times, saying
-# so; any other fault fails at once. Lost 3 times under Open MPI 5, the test
-# is skipped (77) naming why; under Open MPI 4 (whose sigkill timeout is
-# set above) it fails.
+# so; any other fault fails at once. Lost 3 times where the launcher's
+# sigkill timeout cannot be set (MAGMADNN_MPI_SIGKILL_TIMEOUT=0, from
+# tests/CMakeLists.txt: Open MPI 5), the test is skipped (77) naming why;
+# elsewhere (Open MPI 4, whose timeout is set above) it fails.
 for attempt in 1 2 3; do
-  rm -f "$dir"/flight.rank*.json
+  rm -f "$dir"/flight.rank*.json "$dir"/flight.rank*.json.part
   MAGMADNN_FLIGHT_DIR="$dir" timeout 120 "$@" "$program" hang 3000 >"$dir/job.out" 2>&1
   status=$?
   (( status != 0 )) || { cat "$dir/job.out"; echo "FAIL: the job exited 0 with a hanging rank"; exit 1; }
@@ -31,14 +32,14 @@ for attempt in 1 2 3; do
   "$magmadnn" flight "$dir" >"$dir/flight.out" 2>&1
   code=$?
   cat "$dir/flight.out"
-  if grep -qE "no record from ranks 1 of $ranks:|flight\.rank1\.json is not JSON" "$dir/flight.out"; then
+  if grep -qF "no record from ranks 1 of $ranks:" "$dir/flight.out"; then
     if (( attempt < 3 )); then
       echo "rank 1's record is missing or cut short: the launcher killed it in its SIGTERM handler; once more"
       continue
     fi
     # A fresh Debian 13 root lost it 3 times running: there the test cannot
     # check the report, and says so (exit 77: skipped) rather than pass.
-    if "$1" --version 2>&1 | grep -qE "\(Open MPI\) ([5-9]|[1-9][0-9])\."; then
+    if [[ "${MAGMADNN_MPI_SIGKILL_TIMEOUT:-1}" == 0 ]]; then
       echo "SKIP: Open MPI 5's launcher killed rank 1 before it wrote its record in 3 runs of 3"
       exit 77
     fi

@@ -47,6 +47,7 @@ TEST(FlightRecorder, KeepsTheLastKCollectivesInOrder) {
   flight::end(1);  // slot 1 now holds collective 5 (unfinished): ignored
   ASSERT_TRUE(flight::dump("test \"quoted\" reason"));
   EXPECT_EQ(flight::dump_path(), dir + "/flight.rank3.json");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/flight.rank3.json.part"));  // renamed into place
   const json j = read(flight::dump_path());
   EXPECT_EQ(j["format"], "magmadnn-flight-recorder-1");
   EXPECT_EQ(j["rank"], 3);
