@@ -27,7 +27,7 @@ namespace magmadnn::onnx::compose {
 using Dims = std::vector<std::int64_t>;
 
 /// ONNX's Reduce* operators.
-enum class Reduce { Sum, Mean, Max, Min, L1, L2, SumSquare, LogSum, LogSumExp };
+enum class Reduce { Sum, Mean, Max, Min, L1, L2, SumSquare, LogSum, LogSumExp, Prod };
 
 namespace detail {
 
@@ -66,6 +66,25 @@ op::Expr<T> sum_axes(op::Expr<T> x, const Dims& axes, bool mean) {
   return x;
 }
 
+// The product of x along `axis`, the axis kept with size 1: halves of the
+// axis multiplied until one slice is left (an odd last slice carried), so
+// the gradient is the product rule's, right where elements are zero.
+template <typename T>
+op::Expr<T> prod_axis(op::Expr<T> x, std::int64_t axis, bool free_batch) {
+  MAGMADNN_CHECK(!(free_batch && axis == 0), NotSupportedError,
+                 "a product over the free batch axis (its extent is unknown when the graph is built)");
+  std::int64_t n = x->get_output_shape()[axis];
+  MAGMADNN_CHECK(n > 0, NotSupportedError, "a product over an empty axis");
+  while (n > 1) {
+    const std::int64_t h = n / 2;
+    op::Expr<T> y = op::product(op::slice(x, axis, 0, h), op::slice(x, axis, h, 2 * h));
+    if (n % 2) y = op::concat(std::vector<op::Expr<T>>{y, op::slice(x, axis, 2 * h, n)}, axis);
+    x = y;
+    n = h + n % 2;
+  }
+  return x;
+}
+
 template <typename T>
 op::Expr<T> max_axes(op::Expr<T> x, const Dims& axes, bool max, bool free_batch) {
   for (std::int64_t a : axes) x = extremum_axis(x, a, max, free_batch);
@@ -76,7 +95,8 @@ op::Expr<T> max_axes(op::Expr<T> x, const Dims& axes, bool max, bool free_batch)
 
 /// ONNX's Reduce<kind> of x over `axes` (all axes when empty), keeping them
 /// with size 1 when `keepdims`, else removing them. LogSumExp is computed
-/// as m + log(sum(exp(x - m))) with m the maximum, which does not overflow.
+/// as m + log(sum(exp(x - m))) with m the maximum, which does not overflow;
+/// Prod as products of slices (an empty axis refused).
 template <typename T>
 op::Expr<T> reduce(Reduce kind, const op::Expr<T>& x, Dims axes, bool keepdims, bool free_batch) {
   const Dims d = x->get_output_shape().dims();
@@ -94,6 +114,10 @@ op::Expr<T> reduce(Reduce kind, const op::Expr<T>& x, Dims axes, bool keepdims, 
     case Reduce::L2: y = op::unary(UnaryOp::Sqrt, detail::sum_axes(op::unary(UnaryOp::Square, x), axes, false)); break;
     case Reduce::SumSquare: y = detail::sum_axes(op::unary(UnaryOp::Square, x), axes, false); break;
     case Reduce::LogSum: y = op::log(detail::sum_axes(x, axes, false)); break;
+    case Reduce::Prod:
+      y = x;
+      for (std::int64_t a : axes) y = detail::prod_axis(y, a, free_batch);
+      break;
     case Reduce::LogSumExp: {
       const op::Expr<T> m = detail::max_axes(x, axes, true, free_batch);
       y = op::add(m, op::log(detail::sum_axes(op::exp(op::sub(x, m)), axes, false)));
@@ -391,6 +415,48 @@ op::Expr<T> gather_rows(const op::Expr<T>& x, const op::Expr<T>& t, std::int64_t
   for (int k = 0; k < r; ++k) order.push_back(k);
   for (int k = r + static_cast<int>(a); k < static_cast<int>(out.size()); ++k) order.push_back(k);
   return op::permute(y, order);
+}
+
+/// Where: x where cond is 1, y where it is 0 (cond of 0/1 values; all three
+/// broadcast), as cond x + (1 - cond) y: exact for finite x and y (an
+/// infinite value not selected gives NaN, as 0 * inf). The gradient is cond
+/// for x and 1 - cond for y.
+template <typename T>
+op::Expr<T> where(const op::Expr<T>& cond, const op::Expr<T>& x, const op::Expr<T>& y) {
+  return op::add(op::product(cond, x), op::product(op::add_scalar(op::negative(cond), 1.0), y));
+}
+
+/// CumSum of x along `axis`: y_i = sum of x_j for j <= i (j < i when
+/// `exclusive`; j >= i, j > i when `reverse`), as a product with a constant
+/// 0/1 matrix, the axis moved last and back (an infinite x gives NaN
+/// beside it, as 0 * inf).
+template <typename T>
+op::Expr<T> cumsum(const op::Expr<T>& x, std::int64_t axis, bool exclusive, bool reverse, bool free_batch) {
+  const Dims d = x->get_output_shape().dims();
+  MAGMADNN_CHECK(!(free_batch && axis == 0), NotSupportedError,
+                 "a CumSum along the free batch axis (its extent is unknown when the graph is built)");
+  const auto a = static_cast<std::size_t>(axis);
+  const std::int64_t n = d[a];
+  std::vector<T> m(static_cast<std::size_t>(n * n));  // m[j, i]: x_j counts in y_i
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const bool in = reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
+      m[static_cast<std::size_t>(j * n + i)] = in ? T(1) : T(0);
+    }
+  }
+  const auto mask = op::constant<T>("cumsum_mask", Tensor<T>::from_vector(Shape{n, n}, m));
+  std::vector<int> order, inverse(d.size());  // x's axes with `axis` last
+  for (std::size_t k = 0; k < d.size(); ++k) if (k != a) order.push_back(static_cast<int>(k));
+  order.push_back(static_cast<int>(a));
+  Dims moved;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    moved.push_back(d[static_cast<std::size_t>(order[k])]);
+    inverse[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
+  }
+  const bool last = a + 1 == d.size();
+  const op::Expr<T> rows = op::reshape(last ? x : op::permute(x, order), Dims{-1, n});
+  const op::Expr<T> y = op::reshape(op::matmul(rows, mask), detail::with_free_batch(moved, free_batch));
+  return last ? y : op::permute(y, inverse);
 }
 
 }  // namespace magmadnn::onnx::compose

@@ -211,7 +211,7 @@ IntegerUse integer_use(const std::string& op) {
   static const std::set<std::string> keeps = {"Abs", "Add", "Cast", "Clip", "Concat", "Flatten", "Identity",
                                               "Max", "MaxPool", "Min", "Mul", "Neg", "Reshape", "Squeeze",
                                               "Sub", "Sum", "Transpose", "Trilu", "Unsqueeze",
-                                              "And", "Or", "Xor", "Not"};
+                                              "And", "Or", "Xor", "Not", "Where", "CumSum"};
   static const std::set<std::string> reads = {"ArgMax", "ArgMin", "Equal", "EyeLike", "Gather", "GatherElements", "Greater",
                                               "GreaterOrEqual", "Less", "LessOrEqual", "NegativeLogLikelihoodLoss", "Shape", "Size",
                                               "SoftmaxCrossEntropyLoss"};
@@ -322,6 +322,7 @@ struct Walk {
   static int integer_input(NodeCtx& c) {
     for (std::size_t i = 0; i < c.inputs(); ++i) {
       if (!c.has(i) || c.in[i]->k || !integral(c.in[i]->type)) continue;
+      if (c.node.op_type() == "Where" && i == 0) continue;  // the condition selects: X's type is the result's
       const IntegerUse use = integer_use(c.node.op_type());
       if (use == IntegerUse::No) {
         c.unsupported("input " + std::to_string(i) + " '" + c.node.input(static_cast<int>(i)) + "' holds " +

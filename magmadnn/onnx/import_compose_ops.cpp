@@ -53,6 +53,7 @@ template std::vector<Value> reduce_op<static_cast<int>(compose::Reduce::L2)>(Nod
 template std::vector<Value> reduce_op<static_cast<int>(compose::Reduce::SumSquare)>(NodeCtx&);
 template std::vector<Value> reduce_op<static_cast<int>(compose::Reduce::LogSum)>(NodeCtx&);
 template std::vector<Value> reduce_op<static_cast<int>(compose::Reduce::LogSumExp)>(NodeCtx&);
+template std::vector<Value> reduce_op<static_cast<int>(compose::Reduce::Prod)>(NodeCtx&);
 
 // LayerNormalization: scale and bias known at import time become the
 // layer's trainable weights (like Gemm's), else they are computed inputs.
@@ -282,6 +283,27 @@ std::vector<Value> gather_computed(NodeCtx& c) {
   Value out = c.wrap(compose::gather_rows(table, c.x(1), axis, c.free_batch()), c.x(1), weights);
   out.type = type == pb::TensorProto::DOUBLE ? pb::TensorProto::FLOAT : type;
   return {out};
+}
+
+// Where: the condition (BOOL, computed as 0/1) selects X or Y; the result
+// has X's element type (import.cpp reads the condition, keeps X and Y).
+std::vector<Value> where(NodeCtx& c) {
+  c.integers = true;  // a known BOOL condition, integer X and Y are exact in float
+  const op::Expr<float> x = c.x(1);
+  Value out = c.wrap(compose::where(c.x(0), x, c.x(2)), x);
+  const int type = c.is_const(1) ? c.k(1).type : c.in.at(1)->type;
+  out.type = type == pb::TensorProto::DOUBLE ? pb::TensorProto::FLOAT : type;
+  return {out};
+}
+
+// CumSum along the axis input 1 holds (known at import time).
+std::vector<Value> cumsum(NodeCtx& c) {
+  const op::Expr<float> x = c.x(0);
+  const Const& ax = c.k(1);
+  if (ax.numel() != 1) c.invalid("axis holds " + std::to_string(ax.numel()) + " values, not one");
+  const std::int64_t axis = normalized(c, static_cast<std::int64_t>(ax.v[0]), c.shape(0).ndim());
+  if (axis == 0 && c.free_batch()) c.unsupported("a CumSum along the free batch axis");
+  return {c.wrap(compose::cumsum(x, axis, c.i("exclusive", 0) != 0, c.i("reverse", 0) != 0, c.free_batch()), x)};
 }
 
 }  // namespace magmadnn::onnx::detail

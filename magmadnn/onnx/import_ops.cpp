@@ -550,6 +550,7 @@ const OpEntry kOps[] = {
     {"Conv", conv},
     {"ConvTranspose", conv_transpose},
     {"Cosh", sinh_cosh<true>},
+    {"CumSum", cumsum},
     {"DepthToSpace", depth_to_space},
     {"Div", binary<BinaryOp::Div>},
     {"Dropout", dropout},
@@ -599,6 +600,7 @@ const OpEntry kOps[] = {
     {"ReduceMax", reduce_op<static_cast<int>(compose::Reduce::Max)>},
     {"ReduceMean", reduce_op<static_cast<int>(compose::Reduce::Mean)>},
     {"ReduceMin", reduce_op<static_cast<int>(compose::Reduce::Min)>},
+    {"ReduceProd", reduce_op<static_cast<int>(compose::Reduce::Prod)>},
     {"ReduceSum", reduce_op<static_cast<int>(compose::Reduce::Sum)>},
     {"ReduceSumSquare", reduce_op<static_cast<int>(compose::Reduce::SumSquare)>},
     {"Relu", activation<layer::RELU>},
@@ -626,6 +628,7 @@ const OpEntry kOps[] = {
     {"Transpose", transpose},
     {"Trilu", trilu},
     {"Unsqueeze", unsqueeze},
+    {"Where", where},
     {"Xor", logical<2>},
 };
 

@@ -19,13 +19,13 @@ using Dims = std::vector<std::int64_t>;
 namespace {
 
 const Reduce kAll[] = {Reduce::Sum, Reduce::Mean, Reduce::Max, Reduce::Min, Reduce::L1,
-                       Reduce::L2, Reduce::SumSquare, Reduce::LogSum, Reduce::LogSumExp};
+                       Reduce::L2, Reduce::SumSquare, Reduce::LogSum, Reduce::LogSumExp, Reduce::Prod};
 
 // Reduce `kind` of the values v (a direct loop, the definition).
 double direct(Reduce kind, const std::vector<double>& v) {
-  double s = 0, mx = -INFINITY, mn = INFINITY;
+  double s = 0, mx = -INFINITY, mn = INFINITY, prod = 1;
   for (double x : v) {
-    mx = std::max(mx, x), mn = std::min(mn, x);
+    mx = std::max(mx, x), mn = std::min(mn, x), prod *= x;
     switch (kind) {
       case Reduce::L1: s += std::abs(x); break;
       case Reduce::L2: case Reduce::SumSquare: s += x * x; break;
@@ -39,6 +39,7 @@ double direct(Reduce kind, const std::vector<double>& v) {
     case Reduce::Min: return mn;
     case Reduce::L2: return std::sqrt(s);
     case Reduce::LogSum: case Reduce::LogSumExp: return std::log(s);
+    case Reduce::Prod: return prod;
     default: return s;
   }
 }
@@ -284,4 +285,71 @@ TEST(OnnxCompose, GathersGradcheckValuesAndAFreeBatch) {
   ids->set_value(Tensor<double>::from_vector(Shape{3, 2}, std::vector<double>{0, 4, 1, 1, 3, 2}, HOST));
   ASSERT_EQ(emb->eval()->shape(), Shape({3, 2, 3}));
   EXPECT_EQ(emb->eval()->get((2 * 2 + 1) * 3 + 2), table->eval()->get(2 * 3 + 2));  // ids[2][1] = 2
+}
+
+TEST(OnnxCompose, ProductOverAnAxisWithZerosAndOddLengths) {
+  // Odd and even extents (1, 5, 4), and a zero: the gradient of the others
+  // is the product rule's, not 0 / 0.
+  Tensor<double> x = random_tensor<double>({1, 5, 4}, 41, 0.5, 1.5);
+  x.set(6, 0.0);
+  for (const Dims& axes : {Dims{0}, Dims{1}, Dims{2}, Dims{}}) {
+    EXPECT_TRUE(gradcheck<double>(
+        [&](const V& v) { return onnx::compose::reduce<double>(Reduce::Prod, v[0], axes, true, false); }, {x}))
+        << "axes " << axes.size();
+  }
+  auto v = op::var<double>("x", x.shape(), {NONE}, HOST);
+  v->set_value(x);
+  const auto y = onnx::compose::reduce<double>(Reduce::Prod, v, {1}, false, false);
+  ASSERT_EQ(y->eval()->shape(), Shape({1, 4}));
+  EXPECT_EQ(y->eval()->get(2), 0.0);  // column 2 holds the zero (element 6 = row 1, column 2)
+  double p = 1;
+  for (std::int64_t r = 0; r < 5; ++r) p *= x.get(r * 4 + 3);
+  EXPECT_NEAR(y->eval()->get(3), p, 1e-12);
+  auto b = op::placeholder<double>("b", {-1, 3}, HOST);
+  b->set_value(random_tensor<double>({2, 3}, 42));
+  EXPECT_THROW(onnx::compose::reduce<double>(Reduce::Prod, b, {0}, false, true), NotSupportedError);
+}
+
+TEST(OnnxCompose, WhereAndCumSumGradcheckAndValues) {
+  namespace c = onnx::compose;
+  const Tensor<double> x = random_tensor<double>({3, 4}, 51), y = random_tensor<double>({4}, 52);
+  const auto cond = targets({1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 0, 0}, {3, 4});
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return c::where<double>(cond, v[0], v[1]); }, {x, y}));
+  for (std::int64_t axis : {0, 1}) {
+    for (int mode = 0; mode < 4; ++mode) {
+      EXPECT_TRUE(gradcheck<double>([&](const V& v) { return c::cumsum<double>(v[0], axis, mode & 1, mode & 2, false); },
+                                    {x}))
+          << "axis " << axis << " mode " << mode;
+    }
+  }
+  auto vx = op::var<double>("x", x.shape(), {NONE}, HOST);
+  vx->set_value(x);
+  auto vy = op::var<double>("y", y.shape(), {NONE}, HOST);
+  vy->set_value(y);
+  const auto we = c::where<double>(cond, vx, vy);
+  const Tensor<double>& w = *we->eval();
+  for (std::int64_t k = 0; k < 12; ++k) EXPECT_EQ(w.get(k), cond->eval()->get(k) != 0 ? x.get(k) : y.get(k % 4));
+  // Along axis 0 of {3, 4}: inclusive, exclusive, reverse, reverse exclusive.
+  for (int mode = 0; mode < 4; ++mode) {
+    const bool exclusive = mode & 1, reverse = mode & 2;
+    const auto se = c::cumsum<double>(vx, 0, exclusive, reverse, false);
+    const Tensor<double>& s = *se->eval();
+    ASSERT_EQ(s.shape(), Shape({3, 4}));
+    for (std::int64_t i = 0; i < 3; ++i) {
+      for (std::int64_t col = 0; col < 4; ++col) {
+        double want = 0;
+        for (std::int64_t j = 0; j < 3; ++j) {
+          if (reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i)) want += x.get(j * 4 + col);
+        }
+        EXPECT_NEAR(s.get(i * 4 + col), want, 1e-12) << "mode " << mode;
+      }
+    }
+  }
+  // A free batch axis stays free; CumSum along it is refused.
+  auto b = op::placeholder<double>("b", {-1, 4}, HOST);
+  b->set_value(random_tensor<double>({2, 4}, 53));
+  const auto cs = c::cumsum<double>(b, 1, false, false, true);
+  b->set_value(random_tensor<double>({5, 4}, 54));
+  EXPECT_EQ(cs->eval()->shape(), Shape({5, 4}));
+  EXPECT_THROW(c::cumsum<double>(b, 0, false, false, true), NotSupportedError);
 }
