@@ -13,7 +13,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -457,6 +459,27 @@ op::Expr<T> cumsum(const op::Expr<T>& x, std::int64_t axis, bool exclusive, bool
   const op::Expr<T> rows = op::reshape(last ? x : op::permute(x, order), Dims{-1, n});
   const op::Expr<T> y = op::reshape(op::matmul(rows, mask), detail::with_free_batch(moved, free_batch));
   return last ? y : op::permute(y, inverse);
+}
+
+/// The remainder of integers a and b (held exactly as T, broadcast): with
+/// the sign of b (ONNX's Mod, fmod 0: a - b floor(a / b)), or of a when
+/// `fmod` (C's fmod: a - b trunc(a / b)). floor(q) is r - [r > q] with r =
+/// q rounded to the nearest integer by adding and subtracting 1.5 2^(p-1)
+/// in T's arithmetic (p its digits); trunc(q) adds [q < 0][q > floor(q)].
+/// Exact while |a| < 2^(p-2) (2^22 in float) and b != 0. For integers
+/// only: the rounding's gradient is the identity's, not floor's zero, so
+/// the result is not to be differentiated.
+template <typename T>
+op::Expr<T> integer_mod(const op::Expr<T>& a, const op::Expr<T>& b, bool fmod, bool free_batch) {
+  const double c = 1.5 * std::ldexp(1.0, std::numeric_limits<T>::digits - 1);
+  const op::Expr<T> q = op::div(a, b);
+  const op::Expr<T> r = op::add_scalar(op::add_scalar(q, c), -c);
+  op::Expr<T> whole = op::sub(r, step(op::sub(r, q), free_batch));  // floor(q)
+  if (fmod) {
+    const op::Expr<T> fraction = step(op::sub(q, whole), free_batch);
+    whole = op::add(whole, op::product(step(op::negative(q), free_batch), fraction));
+  }
+  return op::sub(a, op::product(b, whole));
 }
 
 }  // namespace magmadnn::onnx::compose

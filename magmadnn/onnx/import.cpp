@@ -209,7 +209,7 @@ bool computable(int t) {
 enum class IntegerUse { No, Keeps, Reads };
 IntegerUse integer_use(const std::string& op) {
   static const std::set<std::string> keeps = {"Abs", "Add", "Cast", "Clip", "Concat", "Flatten", "Identity",
-                                              "Max", "MaxPool", "Min", "Mul", "Neg", "Reshape", "Squeeze",
+                                              "Max", "MaxPool", "Min", "Mod", "Mul", "Neg", "Reshape", "Squeeze",
                                               "Sub", "Sum", "Transpose", "Trilu", "Unsqueeze",
                                               "And", "Or", "Xor", "Not", "Where", "CumSum"};
   static const std::set<std::string> reads = {"ArgMax", "ArgMin", "Equal", "EyeLike", "Gather", "GatherElements", "Greater",

@@ -1,6 +1,7 @@
 // The importer's builders for operators composed from magmadnn's ops
 // (compose.h): the Reduce* family and LayerNormalization.
 #include <algorithm>
+#include <cmath>
 
 #include "magmadnn/compute/variable.h"
 #include "magmadnn/core/errors.h"
@@ -304,6 +305,36 @@ std::vector<Value> cumsum(NodeCtx& c) {
   const std::int64_t axis = normalized(c, static_cast<std::int64_t>(ax.v[0]), c.shape(0).ndim());
   if (axis == 0 && c.free_batch()) c.unsupported("a CumSum along the free batch axis");
   return {c.wrap(compose::cumsum(x, axis, c.i("exclusive", 0) != 0, c.i("reverse", 0) != 0, c.free_batch()), x)};
+}
+
+// Mod of integers (computed at run time, in float, or known; two known
+// ones of one size are folded): compose::integer_mod. Float inputs are
+// refused: that composition's gradient is not Mod's.
+std::vector<Value> mod(NodeCtx& c) {
+  const bool fmod = c.i("fmod", 0) != 0;
+  int types[2];
+  for (std::size_t i = 0; i < 2; ++i) {
+    types[i] = c.is_const(i) ? c.k(i).type : c.in.at(i)->type;
+    if (!integral(types[i]) || types[i] == pb::TensorProto::BOOL) {
+      c.unsupported("input " + std::to_string(i) + " holds " +
+                    (types[i] == pb::TensorProto::BOOL ? "BOOL" : "floating-point") +
+                    " values (Mod is imported for integers only: the gradient of its composition is not Mod's)");
+    }
+  }
+  if (c.is_const(0) && c.is_const(1) && c.k(0).numel() == c.k(1).numel()) {
+    Const r = c.k(0);
+    for (std::size_t k = 0; k < r.v.size(); ++k) {
+      const double b = c.k(1).v[k];
+      if (b == 0) c.invalid("a division by zero");
+      r.v[k] = fmod ? std::fmod(r.v[k], b) : r.v[k] - b * std::floor(r.v[k] / b);
+    }
+    return {Value{{}, std::move(r)}};
+  }
+  c.integers = true;
+  const op::Expr<float> a = c.x(0);
+  Value out = c.wrap(compose::integer_mod(a, c.x(1), fmod, c.free_batch()), a);
+  out.type = types[0];
+  return {out};
 }
 
 }  // namespace magmadnn::onnx::detail

@@ -585,6 +585,7 @@ const OpEntry kOps[] = {
     {"Mean", mean},
     {"MeanVarianceNormalization", mean_variance_norm},
     {"Min", extremum<false>},
+    {"Mod", mod},
     {"Mul", binary<BinaryOp::Mul>},
     {"Neg", unary<UnaryOp::Neg>},
     {"NegativeLogLikelihoodLoss", class_loss<false>},

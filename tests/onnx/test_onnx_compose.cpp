@@ -353,3 +353,31 @@ TEST(OnnxCompose, WhereAndCumSumGradcheckAndValues) {
   EXPECT_EQ(cs->eval()->shape(), Shape({5, 4}));
   EXPECT_THROW(c::cumsum<double>(b, 0, false, false, true), NotSupportedError);
 }
+
+// Mod of integers held as float and as double, both signs, both modes,
+// against std::fmod and the floor form; a b of shape {1} broadcast; values
+// near the exact range's end (2^22 in float).
+TEST(OnnxCompose, IntegerModValues) {
+  std::vector<double> as, bs;
+  for (int a = -9; a <= 9; ++a) {
+    for (int b : {-4, -3, -1, 1, 2, 5}) as.push_back(a), bs.push_back(b);
+  }
+  for (double big : {4194303.0, -4194303.0, 4194301.0}) as.push_back(big), bs.push_back(7);
+  const Shape s{static_cast<std::int64_t>(as.size())};
+  for (bool fmod : {false, true}) {
+    const auto yd = onnx::compose::integer_mod<double>(targets(as, s), targets(bs, s), fmod, false);
+    const auto af = op::constant<float>("a", Tensor<float>::from_vector(s, std::vector<float>(as.begin(), as.end()), HOST));
+    const auto bf = op::constant<float>("b", Tensor<float>::from_vector(s, std::vector<float>(bs.begin(), bs.end()), HOST));
+    const auto yf = onnx::compose::integer_mod<float>(af, bf, fmod, false);
+    for (std::size_t k = 0; k < as.size(); ++k) {
+      const double want = fmod ? std::fmod(as[k], bs[k]) : as[k] - bs[k] * std::floor(as[k] / bs[k]);
+      const auto i = static_cast<std::int64_t>(k);
+      EXPECT_EQ(yd->eval()->get(i), want) << as[k] << " mod " << bs[k] << " fmod " << fmod;
+      EXPECT_EQ(yf->eval()->get(i), static_cast<float>(want)) << as[k] << " mod " << bs[k] << " fmod " << fmod;
+    }
+  }
+  const auto y = onnx::compose::integer_mod<double>(targets({7, -7, 8}, {3}), targets({-3}, {1}), false, false);
+  EXPECT_EQ(y->eval()->get(0), -2.0);
+  EXPECT_EQ(y->eval()->get(1), -1.0);
+  EXPECT_EQ(y->eval()->get(2), -1.0);
+}
