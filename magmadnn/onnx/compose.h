@@ -482,4 +482,53 @@ op::Expr<T> integer_mod(const op::Expr<T>& a, const op::Expr<T>& b, bool fmod, b
   return op::sub(a, op::product(b, whole));
 }
 
+/// GatherND of data x {B.., D.., R..} (`batch_dims` axes B, then the m
+/// axes D that an index tuple names) at integer tuples t {B.., I.., m} (as
+/// T; negative ones count from the end): {B.., I.., R..}, as gather_rows of
+/// x flattened to {prod B prod D, R..} at each tuple's linear index plus
+/// its batch's offset. Fixed shapes only (no free batch axis).
+template <typename T>
+op::Expr<T> gather_nd(const op::Expr<T>& x, const op::Expr<T>& t, std::int64_t batch_dims) {
+  const Dims xd = x->get_output_shape().dims(), td = t->get_output_shape().dims();
+  const auto b = static_cast<std::size_t>(batch_dims);
+  const std::int64_t m = td.empty() ? 0 : td.back();
+  MAGMADNN_CHECK(td.size() > b && m >= 1 && b + static_cast<std::size_t>(m) <= xd.size(), ShapeError,
+                 "GatherND: indices " << t->get_output_shape() << " for data " << x->get_output_shape() << " with "
+                                      << batch_dims << " batch axes");
+  for (std::size_t k = 0; k < b; ++k) {
+    MAGMADNN_CHECK(xd[k] == td[k], ShapeError, "GatherND: batch axis " << k << " of the indices "
+                                                   << t->get_output_shape() << " differs from the data's " << x->get_output_shape());
+  }
+  const auto mu = static_cast<std::size_t>(m);
+  std::vector<T> ext(mu), stride(mu);
+  std::int64_t block = 1;  // elements of D
+  for (std::size_t k = mu; k-- > 0;) {
+    ext[k] = static_cast<T>(xd[b + k]);
+    stride[k] = static_cast<T>(block);
+    block *= xd[b + k];
+  }
+  Dims ms(td.size(), 1);
+  ms.back() = m;
+  const auto extents = op::constant<T>("gather_extents", Tensor<T>::from_vector(Shape(ms), ext));
+  const auto strides = op::constant<T>("gather_strides", Tensor<T>::from_vector(Shape(ms), stride));
+  const op::Expr<T> wrapped = op::add(t, op::product(extents, step(op::negative(t), false)));
+  Dims ld(td.begin(), td.end() - 1);  // {B.., I..}
+  if (ld.empty()) ld = {1};
+  op::Expr<T> lin = op::reshape(op::reduce_sum(op::product(wrapped, strides), static_cast<std::int64_t>(td.size()) - 1, true), ld);
+  if (b > 0) {  // + the batch's offset, (flat batch index) * block
+    const std::int64_t nb = std::accumulate(xd.begin(), xd.begin() + static_cast<std::ptrdiff_t>(b), std::int64_t{1}, std::multiplies<>());
+    Dims os(xd.begin(), xd.begin() + static_cast<std::ptrdiff_t>(b));
+    os.resize(ld.size(), 1);
+    std::vector<T> off(static_cast<std::size_t>(nb));
+    for (std::int64_t k = 0; k < nb; ++k) off[static_cast<std::size_t>(k)] = static_cast<T>(k * block);
+    lin = op::add(lin, op::constant<T>("gather_batch_offsets", Tensor<T>::from_vector(Shape(os), off)));
+  }
+  Dims table{std::accumulate(xd.begin(), xd.begin() + static_cast<std::ptrdiff_t>(b), std::int64_t{1}, std::multiplies<>()) * block};
+  table.insert(table.end(), xd.begin() + static_cast<std::ptrdiff_t>(b + mu), xd.end());
+  Dims out(td.begin(), td.end() - 1);
+  out.insert(out.end(), xd.begin() + static_cast<std::ptrdiff_t>(b + mu), xd.end());
+  if (out.empty()) out = {1};
+  return op::reshape(gather_rows(op::reshape(x, table), lin, 0, false), out);
+}
+
 }  // namespace magmadnn::onnx::compose

@@ -212,7 +212,7 @@ IntegerUse integer_use(const std::string& op) {
                                               "Max", "MaxPool", "Min", "Mod", "Mul", "Neg", "Reshape", "Squeeze",
                                               "Sub", "Sum", "Transpose", "Trilu", "Unsqueeze",
                                               "And", "Or", "Xor", "Not", "Where", "CumSum"};
-  static const std::set<std::string> reads = {"ArgMax", "ArgMin", "Equal", "EyeLike", "Gather", "GatherElements", "Greater",
+  static const std::set<std::string> reads = {"ArgMax", "ArgMin", "Equal", "EyeLike", "Gather", "GatherElements", "GatherND", "Greater",
                                               "GreaterOrEqual", "Less", "LessOrEqual", "NegativeLogLikelihoodLoss", "Shape", "Size",
                                               "SoftmaxCrossEntropyLoss"};
   if (reads.count(op)) return IntegerUse::Reads;

@@ -337,4 +337,18 @@ std::vector<Value> mod(NodeCtx& c) {
   return {out};
 }
 
+// GatherND (compose::gather_nd) of fixed shapes; the result has the data's
+// element type.
+std::vector<Value> gather_nd(NodeCtx& c) {
+  const std::int64_t b = c.i("batch_dims", 0);
+  if (b < 0) c.invalid("batch_dims " + std::to_string(b) + " is negative");
+  if (c.free_batch()) c.unsupported("a GatherND when the batch axis is free");
+  c.integers = true;  // integer indices (and integer data) are read exactly
+  const int type = c.is_const(0) ? c.k(0).type : c.in.at(0)->type;
+  const op::Expr<float> x = c.x(0);
+  Value out = c.wrap(compose::gather_nd(x, c.x(1), b), x);
+  out.type = type == pb::TensorProto::DOUBLE ? pb::TensorProto::FLOAT : type;
+  return {out};
+}
+
 }  // namespace magmadnn::onnx::detail

@@ -108,7 +108,7 @@ BuildFn compare;
 template <int Kind>
 BuildFn logical;
 BuildFn thresholded_relu, shrink, sign, hardmax, gather_elements, gather_computed, where, cumsum,
-    mod;
+    mod, gather_nd;
 BuildFn layer_normalization, elu, celu, selu, hard_sigmoid, hard_swish, softsign, prelu, mean, clip_tensors, trilu;
 /// Builders defined in import_layout_ops.cpp.
 BuildFn slice_computed, split, depth_to_space, space_to_depth, instance_norm, mean_variance_norm, lrn, eye_like,

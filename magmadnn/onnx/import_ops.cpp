@@ -561,6 +561,7 @@ const OpEntry kOps[] = {
     {"Flatten", flatten},
     {"Gather", gather},
     {"GatherElements", gather_elements},
+    {"GatherND", gather_nd},
     {"Gelu", gelu},
     {"Gemm", gemm},
     {"GlobalAveragePool", global_pool<conv::PoolMode::Average>},

@@ -381,3 +381,30 @@ TEST(OnnxCompose, IntegerModValues) {
   EXPECT_EQ(y->eval()->get(1), -1.0);
   EXPECT_EQ(y->eval()->get(2), -1.0);
 }
+
+// GatherND: tuples of 2 and of 1 index (negative ones wrapped), one batch
+// axis; gradchecked in double and checked against the definition.
+TEST(OnnxCompose, GatherNDGradcheckAndValues) {
+  namespace c = onnx::compose;
+  const Tensor<double> x = random_tensor<double>({2, 3, 4}, 61);
+  const auto pairs = targets({1, 2, 0, -1, 1, 0}, {3, 2});   // x[1][2], x[0][2], x[1][0]: {3, 4}
+  const auto singles = targets({1, -2}, {2, 1});             // x[1], x[0]: {2, 3, 4}
+  const auto batched = targets({2, 0, 1, 1}, {2, 2, 1});     // batch_dims 1: x[0][2], x[0][0], x[1][1], x[1][1]
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return c::gather_nd<double>(v[0], pairs, 0); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return c::gather_nd<double>(v[0], singles, 0); }, {x}));
+  EXPECT_TRUE(gradcheck<double>([&](const V& v) { return c::gather_nd<double>(v[0], batched, 1); }, {x}));
+  auto v = op::var<double>("x", x.shape(), {NONE}, HOST);
+  v->set_value(x);
+  const auto p = c::gather_nd<double>(v, pairs, 0), s = c::gather_nd<double>(v, singles, 0), b = c::gather_nd<double>(v, batched, 1);
+  ASSERT_EQ(p->eval()->shape(), Shape({3, 4}));
+  ASSERT_EQ(s->eval()->shape(), Shape({2, 3, 4}));
+  ASSERT_EQ(b->eval()->shape(), Shape({2, 2, 4}));
+  const std::int64_t prow[] = {1 * 3 + 2, 0 * 3 + 2, 1 * 3 + 0}, brow[] = {0 * 3 + 2, 0 * 3 + 0, 1 * 3 + 1, 1 * 3 + 1};
+  for (std::int64_t k = 0; k < 4; ++k) {
+    for (std::int64_t r = 0; r < 3; ++r) EXPECT_EQ(p->eval()->get(r * 4 + k), x.get(prow[r] * 4 + k));
+    for (std::int64_t r = 0; r < 4; ++r) EXPECT_EQ(b->eval()->get(r * 4 + k), x.get(brow[r] * 4 + k));
+    EXPECT_EQ(s->eval()->get(k), x.get(12 + k));  // x[1][0][k]
+    EXPECT_EQ(s->eval()->get(12 + k), x.get(k));  // x[0][0][k]
+  }
+  EXPECT_THROW(c::gather_nd<double>(v, targets({0, 0, 0, 0}, {1, 4}), 0), ShapeError);  // 4 indices for rank 3
+}
