@@ -491,6 +491,23 @@ V gather(NodeCtx& c) {
   return {Value{{}, std::move(r)}};
 }
 
+// Range of a known start, limit and delta: folded. Computed at run time,
+// they are refused: the result's length would depend on their values.
+V range(NodeCtx& c) {
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!c.is_const(i)) c.unsupported("input " + std::to_string(i) + " '" + c.node.input(static_cast<int>(i)) +
+                                      "' computed at run time (the length of a Range must be known at import time)");
+    if (c.k(i).numel() != 1) c.invalid("input " + std::to_string(i) + " holds " + std::to_string(c.k(i).numel()) +
+                                       " values, not one");
+  }
+  const double start = c.k(0).v[0], limit = c.k(1).v[0], delta = c.k(2).v[0];
+  if (delta == 0) c.invalid("delta is 0");
+  const auto n = static_cast<std::int64_t>(std::max(std::ceil((limit - start) / delta), 0.0));
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) v[static_cast<std::size_t>(k)] = start + static_cast<double>(k) * delta;
+  return {konst({n}, std::move(v), c.k(0).type)};
+}
+
 Dims axes_of(NodeCtx& c, std::size_t input) {
   if (c.opset >= 13 && c.has(input)) return as_ints(c.k(input));
   return c.ints("axes");
@@ -594,6 +611,7 @@ const OpEntry kOps[] = {
     {"Or", logical<1>},
     {"PRelu", prelu},
     {"Pow", pow},
+    {"Range", range},
     {"Reciprocal", unary<UnaryOp::Reciprocal>},
     {"ReduceL1", reduce_op<static_cast<int>(compose::Reduce::L1)>},
     {"ReduceL2", reduce_op<static_cast<int>(compose::Reduce::L2)>},

@@ -259,3 +259,29 @@ TEST(OnnxErrors, CumSumAlongAKnownAxisAndARunTimeAxisRefused) {
   EXPECT_HAS(refusal<NotSupportedError>(write(m, "cumsum_axis.onnx")),
              "node 1 'cs' (CumSum, opset 17): input 1 'ax' must be known at import time");
 }
+
+// Range of known start, limit and delta is folded; a start fed as a graph
+// input (as in the ONNX node tests) is refused naming it.
+TEST(OnnxErrors, RangeOfKnownBoundsIsFoldedAndOfRunTimeOnesRefused) {
+  auto m = relu_model();  // x {2, 3} -> Relu -> y; then z = y + Range(0.5, 2, 0.5) = y + {0.5, 1, 1.5}
+  auto& g = *m.mutable_graph();
+  for (auto [name, v] : {std::pair<const char*, float>{"start", 0.5f}, {"limit", 2.0f}, {"delta", 0.5f}}) {
+    auto* t = g.add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    t->add_float_data(v);
+  }
+  add_node(g, "Range", {"start", "limit", "delta"}, {"r"}, "range");
+  add_node(g, "Add", {"y", "r"}, {"z"}, "add");
+  g.mutable_output(0)->set_name("z");
+  magmadnn::onnx::Imported im = magmadnn::onnx::import_model(write(m, "range.onnx"));
+  im.inputs[0].second->set_value(Tensor<float>::from_vector(Shape{2, 3}, std::vector<float>{1, -2, 3, 4, 5, -6}));
+  const Tensor<float>& z = *im.outputs[0].second->eval();
+  ASSERT_EQ(z.shape(), Shape({2, 3}));
+  const std::vector<float> want{1.5f, 1, 4.5f, 4.5f, 6, 1.5f};
+  for (std::int64_t i = 0; i < 6; ++i) EXPECT_EQ(z.get(i), want[static_cast<std::size_t>(i)]);
+  add_value(g.add_input(), "s", {1});
+  g.mutable_node(1)->set_input(0, "s");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "range_input.onnx")),
+             "node 1 'range' (Range, opset 17): input 0 's' computed at run time");
+}
