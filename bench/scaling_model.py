@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""A performance model of data-parallel training across hosts (issue 45,
+point 5), fitted to bench/netns_scaling's measurements.
+
+Allreduce of S bytes among H hosts joined by links of B bytes/s (one rank per
+host; its part of the traffic leaves through its one link):
+
+    T(S, H, B) = alpha_H + k_H * L(S, H, B),   L = 2 (H - 1) / H * S / B
+
+L is the link time, the least time any allreduce needs; k_H (>= 1) is how
+many link times the algorithm takes, alpha_H its fixed cost (latency and
+start-up). Both are fitted per host count by least squares of the relative
+error over every rate and size measured, and each point's error is reported.
+
+Beyond the measured host counts, with G ranks per host joined by links of
+B_intra: "flat" is one ring over all ranks (the slower link sets its pace,
+2 (N - 1) latencies); "hierarchical" reduces and broadcasts inside each host
+(2 S / B_intra) around a ring among the N / G hosts' leaders.
+
+A training step of a network with P bytes of gradients, C seconds of compute
+per rank (a fixed batch per rank: weak scaling) of which a share f is the
+backward pass that gradient buckets overlap:
+
+    step(N) = C + max(0, T(P, N, B) - f * C),   efficiency = C / step(N)
+
+Beyond the measured host counts the prediction assumes a ring (bandwidth-
+optimal, k = the best k fitted, alpha = 2 (N - 1) times the per-message
+latency fitted at 2 hosts), which is what NCCL and Open MPI's large-message
+allreduce use; it is a prediction, not a measurement.
+
+  bench/scaling_model.py fit scaling.json [--svg scaling_model.svg]
+  bench/scaling_model.py predict scaling.json --networks networks.json
+
+Python 3, standard library only.
+"""
+import argparse
+import json
+import sys
+
+RATE_UNITS = {"kbit": 1e3 / 8, "mbit": 1e6 / 8, "gbit": 1e9 / 8}
+
+
+def rate_bytes_per_s(rate):
+    """tc's rate spelling ("100mbit") in bytes per second."""
+    for unit, scale in RATE_UNITS.items():
+        if rate.endswith(unit):
+            return float(rate[: -len(unit)]) * scale
+    raise ValueError(f"rate {rate!r}: expected a number followed by kbit, mbit or gbit")
+
+
+def link_time(size, hosts, bandwidth):
+    return 2.0 * (hosts - 1) / hosts * size / bandwidth
+
+
+def least_squares(xs, ys):
+    """(a, b) minimising sum ((a + b x - y) / y)^2: relative errors, so that
+    the small messages count as much as the large ones."""
+    if len(xs) < 2:
+        raise ValueError("a fit needs at least two points")
+    w = [1.0 / (y * y) for y in ys]
+    sw = sum(w)
+    sx = sum(wi * x for wi, x in zip(w, xs))
+    sy = sum(wi * y for wi, y in zip(w, ys))
+    sxx = sum(wi * x * x for wi, x in zip(w, xs))
+    sxy = sum(wi * x * y for wi, x, y in zip(w, xs, ys))
+    det = sw * sxx - sx * sx
+    if det <= 0:
+        raise ValueError("a fit needs points of at least two link times")
+    a = (sxx * sy - sx * sxy) / det
+    if a < 0:  # no negative fixed cost: the best line through the origin
+        return 0.0, sxy / sxx
+    return a, (sw * sxy - sx * sy) / det
+
+
+def fit(cases):
+    """{hosts: (alpha_s, k)} from netns_scaling cases of one rank per host,
+    and the per-point relative errors [(case, predicted_s, error)]."""
+    by_hosts = {}
+    for c in cases:
+        if c.get("ranks_per_host", 1) != 1 or c["rate"] == "none":
+            continue
+        x = link_time(c["bytes"], c["hosts"], rate_bytes_per_s(c["rate"]))
+        by_hosts.setdefault(c["hosts"], []).append((c, x, c["magmadnn_us"] * 1e-6))
+    params, errors = {}, []
+    for hosts, points in sorted(by_hosts.items()):
+        alpha, k = least_squares([p[1] for p in points], [p[2] for p in points])
+        params[hosts] = (alpha, k)
+        for c, x, y in points:
+            predicted = alpha + k * x
+            errors.append((c, predicted, (predicted - y) / y))
+    return params, errors
+
+
+def ring_time(size, ranks, bandwidth, latency, k):
+    """A ring allreduce beyond the measured host counts."""
+    return 2.0 * (ranks - 1) * latency + k * link_time(size, ranks, bandwidth)
+
+
+def flat_time(size, ranks, per_host, bandwidth, intra, latency, k):
+    """One ring over every rank, placed per_host to a host in rank order:
+    each host's link carries one stream in and one out, so the slower of the
+    two kinds of link sets the pace, and every step pays the latency."""
+    slowest = intra if ranks <= per_host else min(bandwidth, intra)
+    return 2.0 * (ranks - 1) * latency + k * link_time(size, ranks, slowest)
+
+
+def hierarchical_time(size, ranks, per_host, bandwidth, intra, latency, k):
+    """Reduce inside each host and broadcast back (S each way over the host's
+    own links), a ring among the hosts' leaders between them."""
+    hosts = max(1, ranks // per_host)
+    inside = 2.0 * size / intra if per_host > 1 else 0.0
+    between = ring_time(size, hosts, bandwidth, latency, k) if hosts > 1 else 0.0
+    return inside + between
+
+
+def step_time(compute_s, overlap_share, allreduce_s):
+    return compute_s + max(0.0, allreduce_s - overlap_share * compute_s)
+
+
+def ring_parameters(params):
+    """(per-message latency, k) for the ring: latency from 2 hosts (2 messages), the best k."""
+    if 2 not in params:
+        raise ValueError("the ring's latency is taken from 2 hosts, which the measurements lack")
+    latency = max(params[2][0], 0.0) / 2.0
+    k = min(p[1] for p in params.values())
+    return latency, max(k, 1.0)
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except ValueError as e:
+        raise ValueError(f"{path} is not JSON ({e})") from None
+
+
+def cmd_fit(a):
+    data = load(a.json)
+    params, errors = fit(data["cases"])
+    print("| hosts | alpha (ms) | k (link times) |")
+    print("| ---: | ---: | ---: |")
+    for hosts, (alpha, k) in params.items():
+        print(f"| {hosts} | {alpha * 1e3:.2f} | {k:.2f} |")
+    print()
+    print("| rate | hosts | bytes | measured ms | model ms | error |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for c, predicted, err in errors:
+        print(f"| {c['rate']} | {c['hosts']} | {c['bytes']} | {c['magmadnn_us'] / 1e3:.1f} | "
+              f"{predicted * 1e3:.1f} | {err * 100:+.0f}% |")
+    if a.svg:
+        with open(a.svg, "w") as f:
+            f.write(svg_plot(params, errors))
+    worst = max(abs(e[2]) for e in errors)
+    print(f"\nlargest error: {worst * 100:.0f}% over {len(errors)} points")
+    return 0 if worst <= a.tolerance else 1
+
+
+def cmd_predict(a):
+    data = load(a.json)
+    params, _ = fit(data["cases"])
+    latency, k = ring_parameters(params)
+    if a.latency_us is not None:
+        latency = a.latency_us * 1e-6
+    networks = load(a.networks)
+    links = [(name, float(bw)) for name, bw in (x.split("=") for x in a.links.split(","))]
+    ranks = [int(n) for n in a.ranks.split(",")]
+    print(f"ring: {latency * 1e6:.0f} us per message, {k:.2f} link times; {a.per_host} ranks per host joined at "
+          f"{a.intra:g} GB/s")
+    print("| network | link | allreduce | " + " | ".join(f"{n} ranks" for n in ranks) + " |")
+    print("| --- | --- | --- | " + " | ".join("---:" for _ in ranks) + " |")
+    for net in networks:
+        for name, gbytes in links:
+            for kind, model in (("flat", flat_time), ("hierarchical", hierarchical_time)):
+                cells = []
+                for n in ranks:
+                    ar = model(net["gradient_bytes"], n, a.per_host, gbytes * 1e9, a.intra * 1e9, latency, k)
+                    step = step_time(net["compute_s"], net["backward_share"], ar)
+                    cells.append(f"{net['compute_s'] / step * 100:.0f}%")
+                print(f"| {net['name']} | {name} | {kind} | " + " | ".join(cells) + " |")
+    return 0
+
+
+def svg_plot(params, errors, width=640, height=420):
+    """Measured allreduce times (dots) and the fitted model (lines) against
+    the link time, log-log, one colour per host count."""
+    import math
+    xs = [link_time(c["bytes"], c["hosts"], rate_bytes_per_s(c["rate"])) for c, _, _ in errors]
+    ys = [c["magmadnn_us"] * 1e-6 for c, _, _ in errors] + [p for _, p, _ in errors]
+    x0, x1 = math.log10(min(xs)) - 0.1, math.log10(max(xs)) + 0.1
+    y0, y1 = math.log10(min(ys)) - 0.1, math.log10(max(ys)) + 0.1
+    left, bottom, right, top = 70, height - 50, width - 20, 20
+    px = lambda x: left + (math.log10(x) - x0) / (x1 - x0) * (right - left)
+    py = lambda y: bottom - (math.log10(y) - y0) / (y1 - y0) * (bottom - top)
+    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+           f'font-size="12"><rect width="100%" height="100%" fill="white"/>',
+           f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="black"/>',
+           f'<line x1="{left}" y1="{bottom}" x2="{left}" y2="{top}" stroke="black"/>']
+    for e in range(math.ceil(x0), math.floor(x1) + 1):
+        out.append(f'<text x="{px(10 ** e):.0f}" y="{bottom + 16}" text-anchor="middle">{10 ** e:g} s</text>')
+    for e in range(math.ceil(y0), math.floor(y1) + 1):
+        out.append(f'<text x="{left - 6}" y="{py(10 ** e) + 4:.0f}" text-anchor="end">{10 ** e:g} s</text>')
+    out.append(f'<text x="{(left + right) / 2}" y="{height - 12}" text-anchor="middle">link time 2(H-1)/H x bytes / rate</text>')
+    out.append(f'<text x="14" y="{(top + bottom) / 2}" transform="rotate(-90 14 {(top + bottom) / 2})" '
+               f'text-anchor="middle">allreduce time</text>')
+    for i, (hosts, (alpha, k)) in enumerate(sorted(params.items())):
+        colour = colours[i % len(colours)]
+        # a + k x bends on log-log axes: a polyline of 60 points.
+        pts = [10 ** (x0 + (x1 - x0) * j / 59) for j in range(60)]
+        line = " ".join(f"{px(x):.1f},{py(max(alpha + k * x, 10 ** y0)):.1f}" for x in pts)
+        out.append(f'<polyline points="{line}" fill="none" stroke="{colour}"/>')
+        out.append(f'<text x="{left + 10}" y="{top + 16 * (i + 1)}" fill="{colour}">{hosts} hosts: '
+                   f'{alpha * 1e3:.1f} ms + {k:.2f} x link time</text>')
+        for c, _, _ in errors:
+            if c["hosts"] == hosts:
+                x = link_time(c["bytes"], hosts, rate_bytes_per_s(c["rate"]))
+                out.append(f'<circle cx="{px(x):.1f}" cy="{py(c["magmadnn_us"] * 1e-6):.1f}" r="3.5" fill="{colour}"/>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fit", help="fit alpha and k per host count; exit 1 if a point is off by more than --tolerance")
+    f.add_argument("json")
+    f.add_argument("--tolerance", type=float, default=0.15)
+    f.add_argument("--svg", help="also plot the measured points and the fitted lines into this SVG file")
+    p = sub.add_parser("predict", help="scaling efficiency of networks on faster links, from the fit")
+    p.add_argument("json")
+    p.add_argument("--networks", required=True,
+                   help="JSON list of {name, gradient_bytes, compute_s, backward_share}")
+    p.add_argument("--links", default="10Gb/s=1.25,100Gb/s=12.5", help="NAME=GBYTES_PER_S,... between hosts")
+    p.add_argument("--ranks", default="2,8,64,1024")
+    p.add_argument("--per-host", type=int, default=8, help="ranks per host")
+    p.add_argument("--intra", type=float, default=300.0, help="GB/s between the ranks of a host (NVLink-class: 300)")
+    p.add_argument("--latency-us", type=float, help="per-message latency between hosts (default: the fitted one)")
+    a = ap.parse_args()
+    try:
+        return cmd_fit(a) if a.cmd == "fit" else cmd_predict(a)
+    except (ValueError, KeyError, OSError) as e:
+        print(f"scaling_model: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
