@@ -461,25 +461,43 @@ op::Expr<T> cumsum(const op::Expr<T>& x, std::int64_t axis, bool exclusive, bool
   return last ? y : op::permute(y, inverse);
 }
 
-/// The remainder of integers a and b (held exactly as T, broadcast): with
-/// the sign of b (ONNX's Mod, fmod 0: a - b floor(a / b)), or of a when
-/// `fmod` (C's fmod: a - b trunc(a / b)). floor(q) is r - [r > q] with r =
-/// q rounded to the nearest integer by adding and subtracting 1.5 2^(p-1)
-/// in T's arithmetic (p its digits); trunc(q) adds [q < 0][q > floor(q)].
-/// Exact while |a| < 2^(p-2) (2^22 in float) and b != 0. For integers
-/// only: the rounding's gradient is the identity's, not floor's zero, so
-/// the result is not to be differentiated.
+/// q rounded to the nearest integer (ties to even) by adding and
+/// subtracting 1.5 2^(p-1) in T's arithmetic (p its digits), for |q| <
+/// 2^(p-2). Its gradient is the identity's (each op's), not rounding's.
 template <typename T>
-op::Expr<T> integer_mod(const op::Expr<T>& a, const op::Expr<T>& b, bool fmod, bool free_batch) {
+op::Expr<T> round_nearest(const op::Expr<T>& q) {
   const double c = 1.5 * std::ldexp(1.0, std::numeric_limits<T>::digits - 1);
-  const op::Expr<T> q = op::div(a, b);
-  const op::Expr<T> r = op::add_scalar(op::add_scalar(q, c), -c);
-  op::Expr<T> whole = op::sub(r, step(op::sub(r, q), free_batch));  // floor(q)
-  if (fmod) {
-    const op::Expr<T> fraction = step(op::sub(q, whole), free_batch);
-    whole = op::add(whole, op::product(step(op::negative(q), free_batch), fraction));
-  }
-  return op::sub(a, op::product(b, whole));
+  return op::add_scalar(op::add_scalar(q, c), -c);
+}
+
+/// v with a zero gradient (for finite |v| < 2^59): v - z, where z =
+/// 2^60 round_nearest(2^-60 v) is 0 in value (the scaled v rounds to 0)
+/// and has v's gradient (each op passes it on, the scales cancelling).
+template <typename T>
+op::Expr<T> stop_gradient(const op::Expr<T>& v) {
+  const double s = std::ldexp(1.0, -60);
+  return op::sub(v, op::scalarproduct(1.0 / s, round_nearest(op::scalarproduct(s, v))));
+}
+
+/// ONNX's Mod of a and b (broadcast, b != 0): a - b floor(a / b), with the
+/// sign of b, or with `fmod` C's fmod, a - b trunc(a / b), with the sign
+/// of a. floor(q) is r - [r > q], r = round_nearest(q); trunc adds
+/// [q < 0][q > floor(q)]; both under stop_gradient, so the gradient is
+/// Mod's: 1 for a, -floor (-trunc) for b. Where q = a / b rounds up to an
+/// integer the quotient is one too large, and the remainder, then of the
+/// wrong sign, is moved back by b. Exact for integers (held exactly as T)
+/// while |a| < 2^(p-2) (2^22 in float); for other values within T's
+/// rounding of a - b k.
+template <typename T>
+op::Expr<T> mod(const op::Expr<T>& a, const op::Expr<T>& b, bool fmod, bool free_batch) {
+  const auto st = [&](const op::Expr<T>& z) { return step(z, free_batch); };
+  const op::Expr<T> q = op::div(a, b), r = round_nearest(q);
+  op::Expr<T> whole = op::sub(r, st(op::sub(r, q)));  // floor(q)
+  if (fmod) whole = op::add(whole, op::product(st(op::negative(q)), st(op::sub(q, whole))));
+  const op::Expr<T> m = op::sub(a, op::product(b, stop_gradient(whole)));
+  if (!fmod) return op::add(m, op::product(b, st(op::negative(op::product(m, b)))));  // [m b < 0]: m + b
+  const op::Expr<T> sign_q = op::sub(st(q), st(op::negative(q)));                      // [m a < 0]: m + b sign(q)
+  return op::add(m, op::product(op::product(b, sign_q), st(op::negative(op::product(m, a)))));
 }
 
 /// GatherND of data x {B.., D.., R..} (`batch_dims` axes B, then the m

@@ -307,19 +307,14 @@ std::vector<Value> cumsum(NodeCtx& c) {
   return {c.wrap(compose::cumsum(x, axis, c.i("exclusive", 0) != 0, c.i("reverse", 0) != 0, c.free_batch()), x)};
 }
 
-// Mod of integers (computed at run time, in float, or known; two known
-// ones of one size are folded): compose::integer_mod. Float inputs are
-// refused: that composition's gradient is not Mod's.
+// Mod (compose::mod; two known inputs of one size are folded). Integers
+// are computed, in float, exactly.
 std::vector<Value> mod(NodeCtx& c) {
   const bool fmod = c.i("fmod", 0) != 0;
   int types[2];
   for (std::size_t i = 0; i < 2; ++i) {
     types[i] = c.is_const(i) ? c.k(i).type : c.in.at(i)->type;
-    if (!integral(types[i]) || types[i] == pb::TensorProto::BOOL) {
-      c.unsupported("input " + std::to_string(i) + " holds " +
-                    (types[i] == pb::TensorProto::BOOL ? "BOOL" : "floating-point") +
-                    " values (Mod is imported for integers only: the gradient of its composition is not Mod's)");
-    }
+    if (types[i] == pb::TensorProto::BOOL) c.unsupported("input " + std::to_string(i) + " holds BOOL values");
   }
   if (c.is_const(0) && c.is_const(1) && c.k(0).numel() == c.k(1).numel()) {
     Const r = c.k(0);
@@ -332,8 +327,8 @@ std::vector<Value> mod(NodeCtx& c) {
   }
   c.integers = true;
   const op::Expr<float> a = c.x(0);
-  Value out = c.wrap(compose::integer_mod(a, c.x(1), fmod, c.free_batch()), a);
-  out.type = types[0];
+  Value out = c.wrap(compose::mod(a, c.x(1), fmod, c.free_batch()), a);
+  out.type = integral(types[0]) ? types[0] : pb::TensorProto::FLOAT;
   return {out};
 }
 

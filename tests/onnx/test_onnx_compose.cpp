@@ -357,7 +357,7 @@ TEST(OnnxCompose, WhereAndCumSumGradcheckAndValues) {
 // Mod of integers held as float and as double, both signs, both modes,
 // against std::fmod and the floor form; a b of shape {1} broadcast; values
 // near the exact range's end (2^22 in float).
-TEST(OnnxCompose, IntegerModValues) {
+TEST(OnnxCompose, ModOfIntegersIsExact) {
   std::vector<double> as, bs;
   for (int a = -9; a <= 9; ++a) {
     for (int b : {-4, -3, -1, 1, 2, 5}) as.push_back(a), bs.push_back(b);
@@ -365,10 +365,10 @@ TEST(OnnxCompose, IntegerModValues) {
   for (double big : {4194303.0, -4194303.0, 4194301.0}) as.push_back(big), bs.push_back(7);
   const Shape s{static_cast<std::int64_t>(as.size())};
   for (bool fmod : {false, true}) {
-    const auto yd = onnx::compose::integer_mod<double>(targets(as, s), targets(bs, s), fmod, false);
+    const auto yd = onnx::compose::mod<double>(targets(as, s), targets(bs, s), fmod, false);
     const auto af = op::constant<float>("a", Tensor<float>::from_vector(s, std::vector<float>(as.begin(), as.end()), HOST));
     const auto bf = op::constant<float>("b", Tensor<float>::from_vector(s, std::vector<float>(bs.begin(), bs.end()), HOST));
-    const auto yf = onnx::compose::integer_mod<float>(af, bf, fmod, false);
+    const auto yf = onnx::compose::mod<float>(af, bf, fmod, false);
     for (std::size_t k = 0; k < as.size(); ++k) {
       const double want = fmod ? std::fmod(as[k], bs[k]) : as[k] - bs[k] * std::floor(as[k] / bs[k]);
       const auto i = static_cast<std::int64_t>(k);
@@ -376,10 +376,42 @@ TEST(OnnxCompose, IntegerModValues) {
       EXPECT_EQ(yf->eval()->get(i), static_cast<float>(want)) << as[k] << " mod " << bs[k] << " fmod " << fmod;
     }
   }
-  const auto y = onnx::compose::integer_mod<double>(targets({7, -7, 8}, {3}), targets({-3}, {1}), false, false);
+  const auto y = onnx::compose::mod<double>(targets({7, -7, 8}, {3}), targets({-3}, {1}), false, false);
   EXPECT_EQ(y->eval()->get(0), -2.0);
   EXPECT_EQ(y->eval()->get(1), -1.0);
   EXPECT_EQ(y->eval()->get(2), -1.0);
+}
+
+// Mod of real numbers: the gradient is Mod's (1 for a, -floor(a / b) or
+// -trunc(a / b) for b; gradchecked in double away from the jumps), values
+// against std::fmod and the floor form, in float too where a / b rounds up
+// to an integer (174.8963f / 5.144009f rounds to 34; the remainder is
+// 5.1440005, not about 0).
+TEST(OnnxCompose, ModOfRealsGradcheckAndValues) {
+  const Tensor<double> a = random_tensor<double>({3, 4}, 71, -9.0, 9.0);
+  const Tensor<double> b = Tensor<double>::from_vector(Shape{4}, std::vector<double>{-2.3, -0.7, 1.1, 3.9}, HOST);
+  for (bool fmod : {false, true}) {
+    EXPECT_TRUE(gradcheck<double>([&](const V& v) { return onnx::compose::mod<double>(v[0], v[1], fmod, false); }, {a, b}))
+        << "fmod " << fmod;
+    auto va = op::var<double>("a", a.shape(), {NONE}, HOST);
+    va->set_value(a);
+    auto vb = op::var<double>("b", b.shape(), {NONE}, HOST);
+    vb->set_value(b);
+    const auto y = onnx::compose::mod<double>(va, vb, fmod, false);
+    for (std::int64_t k = 0; k < 12; ++k) {
+      const double x = a.get(k), d = b.get(k % 4);
+      EXPECT_NEAR(y->eval()->get(k), fmod ? std::fmod(x, d) : x - d * std::floor(x / d), 1e-12) << x << " mod " << d;
+    }
+  }
+  const float x = 174.8963f, d = 5.144009f;
+  ASSERT_EQ(x / d, 34.0f);  // the quotient rounds up to an integer
+  const auto xs = op::constant<float>("x", Tensor<float>::from_vector(Shape{2}, std::vector<float>{x, -x}, HOST));
+  const auto ds = op::constant<float>("d", Tensor<float>::from_vector(Shape{1}, std::vector<float>{d}, HOST));
+  for (bool fmod : {false, true}) {
+    const auto y = onnx::compose::mod<float>(xs, ds, fmod, false);
+    EXPECT_NEAR(y->eval()->get(0), std::fmod(x, d), 1e-5);
+    EXPECT_NEAR(y->eval()->get(1), fmod ? std::fmod(-x, d) : d - std::fmod(x, d), 1e-5);
+  }
 }
 
 // GatherND: tuples of 2 and of 1 index (negative ones wrapped), one batch
