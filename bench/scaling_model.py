@@ -35,6 +35,8 @@ Python 3, standard library only.
 """
 import argparse
 import json
+import math
+import os
 import sys
 
 RATE_UNITS = {"kbit": 1e3 / 8, "mbit": 1e6 / 8, "gbit": 1e9 / 8}
@@ -180,43 +182,26 @@ def cmd_predict(a):
     return 0
 
 
-def svg_plot(params, errors, width=640, height=420):
+def svg_plot(params, errors):
     """Measured allreduce times (dots) and the fitted model (lines) against
-    the link time, log-log, one colour per host count."""
-    import math
+    the link time, log-log, one colour per host count (bench/seeds' charts)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds"))
+    import seedlib
+
+    chart = seedlib.Chart("allreduce time: measured (dots) and alpha + k x link time (lines)",
+                          "link time 2(H-1)/H x bytes / rate (s)", "allreduce time (s)",
+                          log_x=True, log_y=True, width=640, height=440)
     xs = [link_time(c["bytes"], c["hosts"], rate_bytes_per_s(c["rate"])) for c, _, _ in errors]
-    ys = [c["magmadnn_us"] * 1e-6 for c, _, _ in errors] + [p for _, p, _ in errors]
-    x0, x1 = math.log10(min(xs)) - 0.1, math.log10(max(xs)) + 0.1
-    y0, y1 = math.log10(min(ys)) - 0.1, math.log10(max(ys)) + 0.1
-    left, bottom, right, top = 70, height - 50, width - 20, 20
-    px = lambda x: left + (math.log10(x) - x0) / (x1 - x0) * (right - left)
-    py = lambda y: bottom - (math.log10(y) - y0) / (y1 - y0) * (bottom - top)
-    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
-           f'font-size="12"><rect width="100%" height="100%" fill="white"/>',
-           f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="black"/>',
-           f'<line x1="{left}" y1="{bottom}" x2="{left}" y2="{top}" stroke="black"/>']
-    for e in range(math.ceil(x0), math.floor(x1) + 1):
-        out.append(f'<text x="{px(10 ** e):.0f}" y="{bottom + 16}" text-anchor="middle">{10 ** e:g} s</text>')
-    for e in range(math.ceil(y0), math.floor(y1) + 1):
-        out.append(f'<text x="{left - 6}" y="{py(10 ** e) + 4:.0f}" text-anchor="end">{10 ** e:g} s</text>')
-    out.append(f'<text x="{(left + right) / 2}" y="{height - 12}" text-anchor="middle">link time 2(H-1)/H x bytes / rate</text>')
-    out.append(f'<text x="14" y="{(top + bottom) / 2}" transform="rotate(-90 14 {(top + bottom) / 2})" '
-               f'text-anchor="middle">allreduce time</text>')
+    lo, hi = math.log10(min(xs)), math.log10(max(xs))
     for i, (hosts, (alpha, k)) in enumerate(sorted(params.items())):
-        colour = colours[i % len(colours)]
-        # a + k x bends on log-log axes: a polyline of 60 points.
-        pts = [10 ** (x0 + (x1 - x0) * j / 59) for j in range(60)]
-        line = " ".join(f"{px(x):.1f},{py(max(alpha + k * x, 10 ** y0)):.1f}" for x in pts)
-        out.append(f'<polyline points="{line}" fill="none" stroke="{colour}"/>')
-        out.append(f'<text x="{left + 10}" y="{top + 16 * (i + 1)}" fill="{colour}">{hosts} hosts: '
-                   f'{alpha * 1e3:.1f} ms + {k:.2f} x link time</text>')
-        for c, _, _ in errors:
-            if c["hosts"] == hosts:
-                x = link_time(c["bytes"], hosts, rate_bytes_per_s(c["rate"]))
-                out.append(f'<circle cx="{px(x):.1f}" cy="{py(c["magmadnn_us"] * 1e-6):.1f}" r="3.5" fill="{colour}"/>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+        colour = seedlib.PALETTE[i % len(seedlib.PALETTE)]
+        measured = [(x, c["magmadnn_us"] * 1e-6) for x, (c, _, _) in zip(xs, errors) if c["hosts"] == hosts]
+        chart.add(f"{hosts} hosts, measured", measured, markers=True, line=False, colour=colour)
+        # a + k x bends on log-log axes: 40 points of the line.
+        line = [(10 ** (lo + (hi - lo) * j / 39), 0.0) for j in range(40)]
+        chart.add(f"{hosts} hosts: {alpha * 1e3:.1f} ms + {k:.2f} x link time",
+                  [(x, alpha + k * x) for x, _ in line], colour=colour)
+    return seedlib.figure([chart], columns=1)
 
 
 def main():

@@ -134,17 +134,29 @@ def _fmt(v):
     return f"{v:g}"
 
 
+def _log_axis(lo, hi):
+    """(lo, hi, ticks) of a logarithmic axis over [lo, hi], both > 0: whole
+    decades, with 2 and 5 between them when there are at most two."""
+    lo_e, hi_e = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    if hi_e == lo_e:
+        hi_e += 1
+    ticks = [10.0 ** e for e in range(lo_e, hi_e + 1)]
+    if hi_e - lo_e <= 2:
+        ticks = sorted({m * 10.0 ** e for e in range(lo_e, hi_e) for m in (1, 2, 5)} | {10.0 ** hi_e})
+    return 10.0 ** lo_e, 10.0 ** hi_e, ticks
+
+
 class Chart:
     """One panel: named series of (x, y) points.
 
-    log_y: a logarithmic y axis (points with y <= 0 are dropped).
+    log_y: a logarithmic y axis (points with y <= 0 are dropped); log_x the same for x.
     styles: name -> {"dash": "6 3", "markers": True, "line": False (markers only), "colour": "#..."}.
     y_range: (lo, hi) to fix the axis instead of fitting the data.
     """
 
-    def __init__(self, title, xlabel, ylabel, log_y=False, y_range=None, width=560, height=380):
+    def __init__(self, title, xlabel, ylabel, log_y=False, y_range=None, width=560, height=380, log_x=False):
         self.title, self.xlabel, self.ylabel = title, xlabel, ylabel
-        self.log_y, self.y_range = log_y, y_range
+        self.log_y, self.y_range, self.log_x = log_y, y_range, log_x
         self.width, self.height = width, height
         self.series = {}
         self.styles = {}
@@ -153,6 +165,8 @@ class Chart:
         pts = [(float(x), float(y)) for x, y in points if y is not None and math.isfinite(y)]
         if self.log_y:
             pts = [(x, y) for x, y in pts if y > 0]
+        if self.log_x:
+            pts = [(x, y) for x, y in pts if x > 0]
         self.series[name] = sorted(pts)
         self.styles[name] = style
         return self
@@ -163,13 +177,7 @@ class Chart:
         else:
             lo, hi = min(ys), max(ys)
         if self.log_y:
-            lo_e, hi_e = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-            if hi_e == lo_e:
-                hi_e += 1
-            ticks = [10.0 ** e for e in range(lo_e, hi_e + 1)]
-            if hi_e - lo_e <= 2:
-                ticks = sorted({m * 10.0 ** e for e in range(lo_e, hi_e) for m in (1, 2, 5)} | {10.0 ** hi_e})
-            return 10.0 ** lo_e, 10.0 ** hi_e, ticks
+            return _log_axis(lo, hi)
         lo = min(lo, 0.0) if lo >= 0 and not self.y_range else lo
         step = _nice_step(hi - lo if hi > lo else abs(hi) or 1.0)
         lo_t = step * math.floor(lo / step)
@@ -187,6 +195,11 @@ class Chart:
         x_lo, x_hi = min(xs), max(xs)
         if x_hi == x_lo:
             x_hi = x_lo + 1
+        if self.log_x:
+            x_lo, x_hi, xticks = _log_axis(x_lo, x_hi)
+        else:
+            xstep = _nice_step(x_hi - x_lo)
+            xticks = [xstep * k for k in range(math.ceil(x_lo / xstep), math.floor(x_hi / xstep + 1e-9) + 1)]
         y_lo, y_hi, yticks = self._y_axis([p[1] for p in pts])
         left, right = 62, 14
         longest = max(len(n) for n in self.series)
@@ -195,6 +208,8 @@ class Chart:
         pw, ph = self.width - left - right, self.height - top - bottom
 
         def sx(x):
+            if self.log_x:
+                return ox + left + (math.log10(x) - math.log10(x_lo)) / (math.log10(x_hi) - math.log10(x_lo)) * pw
             return ox + left + (x - x_lo) / (x_hi - x_lo) * pw
 
         def sy(y):
@@ -210,12 +225,9 @@ class Chart:
         for t in yticks:
             o.append(f'<line x1="{ox + left}" y1="{sy(t):.1f}" x2="{ox + left + pw}" y2="{sy(t):.1f}" stroke="#e4e4e4"/>')
             o.append(f'<text x="{ox + left - 5}" y="{sy(t) + 4:.1f}" text-anchor="end">{_fmt(t)}</text>')
-        xstep = _nice_step(x_hi - x_lo)
-        t = xstep * math.ceil(x_lo / xstep)
-        while t <= x_hi + 1e-9 * xstep:
+        for t in xticks:
             o.append(f'<line x1="{sx(t):.1f}" y1="{oy + top + ph}" x2="{sx(t):.1f}" y2="{oy + top + ph + 4}" stroke="black"/>')
             o.append(f'<text x="{sx(t):.1f}" y="{oy + top + ph + 16}" text-anchor="middle">{_fmt(t)}</text>')
-            t += xstep
         o.append(f'<rect x="{ox + left}" y="{oy + top}" width="{pw}" height="{ph}" fill="none" stroke="black"/>')
         o.append(f'<text x="{ox + left + pw / 2:.1f}" y="{oy + top + ph + 32}" text-anchor="middle">'
                  f'{escape(self.xlabel)}</text>')

@@ -61,7 +61,7 @@ class ScalingModel(unittest.TestCase):
         self.assertIn("| 4 | 30.00 | 3.50 |", r.stdout)
         plot = open(svg).read()
         self.assertEqual(plot.count("<circle"), 27)
-        self.assertIn("4 hosts: 30.0 ms + 3.50 x link time", plot)
+        self.assertIn('data-name="4 hosts: 30.0 ms + 3.50 x link time" data-points="40"', plot)
 
     def test_a_point_the_model_misses_fails_the_tolerance(self):
         r = run("fit", self.write({"cases": cases(skew=(3, "200mbit", 8388608))}))
