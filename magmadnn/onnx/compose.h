@@ -461,6 +461,24 @@ op::Expr<T> cumsum(const op::Expr<T>& x, std::int64_t axis, bool exclusive, bool
   return last ? y : op::permute(y, inverse);
 }
 
+/// CumSum of x along an axis read at run time: `axis` holds one integer
+/// (as T; a negative one counts from the end), and the result is the sum
+/// over x's axes k of [axis is k] cumsum(x, k), exact (products with 0 and
+/// 1), its gradient cumsum's along that axis. Fixed shapes only.
+template <typename T>
+op::Expr<T> cumsum_any_axis(const op::Expr<T>& x, const op::Expr<T>& axis, bool exclusive, bool reverse) {
+  const auto rank = static_cast<std::int64_t>(x->get_output_shape().ndim());
+  const op::Expr<T> a = op::reshape(axis, Dims{1});
+  const op::Expr<T> wrapped = op::add(a, op::scalarproduct(static_cast<double>(rank), step(op::negative(a), false)));
+  op::Expr<T> y;
+  for (std::int64_t k = 0; k < rank; ++k) {
+    const op::Expr<T> hot = op::relu(op::add_scalar(op::negative(op::unary(UnaryOp::Abs, op::add_scalar(wrapped, -static_cast<double>(k)))), 1.0));
+    const op::Expr<T> term = op::product(cumsum(x, k, exclusive, reverse, false), hot);
+    y = k == 0 ? term : op::add(y, term);
+  }
+  return y;
+}
+
 /// q rounded to the nearest integer (ties to even) by adding and
 /// subtracting 1.5 2^(p-1) in T's arithmetic (p its digits), for |q| <
 /// 2^(p-2). Its gradient is the identity's (each op's), not rounding's.

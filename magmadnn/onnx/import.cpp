@@ -322,7 +322,8 @@ struct Walk {
   static int integer_input(NodeCtx& c) {
     for (std::size_t i = 0; i < c.inputs(); ++i) {
       if (!c.has(i) || c.in[i]->k || !integral(c.in[i]->type)) continue;
-      if (c.node.op_type() == "Where" && i == 0) continue;  // the condition selects: X's type is the result's
+      // Where's condition selects and CumSum's axis names an axis: the other inputs' type is the result's.
+      if ((c.node.op_type() == "Where" && i == 0) || (c.node.op_type() == "CumSum" && i == 1)) continue;
       const IntegerUse use = integer_use(c.node.op_type());
       if (use == IntegerUse::No) {
         c.unsupported("input " + std::to_string(i) + " '" + c.node.input(static_cast<int>(i)) + "' holds " +

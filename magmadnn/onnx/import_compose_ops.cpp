@@ -297,14 +297,22 @@ std::vector<Value> where(NodeCtx& c) {
   return {out};
 }
 
-// CumSum along the axis input 1 holds (known at import time).
+// CumSum along the axis input 1 holds: known at import time, or read at
+// run time (compose::cumsum_any_axis, fixed shapes only).
 std::vector<Value> cumsum(NodeCtx& c) {
   const op::Expr<float> x = c.x(0);
+  const bool exclusive = c.i("exclusive", 0) != 0, reverse = c.i("reverse", 0) != 0;
+  if (!c.is_const(1)) {
+    if (c.free_batch()) c.unsupported("a CumSum along an axis computed at run time when the batch axis is free");
+    if (c.shape(1).numel() != 1) c.invalid("axis holds " + std::to_string(c.shape(1).numel()) + " values, not one");
+    c.integers = true;
+    return {c.wrap(compose::cumsum_any_axis(x, c.x(1), exclusive, reverse), x)};
+  }
   const Const& ax = c.k(1);
   if (ax.numel() != 1) c.invalid("axis holds " + std::to_string(ax.numel()) + " values, not one");
   const std::int64_t axis = normalized(c, static_cast<std::int64_t>(ax.v[0]), c.shape(0).ndim());
   if (axis == 0 && c.free_batch()) c.unsupported("a CumSum along the free batch axis");
-  return {c.wrap(compose::cumsum(x, axis, c.i("exclusive", 0) != 0, c.i("reverse", 0) != 0, c.free_batch()), x)};
+  return {c.wrap(compose::cumsum(x, axis, exclusive, reverse, c.free_batch()), x)};
 }
 
 // Mod (compose::mod; two known inputs of one size are folded). Integers

@@ -345,6 +345,14 @@ TEST(OnnxCompose, WhereAndCumSumGradcheckAndValues) {
       }
     }
   }
+  // An axis read at run time (1, -1, 0 of rank 2): cumsum's values and gradient.
+  for (double axis : {1.0, -1.0, 0.0}) {
+    const auto ax = targets({axis}, {1});
+    EXPECT_TRUE(gradcheck<double>([&](const V& v) { return c::cumsum_any_axis<double>(v[0], ax, true, false); }, {x}));
+    const auto any = c::cumsum_any_axis<double>(vx, ax, true, false);
+    const auto fixed = c::cumsum<double>(vx, axis == 0.0 ? 0 : 1, true, false, false);
+    for (std::int64_t k = 0; k < 12; ++k) EXPECT_EQ(any->eval()->get(k), fixed->eval()->get(k)) << "axis " << axis;
+  }
   // A free batch axis stays free; CumSum along it is refused.
   auto b = op::placeholder<double>("b", {-1, 4}, HOST);
   b->set_value(random_tensor<double>({2, 4}, 53));

@@ -237,9 +237,10 @@ TEST(OnnxErrors, AComposedNodesKnownParametersAreTrainable) {
   EXPECT_EQ(params, 3);
 }
 
-// CumSum along an axis known at import time (reverse here); an axis fed as
-// a graph input (as in the ONNX node tests) is refused naming the input.
-TEST(OnnxErrors, CumSumAlongAKnownAxisAndARunTimeAxisRefused) {
+// CumSum along an axis known at import time (reverse here), and along one
+// fed as a graph input (as in the ONNX node tests); the latter is refused
+// when the batch axis is free.
+TEST(OnnxErrors, CumSumAlongAKnownOrARunTimeAxis) {
   auto m = relu_model();  // x {2, 3} -> Relu -> y; then z = CumSum(y, 1), reverse
   auto& g = *m.mutable_graph();
   add_ints(g, "axis", {1});
@@ -248,16 +249,24 @@ TEST(OnnxErrors, CumSumAlongAKnownAxisAndARunTimeAxisRefused) {
   r->set_type(::onnx::AttributeProto::INT);
   r->set_i(1);
   g.mutable_output(0)->set_name("z");
-  magmadnn::onnx::Imported im = magmadnn::onnx::import_model(write(m, "cumsum.onnx"));
-  im.inputs[0].second->set_value(Tensor<float>::from_vector(Shape{2, 3}, std::vector<float>{1, -2, 3, 4, 5, -6}));
-  const Tensor<float>& z = *im.outputs[0].second->eval();  // y = {1, 0, 3, 4, 5, 0}
-  ASSERT_EQ(z.shape(), Shape({2, 3}));
+  const std::vector<float> x{1, -2, 3, 4, 5, -6};  // y = {1, 0, 3, 4, 5, 0}
   const std::vector<float> want{4, 3, 3, 9, 5, 0};
+  magmadnn::onnx::Imported im = magmadnn::onnx::import_model(write(m, "cumsum.onnx"));
+  im.inputs[0].second->set_value(Tensor<float>::from_vector(Shape{2, 3}, x));
+  const Tensor<float>& z = *im.outputs[0].second->eval();
+  ASSERT_EQ(z.shape(), Shape({2, 3}));
   for (std::int64_t i = 0; i < 6; ++i) EXPECT_EQ(z.get(i), want[static_cast<std::size_t>(i)]);
   add_value(g.add_input(), "ax", {1}, ::onnx::TensorProto::INT64);
   g.mutable_node(1)->set_input(1, "ax");
-  EXPECT_HAS(refusal<NotSupportedError>(write(m, "cumsum_axis.onnx")),
-             "node 1 'cs' (CumSum, opset 17): input 1 'ax' must be known at import time");
+  magmadnn::onnx::Imported rt = magmadnn::onnx::import_model(write(m, "cumsum_axis.onnx"));
+  rt.inputs[0].second->set_value(Tensor<float>::from_vector(Shape{2, 3}, x));
+  rt.inputs[1].second->set_value(Tensor<float>::from_vector(Shape{1}, std::vector<float>{-1}));  // axis 1
+  const Tensor<float>& zr = *rt.outputs[0].second->eval();
+  ASSERT_EQ(zr.shape(), Shape({2, 3}));
+  for (std::int64_t i = 0; i < 6; ++i) EXPECT_EQ(zr.get(i), want[static_cast<std::size_t>(i)]);
+  g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "cumsum_free.onnx")),
+             "node 1 'cs' (CumSum, opset 17): a CumSum along an axis computed at run time when the batch axis is free");
 }
 
 // Range of known start, limit and delta is folded; a start fed as a graph
