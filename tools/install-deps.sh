@@ -33,9 +33,10 @@ if [[ "${1:-}" == "--tests" ]]; then
   # (tests/onnx); the ONNX Runtime round trip installs onnxruntime from PyPI
   # into a virtual environment too (python3-venv). slurm-wlm, munge: the
   # tests/slurm cases start a one-node Slurm of their own (tools/slurm-local.sh).
+  # python3-mpi4py: tests/python trains after mpi4py has started MPI.
   PKGS+=(clang chromium poppler-utils fonts-dejavu-core iproute2
          python3-dev python3-venv python3-numpy python3-pytest ca-certificates libonnx-testdata
-         slurm-wlm munge)
+         slurm-wlm munge python3-mpi4py)
 elif [[ $# -gt 0 ]]; then
   echo "usage: $0 [--tests]" >&2
   exit 2
