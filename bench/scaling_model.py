@@ -23,10 +23,9 @@ backward pass that gradient buckets overlap:
 
     step(N) = C + max(0, T(P, N, B) - f * C),   efficiency = C / step(N)
 
-Beyond the measured host counts the prediction assumes a ring (bandwidth-
-optimal, k = the best k fitted, alpha = 2 (N - 1) times the per-message
-latency fitted at 2 hosts), which is what NCCL and Open MPI's large-message
-allreduce use; it is a prediction, not a measurement.
+The rings take the best k fitted and, per message, half the alpha fitted at
+2 hosts or --latency-us; rings are what NCCL and Open MPI's large-message
+allreduce use. All of this is a prediction, not a measurement.
 
   bench/scaling_model.py fit scaling.json [--svg scaling_model.svg]
   bench/scaling_model.py predict scaling.json --networks networks.json
