@@ -3,12 +3,13 @@
 
 Run with PyTorch (2.15 made the committed files) and the `onnx` package:
     python tests/onnx/data/make_pytorch_models.py tests/onnx/data
+    python tests/onnx/data/make_pytorch_models.py --resnet18 DIR   # not committed (45 MB)
 For each model NAME it writes NAME.onnx (torch.onnx.export, the classic
 TorchScript exporter, opset 17, batch axis free as "N"), NAME_input.pb (a few
 input rows) and NAME_output.pb (what the PyTorch model, in eval mode, computes
 for them) and NAME_losses.pb (fine-tuning: PyTorch's mean cross-entropy of
 those rows against the labels i % 10, before and after each of STEPS plain SGD
-steps of learning rate LR on the whole batch), all three as ONNX TensorProto
+steps on the whole batch, of learning rate 0.1, 0.01 for ResNet-18), all three as ONNX TensorProto
 files. The weights are PyTorch's default initialisation from a fixed seed; the
 exported models are not trained.
 """
@@ -23,7 +24,6 @@ from torch import nn
 OPSET = 17  # the newest that Debian 12's ONNX 1.12 checker knows (IR version 8)
 ROWS = 8
 STEPS = 3
-LR = 0.1
 
 
 def mlp():
@@ -40,10 +40,10 @@ def lenet5():
         nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
 
 
-def fine_tune(model, x):
+def fine_tune(model, x, lr):
     """The losses before and after each of STEPS SGD steps (labels i % 10)."""
     labels = torch.arange(x.shape[0]) % 10
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss()
     losses = []
     for step in range(STEPS + 1):
@@ -56,7 +56,25 @@ def fine_tune(model, x):
     return torch.tensor(losses, dtype=torch.float32)
 
 
-def write(name, model, example, outdir):
+def resnet18():
+    """torchvision's ResNet-18 (10 classes) with each batch normalisation folded into
+    its convolution, as the exporter folds it in eval mode, so that fine-tuning
+    trains the weights the file has."""
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
+    import torchvision
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    for parent in [model] + [m for m in model.modules() if m is not model]:
+        names = [n for n, _ in parent.named_children()]
+        for conv, bn in [("conv1", "bn1"), ("conv2", "bn2"), ("0", "1")]:
+            if conv in names and bn in names and isinstance(getattr(parent, bn), nn.BatchNorm2d):
+                setattr(parent, conv, fuse_conv_bn_eval(getattr(parent, conv), getattr(parent, bn)))
+                setattr(parent, bn, nn.Identity())
+    for p in model.parameters():  # a folded bias made from no bias is not trainable as fused
+        p.requires_grad_(True)
+    return model
+
+
+def write(name, model, example, outdir, lr=0.1):
     model.eval()
     path = os.path.join(outdir, name + ".onnx")
     torch.onnx.export(model, example, path, dynamo=False, opset_version=OPSET,
@@ -66,7 +84,7 @@ def write(name, model, example, outdir):
     onnx.checker.check_model(loaded)
     with torch.no_grad():
         out = model(example)
-    losses = fine_tune(model, example)
+    losses = fine_tune(model, example, lr)
     for suffix, t in (("input", example), ("output", out), ("losses", losses)):
         proto = onnx.numpy_helper.from_array(t.numpy(), name=suffix)
         with open(os.path.join(outdir, f"{name}_{suffix}.pb"), "wb") as f:
@@ -76,8 +94,13 @@ def write(name, model, example, outdir):
 
 
 def main():
-    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    args = [a for a in sys.argv[1:] if a != "--resnet18"]
+    outdir = args[0] if args else os.path.dirname(os.path.abspath(__file__))
     print("torch", torch.__version__, "onnx", onnx.__version__)
+    if "--resnet18" in sys.argv:
+        torch.manual_seed(48)
+        write("pytorch_resnet18", resnet18(), torch.rand(ROWS, 3, 32, 32), outdir, lr=0.01)
+        return
     torch.manual_seed(46)
     write("pytorch_mlp", mlp(), torch.rand(ROWS, 1, 28, 28), outdir)
     torch.manual_seed(47)
