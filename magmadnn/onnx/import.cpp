@@ -371,6 +371,8 @@ Imported build(pb::ModelProto& m, const std::string& src, const std::string& bas
     MAGMADNN_CHECK(it != w.values.end(), ValueError,
                    src << ": graph output '" << o.name() << "' is computed by no node");
     Value& v = it->second;
+    MAGMADNN_CHECK(v.expr || v.k->batch_at < 0, NotSupportedError,
+                   src << ": graph output '" << o.name() << "' holds the batch size, which is free");
     if (!v.expr) v.expr = op::constant<float>(o.name(), to_tensor(*v.k));
     r.outputs.emplace_back(o.name(), v.expr);
   }

@@ -20,6 +20,12 @@ struct Const {
   std::vector<std::int64_t> dims;
   std::vector<double> v;
   int type = pb::TensorProto::FLOAT;
+  /// The element (flat index) that stands for the free batch size, or -1:
+  /// Shape of a tensor whose batch axis is free holds it (as 1, the
+  /// placeholder's size), Gather, Unsqueeze, Squeeze, Concat, Cast and
+  /// Identity carry it, and Reshape reads it as the batch axis; NodeCtx::k
+  /// and x refuse it to every other operator.
+  std::int64_t batch_at = -1;
   std::int64_t numel() const;
 };
 
@@ -59,6 +65,10 @@ class NodeCtx {
   /// Input i's value known now; ValueError naming the input otherwise.
   const Const& k(std::size_t i) const;
   bool is_const(std::size_t i) const { return has(i) && in[i]->k.has_value(); }
+  /// NotSupportedError when input i holds the free batch size
+  /// (Const::batch_at) and is read as a value (`as_value`, by x()) or by an
+  /// operator that does not carry it.
+  void refuse_batch_size(std::size_t i, bool as_value) const;
   /// The shape of input i as known now.
   Shape shape(std::size_t i);
 

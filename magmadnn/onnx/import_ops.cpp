@@ -55,6 +55,12 @@ Value reshape_to(NodeCtx& c, const Dims& dims, std::int64_t batch_axis = 0) {
 
 std::vector<std::int64_t> as_ints(const Const& k) { return {k.v.begin(), k.v.end()}; }
 
+// Marks element `at` of r as the free batch size (Const::batch_at); one only.
+void carry_batch_size(const NodeCtx& c, Const& r, std::int64_t at) {
+  if (r.batch_at >= 0) c.unsupported("the batch size, which is free, in two elements of a shape");
+  r.batch_at = at;
+}
+
 // -- elementwise -------------------------------------------------------------------------------
 
 template <UnaryOp U>
@@ -326,9 +332,20 @@ V flatten(NodeCtx& c) {
   return {reshape_to(c, {rows, cols}, axis >= 1 ? 0 : -1)};
 }
 
+// The size that -1 in d stands for, axis 0 of d and of s being the free
+// batch axis (so the other axes' sizes are known).
+std::int64_t rest_of_batch(const NodeCtx& c, const Shape& s, const Dims& d) {
+  std::int64_t n = 1, known = 1;
+  for (std::int64_t k = 1; k < s.ndim(); ++k) n *= s[k];
+  for (std::size_t k = 1; k < d.size(); ++k) known *= d[k] == -1 ? 1 : d[k];
+  if (known == 0 || n % known != 0) c.invalid("shape does not divide the input's " + std::to_string(n) + " elements per sample");
+  return n / known;
+}
+
 V reshape(NodeCtx& c) {
   const Shape s = c.shape(0);
-  Dims d = as_ints(c.k(1));
+  const Const& shape = c.k(1);
+  Dims d = as_ints(shape);
   const bool allowzero = c.i("allowzero", 0) != 0;
   std::int64_t batch_axis = -1;
   for (std::size_t k = 0; k < d.size(); ++k) {
@@ -337,6 +354,14 @@ V reshape(NodeCtx& c) {
       d[k] = s[static_cast<std::int64_t>(k)];
       if (k == 0) batch_axis = 0;
     }
+  }
+  if (shape.batch_at > 0 || (shape.batch_at == 0 && c.is_const(0))) {
+    c.unsupported("the batch size, which is free, at axis " + std::to_string(shape.batch_at) + " of a reshape");
+  }
+  if (shape.batch_at == 0) batch_axis = 0;
+  const bool free_axis0 = batch_axis == 0 && c.free_batch() && !c.is_const(0);
+  if (free_axis0 && std::count(d.begin(), d.end(), -1) == 1) {  // (N, -1): -1 is what one sample holds
+    *std::find(d.begin() + 1, d.end(), -1) = rest_of_batch(c, s, d);
   }
   if (std::count(d.begin(), d.end(), -1) > 0) batch_axis = -1;  // the free axis already
   if (c.is_const(0)) {  // resolve -1 for a constant
@@ -365,7 +390,10 @@ V concat(NodeCtx& c) {
   const std::int64_t axis = norm_axis(c, c.i("axis", 0), rank);
   if (all_const && rank == 1) {
     Const r = c.k(0);
-    for (std::size_t i = 1; i < c.inputs(); ++i) r.v.insert(r.v.end(), c.k(i).v.begin(), c.k(i).v.end());
+    for (std::size_t i = 1; i < c.inputs(); ++i) {
+      if (c.k(i).batch_at >= 0) carry_batch_size(c, r, static_cast<std::int64_t>(r.v.size()) + c.k(i).batch_at);
+      r.v.insert(r.v.end(), c.k(i).v.begin(), c.k(i).v.end());
+    }
     r.dims = {static_cast<std::int64_t>(r.v.size())};
     return {Value{{}, std::move(r)}};
   }
@@ -425,15 +453,19 @@ V cast(NodeCtx& c) { return cast_to(c, static_cast<int>(c.i("to", pb::TensorProt
 // CastLike: Cast to input 1's element type.
 V cast_like(NodeCtx& c) { return cast_to(c, c.is_const(1) ? c.k(1).type : c.in.at(1)->type); }
 
+// Shape, folded; of a tensor whose batch axis is free, its element 0 stands
+// for the batch size (Const::batch_at), which only shape arithmetic that
+// ends in a Reshape may read.
 V shape(NodeCtx& c) {
-  if (!c.is_const(0) && !c.static_shapes) c.unsupported("Shape of a tensor whose batch axis is free");
   Dims d = c.is_const(0) ? c.k(0).dims : c.shape(0).dims();
   const auto rank = static_cast<std::int64_t>(d.size());
   std::int64_t start = c.i("start", 0), end = c.i("end", rank);
   start = std::clamp<std::int64_t>(start < 0 ? start + rank : start, 0, rank);
   end = std::clamp<std::int64_t>(end < 0 ? end + rank : end, 0, rank);
   Dims r(d.begin() + start, d.begin() + std::max(start, end));
-  return {konst({static_cast<std::int64_t>(r.size())}, {r.begin(), r.end()}, pb::TensorProto::INT64)};
+  Value v = konst({static_cast<std::int64_t>(r.size())}, {r.begin(), r.end()}, pb::TensorProto::INT64);
+  if (!c.is_const(0) && c.free_batch() && start == 0 && end > 0) v.k->batch_at = 0;
+  return {v};
 }
 
 V size(NodeCtx& c) {
@@ -485,7 +517,10 @@ V gather(NodeCtx& c) {
       auto i = static_cast<std::int64_t>(iv);
       if (i < 0) i += n;
       if (i < 0 || i >= n) c.invalid("index " + std::to_string(static_cast<std::int64_t>(iv)) + " out of range");
-      for (std::int64_t k = 0; k < inner; ++k) r.v.push_back(data.v[(o * n + i) * inner + k]);
+      for (std::int64_t k = 0; k < inner; ++k) {
+        if ((o * n + i) * inner + k == data.batch_at) carry_batch_size(c, r, static_cast<std::int64_t>(r.v.size()));
+        r.v.push_back(data.v[(o * n + i) * inner + k]);
+      }
     }
   }
   return {Value{{}, std::move(r)}};

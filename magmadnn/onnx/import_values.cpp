@@ -82,10 +82,32 @@ NodeCtx::NodeCtx(const pb::NodeProto& n, std::string w, std::int64_t o, std::vec
                  std::vector<std::shared_ptr<layer::Layer<float>>>& ls, bool t)
     : node(n), where(std::move(w)), opset(o), in(std::move(inputs)), layers(ls), static_shapes(t) {}
 
+namespace {
+
+// Whether operator `op` carries or reads a free batch size held by its
+// input i (Const::batch_at): the shape arithmetic of x.view(x.size(0), -1).
+bool reads_batch_size(const std::string& op, std::size_t i) {
+  if (op == "Concat" || (op == "Reshape" && i == 1)) return true;
+  for (const char* o : {"Cast", "Gather", "Squeeze", "Unsqueeze"}) {
+    if (op == o) return i == 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+void NodeCtx::refuse_batch_size(std::size_t i, bool as_value) const {
+  if (!in[i]->k || in[i]->k->batch_at < 0 || (!as_value && reads_batch_size(node.op_type(), i))) return;
+  unsupported("input " + std::to_string(i) + " '" + node.input(static_cast<int>(i)) +
+              "' holds the batch size, which is free (only the data of Gather, Unsqueeze, Squeeze and Cast, "
+              "Concat, Identity and Reshape's shape read it)");
+}
+
 op::Expr<float> NodeCtx::x(std::size_t i) {
   if (!has(i)) invalid("input " + std::to_string(i) + " is missing");
   Value& v = *in[i];
   if (!v.expr) {
+    refuse_batch_size(i, true);
     const int t = v.k->type;
     if (integral(t) && !integers) {
       unsupported("input " + std::to_string(i) + " '" + node.input(static_cast<int>(i)) +
@@ -102,6 +124,7 @@ const Const& NodeCtx::k(std::size_t i) const {
     unsupported("input " + std::to_string(i) + " '" + node.input(static_cast<int>(i)) +
                 "' must be known at import time (an initializer or a constant)");
   }
+  refuse_batch_size(i, false);
   return *in[i]->k;
 }
 

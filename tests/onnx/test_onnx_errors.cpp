@@ -294,3 +294,35 @@ TEST(OnnxErrors, RangeOfKnownBoundsIsFoldedAndOfRunTimeOnesRefused) {
   EXPECT_HAS(refusal<NotSupportedError>(write(m, "range_input.onnx")),
              "node 1 'range' (Range, opset 17): input 0 's' computed at run time");
 }
+
+// The shape arithmetic of x.view(x.size(0), -1) on a free batch axis: Shape's
+// element 0 is the batch size, which Gather, Unsqueeze and Concat carry and
+// Reshape reads as the batch axis (values: tests/onnx/test_onnx_pytorch.cpp).
+// Read anywhere else, or put where Reshape cannot keep it free, it is refused.
+TEST(OnnxErrors, TheFreeBatchSizeOnlyReachesAReshapesBatchAxis) {
+  auto m = relu_model();  // x {N, 3} -> Relu -> y
+  auto& g = *m.mutable_graph();
+  auto* dim0 = g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+  dim0->set_dim_param("N");
+  add_node(g, "Shape", {"y"}, {"s"}, "shape");
+  g.mutable_output(0)->set_name("s");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "shape_out.onnx")), "graph output 's' holds the batch size, which is free");
+  auto* one = g.add_initializer();
+  one->set_name("one");
+  one->set_data_type(::onnx::TensorProto::INT64);
+  one->add_dims(1);
+  one->add_int64_data(1);
+  add_node(g, "Add", {"s", "one"}, {"t"}, "add");
+  g.mutable_output(0)->set_name("t");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "shape_add.onnx")),
+             "node 2 'add' (Add, opset 17): input 0 's' holds the batch size, which is free");
+  g.mutable_node(2)->set_op_type("Concat");  // {1, N}: the batch size at axis 1 of the reshape
+  g.mutable_node(2)->add_attribute()->set_name("axis");
+  g.mutable_node(2)->mutable_attribute(0)->set_type(::onnx::AttributeProto::INT);
+  g.mutable_node(2)->set_input(0, "one");
+  g.mutable_node(2)->set_input(1, "s");
+  add_node(g, "Reshape", {"y", "t"}, {"z"}, "reshape");
+  g.mutable_output(0)->set_name("z");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "shape_axis1.onnx")),
+             "node 3 'reshape' (Reshape, opset 17): the batch size, which is free, at axis 1 of a reshape");
+}

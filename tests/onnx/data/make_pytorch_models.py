@@ -4,7 +4,8 @@
 Run with PyTorch (2.15 made the committed files) and the `onnx` package:
     python tests/onnx/data/make_pytorch_models.py tests/onnx/data
     python tests/onnx/data/make_pytorch_models.py --resnet18 DIR   # not committed (45 MB)
-For each model NAME it writes NAME.onnx (torch.onnx.export, the classic
+The models: an MLP, LeNet-5 and a small CNN flattening by x.view. For each
+model NAME it writes NAME.onnx (torch.onnx.export, the classic
 TorchScript exporter, opset 17, batch axis free as "N"), NAME_input.pb (a few
 input rows) and NAME_output.pb (what the PyTorch model, in eval mode, computes
 for them) and NAME_losses.pb (fine-tuning: PyTorch's mean cross-entropy of
@@ -56,6 +57,20 @@ def fine_tune(model, x, lr):
     return torch.tensor(losses, dtype=torch.float32)
 
 
+class ViewCnn(nn.Module):
+    """A small CNN that flattens by x.view(x.size(0), -1), as much PyTorch code does:
+    exported as Shape, Gather, Unsqueeze, Concat and Reshape."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 5)
+        self.fc = nn.Linear(4 * 12 * 12, 10)
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(torch.relu(self.conv(x)), 2)
+        return self.fc(x.view(x.size(0), -1))
+
+
 def resnet18():
     """torchvision's ResNet-18 (10 classes) with each batch normalisation folded into
     its convolution, as the exporter folds it in eval mode, so that fine-tuning
@@ -105,6 +120,8 @@ def main():
     write("pytorch_mlp", mlp(), torch.rand(ROWS, 1, 28, 28), outdir)
     torch.manual_seed(47)
     write("pytorch_lenet5", lenet5(), torch.rand(ROWS, 1, 28, 28), outdir)
+    torch.manual_seed(49)
+    write("pytorch_view_cnn", ViewCnn(), torch.rand(ROWS, 1, 28, 28), outdir)
 
 
 if __name__ == "__main__":
