@@ -338,7 +338,9 @@ std::int64_t rest_of_batch(const NodeCtx& c, const Shape& s, const Dims& d) {
   std::int64_t n = 1, known = 1;
   for (std::int64_t k = 1; k < s.ndim(); ++k) n *= s[k];
   for (std::size_t k = 1; k < d.size(); ++k) known *= d[k] == -1 ? 1 : d[k];
-  if (known == 0 || n % known != 0) c.invalid("shape does not divide the input's " + std::to_string(n) + " elements per sample");
+  if (known == 0 || n % known != 0) {
+    c.invalid("shape does not divide the input's " + std::to_string(n) + " elements per sample");
+  }
   return n / known;
 }
 

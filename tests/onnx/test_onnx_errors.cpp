@@ -306,7 +306,8 @@ TEST(OnnxErrors, TheFreeBatchSizeOnlyReachesAReshapesBatchAxis) {
   dim0->set_dim_param("N");
   add_node(g, "Shape", {"y"}, {"s"}, "shape");
   g.mutable_output(0)->set_name("s");
-  EXPECT_HAS(refusal<NotSupportedError>(write(m, "shape_out.onnx")), "graph output 's' holds the batch size, which is free");
+  EXPECT_HAS(refusal<NotSupportedError>(write(m, "shape_out.onnx")),
+             "graph output 's' holds the batch size, which is free");
   auto* one = g.add_initializer();
   one->set_name("one");
   one->set_data_type(::onnx::TensorProto::INT64);
