@@ -1,7 +1,8 @@
 // Models exported from PyTorch 2.15 by torch.onnx.export (the files in
 // tests/onnx/data, written by data/make_pytorch_models.py): an MLP
 // 784-528-10 (sigmoid), LeNet-5 (ReLU, max pooling) and a small CNN that
-// flattens by x.view(x.size(0), -1). Imported, they
+// flattens by x.view(x.size(0), -1), and the last two as the new exporter
+// (dynamo=True) writes them. Imported, they
 // compute PyTorch's outputs for the stored rows (at ONNX Runtime's rtol
 // 1e-3 / atol 1e-5, and within 1e-5 of the largest output) at the full batch and
 // at a smaller one (the batch axis is free), and fine-tuned by plain SGD they
@@ -114,6 +115,15 @@ TEST(OnnxPyTorch, LeNet5FineTunesAsPyTorchDoes) { expect_pytorch_fine_tuning("py
 TEST(OnnxPyTorch, ViewFlattenComputesAndFineTunes) {
   expect_pytorch_outputs("pytorch_view_cnn");
   expect_pytorch_fine_tuning("pytorch_view_cnn", 0.1);
+}
+
+// The torch.export-based exporter (dynamo=True, opset 20, IR version 10),
+// whose flatten is a Reshape to (-1, features).
+TEST(OnnxPyTorch, NewExporterLeNet5AndViewCnn) {
+  for (const char* model : {"pytorch_lenet5_dynamo", "pytorch_view_cnn_dynamo"}) {
+    expect_pytorch_outputs(model);
+    expect_pytorch_fine_tuning(model, 0.1);
+  }
 }
 
 TEST(OnnxPyTorch, ResNet18WhenGiven) {

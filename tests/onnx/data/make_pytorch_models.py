@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """Writes the PyTorch-exported test models of tests/onnx/test_onnx_pytorch.cpp.
 
-Run with PyTorch (2.15 made the committed files) and the `onnx` package:
+Run with PyTorch (2.15 made the committed files), the `onnx` package and, for
+the new exporter, `onnxscript`:
     python tests/onnx/data/make_pytorch_models.py tests/onnx/data
     python tests/onnx/data/make_pytorch_models.py --resnet18 DIR   # not committed (45 MB)
-The models: an MLP, LeNet-5 and a small CNN flattening by x.view. For each
-model NAME it writes NAME.onnx (torch.onnx.export, the classic
-TorchScript exporter, opset 17, batch axis free as "N"), NAME_input.pb (a few
-input rows) and NAME_output.pb (what the PyTorch model, in eval mode, computes
-for them) and NAME_losses.pb (fine-tuning: PyTorch's mean cross-entropy of
-those rows against the labels i % 10, before and after each of STEPS plain SGD
-steps on the whole batch, of learning rate 0.1, 0.01 for ResNet-18), all three as ONNX TensorProto
-files. The weights are PyTorch's default initialisation from a fixed seed; the
-exported models are not trained.
+The models: an MLP, LeNet-5 and a small CNN flattening by x.view, exported by
+the classic TorchScript exporter (opset 17, batch axis free as "N"), and
+LeNet-5 and the CNN again by the torch.export-based one (dynamo=True, opset 20,
+NAME ending in _dynamo). For each model NAME it writes NAME.onnx, NAME_input.pb
+(a few input rows), NAME_output.pb (what the PyTorch model, in eval mode,
+computes for them) and NAME_losses.pb (fine-tuning: PyTorch's mean
+cross-entropy of those rows against the labels i % 10, before and after each
+of STEPS plain SGD steps on the whole batch, of learning rate 0.1, 0.01 for
+ResNet-18), the last three as ONNX TensorProto files. The weights are
+PyTorch's default initialisation from a fixed seed; the exported models are
+not trained.
 """
 import os
 import sys
@@ -89,12 +92,23 @@ def resnet18():
     return model
 
 
-def write(name, model, example, outdir, lr=0.1):
+def export(model, example, path, dynamo):
+    """The classic exporter at OPSET, or (dynamo) the torch.export-based one at its
+    default opset (20 in PyTorch 2.15; needs the onnxscript package)."""
+    if not dynamo:
+        torch.onnx.export(model, example, path, dynamo=False, opset_version=OPSET,
+                          input_names=["input"], output_names=["logits"],
+                          dynamic_axes={"input": {0: "N"}, "logits": {0: "N"}})
+        return
+    batch = torch.export.Dim("N", min=1)
+    torch.onnx.export(model, (example,), path, dynamo=True, input_names=["input"], output_names=["logits"],
+                      dynamic_shapes=({0: batch},), external_data=False)
+
+
+def write(name, model, example, outdir, lr=0.1, dynamo=False):
     model.eval()
     path = os.path.join(outdir, name + ".onnx")
-    torch.onnx.export(model, example, path, dynamo=False, opset_version=OPSET,
-                      input_names=["input"], output_names=["logits"],
-                      dynamic_axes={"input": {0: "N"}, "logits": {0: "N"}})
+    export(model, example, path, dynamo)
     loaded = onnx.load(path)
     onnx.checker.check_model(loaded)
     with torch.no_grad():
@@ -122,6 +136,10 @@ def main():
     write("pytorch_lenet5", lenet5(), torch.rand(ROWS, 1, 28, 28), outdir)
     torch.manual_seed(49)
     write("pytorch_view_cnn", ViewCnn(), torch.rand(ROWS, 1, 28, 28), outdir)
+    torch.manual_seed(50)
+    write("pytorch_lenet5_dynamo", lenet5(), torch.rand(ROWS, 1, 28, 28), outdir, dynamo=True)
+    torch.manual_seed(51)
+    write("pytorch_view_cnn_dynamo", ViewCnn(), torch.rand(ROWS, 1, 28, 28), outdir, dynamo=True)
 
 
 if __name__ == "__main__":
