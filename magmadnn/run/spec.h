@@ -260,7 +260,7 @@ struct PipelineSpec {
   /// replicas ranks, replica r training rows [r N / R, (r + 1) N / R).
   std::int64_t replicas = 1;
   std::string schedule = "1f1b";  ///< "gpipe" or "1f1b"
-  /// What the planner balances without cuts: "parameters" or "flops"
+  /// What the planner balances without cuts: "parameters", "flops" or "time"
   /// (parallel/pipeline/pipeline.h, Balance).
   std::string balance = "parameters";
   /// Each stage's first layer (index into `layers`), starting with 0; empty:

@@ -361,10 +361,11 @@ void add_pipeline_fields(Table& t) {
                      "`gpipe`: every forward, then every backward; `1f1b`: one forward, one backward, at most "
                      "`stages` micro-batches in flight"));
   t.push_back(written_if(
-      choice("parallel.pipeline.balance", p(&P::balance), fixed({"parameters", "flops"}),
-             "what the planner balances without `cuts`: `parameters` (each layer's parameters + 1) or `flops` (each "
+      choice("parallel.pipeline.balance", p(&P::balance), fixed({"parameters", "flops", "time"}),
+             "what the planner balances without `cuts`: `parameters` (each layer's parameters + 1), `flops` (each "
              "layer's estimated forward operations per sample: 2 x parameters x output positions + output "
-             "elements)"),
+             "elements) or `time` (each layer's forward seconds on 16 rows, measured by stage 0 and sent to the "
+             "others)"),
       [](const TrainSpec& s) { return s.pipeline.balance != PipelineSpec{}.balance; }));
   t.push_back(pipeline_cuts());
 }

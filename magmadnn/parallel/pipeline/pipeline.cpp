@@ -34,12 +34,13 @@ double estimated_flops(std::int64_t params, const std::vector<std::int64_t>& out
 template <typename T>
 std::vector<std::shared_ptr<layer::Layer<T>>> build_whole(const std::vector<LayerFactory<T>>& factories,
                                                           const std::vector<std::int64_t>& sample, memory_t mem,
-                                                          std::vector<LayerFacts>& facts) {
+                                                          std::vector<LayerFacts>& facts, op::Var<T>& input) {
   std::vector<std::int64_t> pattern{-1}, one{1};
   pattern.insert(pattern.end(), sample.begin(), sample.end());
   one.insert(one.end(), sample.begin(), sample.end());
   auto ph = op::placeholder<T>("pipeline_input", pattern, mem);
   ph->set_value(Tensor<T>(Shape(one), {ZERO}, mem));
+  input = ph;
   std::vector<std::shared_ptr<layer::Layer<T>>> whole;
   op::Expr<T> cur = ph;
   for (std::size_t i = 0; i < factories.size(); ++i) {
@@ -57,6 +58,35 @@ std::vector<std::shared_ptr<layer::Layer<T>>> build_whole(const std::vector<Laye
   return whole;
 }
 
+// Balance::time: each layer's forward seconds on kTimedRows random rows,
+// the median of kTimedRuns after a warm-up. A node keeps its output until an
+// input changes, so after a new input, evaluating the layers in order runs
+// each layer's own nodes once, and each evaluation times one layer.
+constexpr std::int64_t kTimedRows = 16;
+constexpr int kTimedRuns = 3;
+template <typename T>
+std::vector<double> timed_costs(op::Var<T>& input, const std::vector<std::shared_ptr<layer::Layer<T>>>& whole,
+                                const std::vector<std::int64_t>& sample, memory_t mem) {
+  std::vector<std::int64_t> dims{kTimedRows};
+  dims.insert(dims.end(), sample.begin(), sample.end());
+  const Tensor<T> x(Shape(dims), {UNIFORM, {T(-1), T(1)}}, mem);
+  std::vector<std::vector<double>> runs(whole.size());
+  for (int r = 0; r <= kTimedRuns; ++r) {
+    input->set_value(x);
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+      const auto t0 = Clock::now();
+      whole[i]->out()->eval();
+      if (r > 0) runs[i].push_back(seconds_since(t0));  // run 0 warms up
+    }
+  }
+  std::vector<double> cost;
+  for (auto& t : runs) {
+    std::nth_element(t.begin(), t.begin() + kTimedRuns / 2, t.end());
+    cost.push_back(std::max(t[kTimedRuns / 2], 1e-9));  // a layer of no measurable time still weighs something
+  }
+  return cost;
+}
+
 std::vector<double> layer_costs(const std::vector<LayerFacts>& facts, Balance b) {
   std::vector<double> cost;
   for (const auto& f : facts) cost.push_back(b == Balance::flops ? f.flops : static_cast<double>(f.params) + 1.0);
@@ -65,12 +95,16 @@ std::vector<double> layer_costs(const std::vector<LayerFacts>& facts, Balance b)
 
 }  // namespace
 
-const char* balance_name(Balance b) noexcept { return b == Balance::flops ? "flops" : "parameters"; }
+const char* balance_name(Balance b) noexcept {
+  return b == Balance::flops ? "flops" : b == Balance::time ? "time" : "parameters";
+}
 
 Balance parse_balance(const std::string& name) {
   if (name == "parameters") return Balance::parameters;
   if (name == "flops") return Balance::flops;
-  MAGMADNN_THROW(ValueError, "pipeline balance: expected \"parameters\" or \"flops\", got \"" << name << "\"");
+  if (name == "time") return Balance::time;
+  MAGMADNN_THROW(ValueError,
+                 "pipeline balance: expected \"parameters\", \"flops\" or \"time\", got \"" << name << "\"");
 }
 
 template <typename T>
@@ -83,9 +117,21 @@ Pipeline<T>::Pipeline(std::shared_ptr<Communicator> comm, const std::vector<Laye
   const int stages = comm_->size();
   const int wanted = options_.first.empty() ? stages : static_cast<int>(options_.first.size());
   check_pipeline(wanted, n, stages, options_.micro_batches);
-  auto whole = build_whole<T>(factories, sample_shape, options_.memory, facts_);
-  first_ = options_.first.empty() ? balanced_cuts(layer_costs(facts_, options_.balance), stages, options_.cut_points)
-                                  : options_.first;
+  op::Var<T> input;
+  auto whole = build_whole<T>(factories, sample_shape, options_.memory, facts_, input);
+  if (options_.first.empty()) {
+    std::vector<double> cost(static_cast<std::size_t>(n));
+    if (options_.balance != Balance::time) {
+      cost = layer_costs(facts_, options_.balance);
+    } else {
+      // Timed on stage 0 alone and sent to the others: every stage must cut alike.
+      if (stage() == 0) cost = timed_costs<T>(input, whole, sample_shape, options_.memory);
+      comm_->broadcast(host_buffer(cost.data(), cost.size()), 0);
+    }
+    first_ = balanced_cuts(cost, stages, options_.cut_points);
+  } else {
+    first_ = options_.first;
+  }
   check_cuts(first_, n);
   const int s = stage();
   const int begin = first_[s], end = s + 1 < stages ? first_[s + 1] : n;

@@ -63,9 +63,13 @@ namespace magmadnn::distributed::pipeline {
 ///  - flops: each layer's estimated forward floating-point operations per
 ///    sample, 2 x parameters x output positions (the output's elements per
 ///    channel: 1 for a dense layer, H x W for a convolution) plus the
-///    output's elements (what an activation, pooling or sum touches).
-enum class Balance { parameters, flops };
-/// "parameters" or "flops".
+///    output's elements (what an activation, pooling or sum touches);
+///  - time: each layer's forward seconds on 16 random rows, measured by
+///    stage 0 when the pipeline is made (the median of 3 runs after a
+///    warm-up) and broadcast, so every stage cuts alike. A measurement, so
+///    two runs may cut differently; any cut trains the same network.
+enum class Balance { parameters, flops, time };
+/// "parameters", "flops" or "time".
 const char* balance_name(Balance b) noexcept;
 /// The balance named `name`; ValueError naming the choices otherwise.
 Balance parse_balance(const std::string& name);

@@ -222,7 +222,14 @@ TEST(PipelineCuts, LeNet5ByParametersAndByFlops) {
   ref.step(x, y);
   for (int r = 0; r < 2; ++r) EXPECT_TRUE(weights_close(by_flops[r]->local(), by_flops[r]->first()[r], ref, 2e-5, "flops"));
   EXPECT_EQ(pl::parse_balance("flops"), pl::Balance::flops);
-  EXPECT_THROW(pl::parse_balance("time"), ValueError);
+  EXPECT_EQ(pl::parse_balance("time"), pl::Balance::time);
+  EXPECT_STREQ(pl::balance_name(pl::Balance::time), "time");
+  try {
+    pl::parse_balance("seconds");
+    ADD_FAILURE() << "\"seconds\" was taken for a balance";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected \"parameters\", \"flops\" or \"time\""), std::string::npos) << e.what();
+  }
 }
 
 TEST(PipelineCuts, BalancedByCost) {
