@@ -28,6 +28,7 @@ TEST(OnnxImport, ImportedNetworkTrainsAndKeepsItsWeightsTrainable) {
   model::nn_params_t p(8, 3);
   p.learning_rate = 0.1;
   auto imported = onnx::import_network(path.string(), optimizer::CROSS_ENTROPY, optimizer::SGD, p);
+  fs::remove(path);  // read: the temporary file has served
   EXPECT_EQ(imported->num_params(), net.num_params());  // W, b of conv and dense, gamma and beta
   EXPECT_EQ(imported->parameters().size(), net.parameters().size());
 
