@@ -102,7 +102,7 @@ def flat_time(size, ranks, per_host, bandwidth, intra, latency, k):
     each host's link carries one stream in and one out, so the slower of the
     two kinds of link sets the pace, and every step pays the latency."""
     slowest = intra if ranks <= per_host else min(bandwidth, intra)
-    return 2.0 * (ranks - 1) * latency + k * link_time(size, ranks, slowest)
+    return ring_time(size, ranks, slowest, latency, k)
 
 
 def hierarchical_time(size, ranks, per_host, bandwidth, intra, latency, k):

@@ -121,8 +121,8 @@ class SafeWriter {
   std::size_t used_ = 0;
 };
 
-// DIR/flight.rank<R>.json into `out` (a fixed buffer), without allocating.
-void path_into(const State& s, char* out, std::size_t size) {
+// DIR/flight.rank<R>.json, then `suffix`, into `out` (a fixed buffer), without allocating.
+void path_into(const State& s, char* out, std::size_t size, const char* suffix = "") {
   char rank[24];
   std::size_t used = 0;
   auto add = [&](const char* t) {
@@ -132,6 +132,7 @@ void path_into(const State& s, char* out, std::size_t size) {
   add("/flight.rank");
   add(decimal(s.rank.load(), rank));
   add(".json");
+  add(suffix);
   out[used] = '\0';
 }
 
@@ -262,10 +263,7 @@ bool dump(const char* reason) noexcept {
   // writing (the launcher's SIGKILL after its SIGTERM) leaves a .part file,
   // never a record cut short under the record's name.
   char part[4210];
-  std::size_t n = 0;
-  for (const char* t = path; *t && n + 1 < sizeof part; ++t) part[n++] = *t;
-  for (const char* t = ".part"; *t && n + 1 < sizeof part; ++t) part[n++] = *t;
-  part[n] = '\0';
+  path_into(s, part, sizeof part, ".part");
   const int fd = ::open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
   {

@@ -551,15 +551,16 @@ op::Expr<T> gather_nd(const op::Expr<T>& x, const op::Expr<T>& t, std::int64_t b
   Dims ld(td.begin(), td.end() - 1);  // {B.., I..}
   if (ld.empty()) ld = {1};
   op::Expr<T> lin = op::reshape(op::reduce_sum(op::product(wrapped, strides), static_cast<std::int64_t>(td.size()) - 1, true), ld);
+  const std::int64_t nb = std::accumulate(xd.begin(), xd.begin() + static_cast<std::ptrdiff_t>(b), std::int64_t{1},
+                                          std::multiplies<>());  // batches
   if (b > 0) {  // + the batch's offset, (flat batch index) * block
-    const std::int64_t nb = std::accumulate(xd.begin(), xd.begin() + static_cast<std::ptrdiff_t>(b), std::int64_t{1}, std::multiplies<>());
     Dims os(xd.begin(), xd.begin() + static_cast<std::ptrdiff_t>(b));
     os.resize(ld.size(), 1);
     std::vector<T> off(static_cast<std::size_t>(nb));
     for (std::int64_t k = 0; k < nb; ++k) off[static_cast<std::size_t>(k)] = static_cast<T>(k * block);
     lin = op::add(lin, op::constant<T>("gather_batch_offsets", Tensor<T>::from_vector(Shape(os), off)));
   }
-  Dims table{std::accumulate(xd.begin(), xd.begin() + static_cast<std::ptrdiff_t>(b), std::int64_t{1}, std::multiplies<>()) * block};
+  Dims table{nb * block};
   table.insert(table.end(), xd.begin() + static_cast<std::ptrdiff_t>(b + mu), xd.end());
   Dims out(td.begin(), td.end() - 1);
   out.insert(out.end(), xd.begin() + static_cast<std::ptrdiff_t>(b + mu), xd.end());

@@ -269,7 +269,7 @@ std::vector<Value> gather_computed(NodeCtx& c) {
   const std::int64_t axis = normalized(c, c.i("axis", 0), c.shape(0).ndim());
   std::vector<std::pair<std::string, op::Var<float>>> weights;
   op::Expr<float> table;
-  const int type = c.is_const(0) ? c.k(0).type : c.in.at(0)->type;
+  const int type = c.type_of(0);
   c.integers = true;  // integer indices (and an integer table) are read exactly
   if (!c.is_const(0)) {
     if (c.free_batch()) c.unsupported("a Gather from a computed table when the batch axis is free");
@@ -292,7 +292,7 @@ std::vector<Value> where(NodeCtx& c) {
   c.integers = true;  // a known BOOL condition, integer X and Y are exact in float
   const op::Expr<float> x = c.x(1);
   Value out = c.wrap(compose::where(c.x(0), x, c.x(2)), x);
-  const int type = c.is_const(1) ? c.k(1).type : c.in.at(1)->type;
+  const int type = c.type_of(1);
   out.type = type == pb::TensorProto::DOUBLE ? pb::TensorProto::FLOAT : type;
   return {out};
 }
@@ -321,7 +321,7 @@ std::vector<Value> mod(NodeCtx& c) {
   const bool fmod = c.i("fmod", 0) != 0;
   int types[2];
   for (std::size_t i = 0; i < 2; ++i) {
-    types[i] = c.is_const(i) ? c.k(i).type : c.in.at(i)->type;
+    types[i] = c.type_of(i);
     if (types[i] == pb::TensorProto::BOOL) c.unsupported("input " + std::to_string(i) + " holds BOOL values");
   }
   if (c.is_const(0) && c.is_const(1) && c.k(0).numel() == c.k(1).numel()) {
@@ -347,7 +347,7 @@ std::vector<Value> gather_nd(NodeCtx& c) {
   if (b < 0) c.invalid("batch_dims " + std::to_string(b) + " is negative");
   if (c.free_batch()) c.unsupported("a GatherND when the batch axis is free");
   c.integers = true;  // integer indices (and integer data) are read exactly
-  const int type = c.is_const(0) ? c.k(0).type : c.in.at(0)->type;
+  const int type = c.type_of(0);
   const op::Expr<float> x = c.x(0);
   Value out = c.wrap(compose::gather_nd(x, c.x(1), b), x);
   out.type = type == pb::TensorProto::DOUBLE ? pb::TensorProto::FLOAT : type;

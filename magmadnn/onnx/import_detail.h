@@ -65,6 +65,8 @@ class NodeCtx {
   /// Input i's value known now; ValueError naming the input otherwise.
   const Const& k(std::size_t i) const;
   bool is_const(std::size_t i) const { return has(i) && in[i]->k.has_value(); }
+  /// Input i's element type (an ONNX TensorProto data type), known or computed.
+  int type_of(std::size_t i) const { return is_const(i) ? k(i).type : in.at(i)->type; }
   /// NotSupportedError when input i holds the free batch size
   /// (Const::batch_at) and is read as a value (`as_value`, by x()) or by an
   /// operator that does not carry it.

@@ -139,7 +139,7 @@ std::vector<Value> eye_like(NodeCtx& c) {
   const std::int64_t k = c.i("k", 0);
   Const r;
   r.dims = d;
-  r.type = static_cast<int>(c.i("dtype", c.is_const(0) ? c.k(0).type : c.in[0]->type));
+  r.type = static_cast<int>(c.i("dtype", c.type_of(0)));
   for (std::int64_t i = 0; i < d[0]; ++i)
     for (std::int64_t j = 0; j < d[1]; ++j) r.v.push_back(j - i == k ? 1.0 : 0.0);
   return {Value{{}, std::move(r)}};

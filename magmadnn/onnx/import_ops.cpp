@@ -453,7 +453,7 @@ V cast_to(NodeCtx& c, int to) {
 V cast(NodeCtx& c) { return cast_to(c, static_cast<int>(c.i("to", pb::TensorProto::FLOAT))); }
 
 // CastLike: Cast to input 1's element type.
-V cast_like(NodeCtx& c) { return cast_to(c, c.is_const(1) ? c.k(1).type : c.in.at(1)->type); }
+V cast_like(NodeCtx& c) { return cast_to(c, c.type_of(1)); }
 
 // Shape, folded; of a tensor whose batch axis is free, its element 0 stands
 // for the batch size (Const::batch_at), which only shape arithmetic that
