@@ -14,6 +14,9 @@ GemmPlan gemm(T alpha, const DistMatrix<T>& A, bool trans_a, const DistMatrix<T>
               DistMatrix<T>& C, std::optional<GemmAlgorithm> force) {
   MAGMADNN_CHECK(&A.comm() == &C.comm() && &B.comm() == &C.comm(), ValueError,
                  "gemm: A, B and C must live on the same communicator");
+  MAGMADNN_CHECK(!A.layout().shards() && !B.layout().shards() && !C.layout().shards(), ValueError,
+                 "gemm: row_shards and col_shards layouts are not supported; redistribute to a block layout first (A "
+                     << A.layout().str() << ", B " << B.layout().str() << ", C " << C.layout().str() << ")");
   const int ranks = C.comm().size();
   const std::string key = A.layout().str() + (trans_a ? " T * " : " * ") + B.layout().str() +
                           (trans_b ? " T -> " : " -> ") + C.layout().str() + " / " + std::to_string(ranks) +

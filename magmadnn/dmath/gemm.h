@@ -36,7 +36,8 @@
 ///
 /// Requires: op(A) is m x k, op(B) k x n, C m x n (ShapeError otherwise);
 /// the three matrices share one Communicator object (ValueError); every
-/// rank calls gemm with the same layouts, flags, alpha and beta.
+/// rank calls gemm with the same layouts, flags, alpha and beta; no
+/// row_shards or col_shards layout (ValueError: redistribute first).
 /// Guarantees: C equals the single-process product up to the rounding of a
 /// different summation order (each element is a sum of the same k products);
 /// beta == 0 overwrites C without reading it. Point-to-point messages use

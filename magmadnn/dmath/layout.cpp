@@ -13,6 +13,8 @@ const char* layout_kind_name(LayoutKind kind) noexcept {
     case LayoutKind::row_block: return "row_block";
     case LayoutKind::col_block: return "col_block";
     case LayoutKind::block_cyclic: return "block_cyclic";
+    case LayoutKind::row_shards: return "row_shards";
+    case LayoutKind::col_shards: return "col_shards";
   }
   return "?";
 }
@@ -74,6 +76,18 @@ Layout Layout::col_block(std::int64_t rows, std::int64_t cols, std::vector<int> 
                 std::max<std::int64_t>(1, ceil_div(cols, p)));
 }
 
+Layout Layout::row_shards(std::int64_t rows, std::int64_t cols, int ranks, std::int64_t unit) {
+  MAGMADNN_CHECK(ranks >= 1, ValueError, "Layout::row_shards: needs at least one rank, got " << ranks);
+  if (ranks == 1) return row_block(rows, cols, 1);
+  return Layout(LayoutKind::row_shards, rows, cols, ProcessGrid(ranks, 1), unit, 1);
+}
+
+Layout Layout::col_shards(std::int64_t rows, std::int64_t cols, int ranks, std::int64_t unit) {
+  MAGMADNN_CHECK(ranks >= 1, ValueError, "Layout::col_shards: needs at least one rank, got " << ranks);
+  if (ranks == 1) return col_block(rows, cols, 1);
+  return Layout(LayoutKind::col_shards, rows, cols, ProcessGrid(1, ranks), 1, unit);
+}
+
 bool Layout::holds(int rank) const noexcept {
   if (!is_replicated()) return grid_.row_of(rank) >= 0;
   if (rank < 0) return false;
@@ -122,6 +136,8 @@ Layout Layout::transposed() const noexcept {
   LayoutKind kind = kind_;
   if (kind == LayoutKind::row_block) kind = LayoutKind::col_block;
   else if (kind == LayoutKind::col_block) kind = LayoutKind::row_block;
+  else if (kind == LayoutKind::row_shards) kind = LayoutKind::col_shards;
+  else if (kind == LayoutKind::col_shards) kind = LayoutKind::row_shards;
   Layout t = *this;
   t.kind_ = kind;
   t.rows_ = cols_;
@@ -143,7 +159,7 @@ std::string Layout::str() const {
 bool Layout::operator==(const Layout& o) const noexcept {
   if (rows_ != o.rows_ || cols_ != o.cols_ || is_replicated() != o.is_replicated()) return false;
   if (is_replicated()) return group_ == o.group_;
-  return grid_ == o.grid_ && mb_ == o.mb_ && nb_ == o.nb_;
+  return grid_ == o.grid_ && mb_ == o.mb_ && nb_ == o.nb_ && shards() == o.shards();
 }
 
 }  // namespace magmadnn::distributed::dmath

@@ -3,7 +3,7 @@
 /// Every rank holds the Layout of every matrix, so any rank can say who
 /// owns which element without asking anyone (dMath: no master).
 ///
-/// Four kinds, all but the first one description (2-D block-cyclic):
+/// Six kinds, all but the first one description (2-D block-cyclic):
 ///  - replicated:   every rank of the group (or of a given subgroup) holds
 ///                  the whole matrix;
 ///  - row_block:    a P x 1 grid with blocks of ceil(rows / P) rows, so the
@@ -11,7 +11,13 @@
 ///                  may hold fewer, or none, when rows do not divide evenly);
 ///  - col_block:    the same over columns (a 1 x P grid);
 ///  - block_cyclic: a Pr x Pc ProcessGrid with mb x nb blocks dealt
-///                  round-robin over it in both dimensions.
+///                  round-robin over it in both dimensions;
+///  - row_shards:   a P x 1 grid whose blocks of `unit` rows are dealt
+///                  consecutively by core/shard.h's rule (extents differ by
+///                  at most one block): the model-parallel split of a batch;
+///  - col_shards:   the same over columns: the split of a dense layer's
+///                  columns (unit 1) or of an NCHW tensor's channels viewed as
+///                  {N, C * H * W} (unit H * W).
 /// A rank not on the grid holds nothing: a grid may use only some ranks of
 /// the group (ranks 0 .. size - 1, or those of its rank list), which is how
 /// a matrix lives on a subgroup, and redistribution between layouts on
@@ -26,6 +32,8 @@
 /// compare equal whatever kind they were made as (a block size along a
 /// dimension dealt to one process is stored as the whole extent); the
 /// transpose of a layout keeps every element on its rank (transposed()).
+/// A shards layout equals only another shards layout (or, on one rank, a
+/// block one: both are then the whole matrix).
 #pragma once
 
 #include <cstdint>
@@ -38,7 +46,14 @@
 
 namespace magmadnn::distributed::dmath {
 
-enum class LayoutKind : std::uint8_t { replicated = 0, row_block = 1, col_block = 2, block_cyclic = 3 };
+enum class LayoutKind : std::uint8_t {
+  replicated = 0,
+  row_block = 1,
+  col_block = 2,
+  block_cyclic = 3,
+  row_shards = 4,
+  col_shards = 5
+};
 const char* layout_kind_name(LayoutKind kind) noexcept;
 
 class Layout {
@@ -54,6 +69,10 @@ class Layout {
   static Layout col_block(std::int64_t rows, std::int64_t cols, std::vector<int> ranks);
   static Layout block_cyclic(std::int64_t rows, std::int64_t cols, ProcessGrid grid, std::int64_t mb,
                              std::int64_t nb);
+  /// Blocks of `unit` rows (columns) over ranks 0 .. ranks - 1, rank p
+  /// holding shard_of(ceil(rows / unit), ranks, p) of them.
+  static Layout row_shards(std::int64_t rows, std::int64_t cols, int ranks, std::int64_t unit = 1);
+  static Layout col_shards(std::int64_t rows, std::int64_t cols, int ranks, std::int64_t unit = 1);
 
   LayoutKind kind() const noexcept { return kind_; }
   bool is_replicated() const noexcept { return kind_ == LayoutKind::replicated; }
@@ -65,8 +84,10 @@ class Layout {
   std::int64_t nb() const noexcept { return nb_; }
 
   /// The maps of the row (column) dimension over the grid's rows (columns).
-  BlockCyclic1D row_map() const noexcept { return {rows_, mb_, grid_.rows()}; }
-  BlockCyclic1D col_map() const noexcept { return {cols_, nb_, grid_.cols()}; }
+  BlockCyclic1D row_map() const noexcept { return {rows_, mb_, grid_.rows(), shards()}; }
+  BlockCyclic1D col_map() const noexcept { return {cols_, nb_, grid_.cols(), shards()}; }
+  /// Whether blocks are dealt consecutively (row_shards, col_shards).
+  bool shards() const noexcept { return kind_ == LayoutKind::row_shards || kind_ == LayoutKind::col_shards; }
 
   /// A replicated layout's subgroup; empty when every rank holds it.
   const std::vector<int>& group() const noexcept { return group_; }

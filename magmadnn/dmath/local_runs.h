@@ -1,7 +1,7 @@
 /// @file local_runs.h
 /// for_each_local_run: a rank's local matrix walked as runs of elements that
 /// are consecutive both in a local row and in the global row they belong to
-/// (a block's width at most), so that copies between a local matrix and a
+/// (a block's width at most, a shard's with shards), so that copies between a local matrix and a
 /// whole one move whole runs. Internal to dmath.
 #pragma once
 
@@ -23,7 +23,7 @@ void for_each_local_run(const Layout& l, int rank, F&& f) {
   for (std::int64_t li = 0; li < rows; ++li) {
     const std::int64_t i = rmap.global_index(li, r);
     for (std::int64_t lj = 0; lj < cols;) {
-      const std::int64_t len = std::min(cols - lj, cmap.block - lj % cmap.block);
+      const std::int64_t len = cmap.run_from(lj, c);
       f(li, lj, i, cmap.global_index(lj, c), len);
       lj += len;
     }

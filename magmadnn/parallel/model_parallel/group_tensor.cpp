@@ -3,22 +3,10 @@
 #include <algorithm>
 #include <vector>
 
-namespace magmadnn::distributed::mp {
+#include "magmadnn/dmath/dist_matrix.h"
+#include "magmadnn/dmath/reduce.h"
 
-template <typename T>
-void allreduce_sum(Communicator& comm, Tensor<T>& t) {
-  if (comm.size() == 1 || t.empty()) return;
-  const auto n = static_cast<std::size_t>(t.size());
-  if (!t.on_device()) {
-    comm.allreduce(host_buffer(t.mutable_host_data(), n), ReduceOp::sum);
-  } else if (comm.supports(Place::device)) {
-    comm.allreduce({t.mutable_device_data(), n, dtype_v<T>, Place::device}, ReduceOp::sum);
-  } else {
-    Tensor<T> h = t.to(HOST);
-    comm.allreduce(host_buffer(h.mutable_host_data(), n), ReduceOp::sum);
-    t.copy_from(h);
-  }
-}
+namespace magmadnn::distributed::mp {
 
 namespace {
 
@@ -38,7 +26,36 @@ Shape with_axis1(const Shape& s, std::int64_t n) {
   return Shape(d);
 }
 
+// `t`'s elements, row-major, as m's local matrix (of t's size).
+template <typename T>
+void load_local(const Tensor<T>& t, dmath::DistMatrix<T>& m) {
+  const Tensor<T> host = t.on_device() ? t.to(HOST) : Tensor<T>();
+  std::copy_n(t.on_device() ? host.host_data() : t.host_data(), t.size(), m.local_data());
+  m.mark_changed();
+}
+
+// m's local matrix as a tensor of `shape` in `like`'s memory.
+template <typename T>
+Tensor<T> tensor_of(const dmath::DistMatrix<T>& m, const Shape& shape, const Tensor<T>& like) {
+  Tensor<T> t(shape, like.get_memory_type(), like.get_device_id());
+  t.copy_from_host(m.local_data(), m.local_rows() * m.local_cols());
+  return t;
+}
+
 }  // namespace
+
+template <typename T>
+void allreduce_sum(Communicator& comm, Tensor<T>& t) {
+  if (comm.size() == 1 || t.empty()) return;
+  // The ranks' tensors as the rows of a P x size matrix, one row each; the
+  // sum down its columns, whole on every rank, is dMath's column reduction.
+  const int p = comm.size();
+  dmath::DistMatrix<T> parts(comm, dmath::Layout::row_block(p, t.size(), p));
+  load_local(t, parts);
+  dmath::DistMatrix<T> sum(comm, dmath::Layout::replicated(1, t.size()));
+  dmath::reduce_cols(parts, ReduceOp::sum, sum);
+  t.copy_from_host(sum.local_data(), t.size());
+}
 
 template <typename T>
 Tensor<T> allgather_axis1(Communicator& comm, const Tensor<T>& local, std::int64_t n) {
@@ -50,25 +67,14 @@ Tensor<T> allgather_axis1(Communicator& comm, const Tensor<T>& local, std::int64
                                           << " along axis 1, so needs {rows, " << mine.extent << ", ...}, got "
                                           << local.shape());
   if (p == 1) return Tensor<T>(local);
+  // Viewed as {rows, n * unit}, the shards are a col_shards layout in blocks
+  // of `unit`, and the whole tensor on every rank is its replicated layout:
+  // a dMath redistribution (one allgather of the padded local matrices).
   const Axis1 v = axis1_of(local.shape());
-  // The blocks are rearranged on the host: a shard is a strided part of the
-  // result, and the volumes here (a batch of activations) are small next to
-  // the GEMMs and convolutions around them.
-  const std::int64_t width = max_shard(n, p) * v.unit, mine_w = mine.extent * v.unit, row = n * v.unit;
-  const std::vector<T> in = local.to_vector();
-  std::vector<T> send(static_cast<std::size_t>(v.rows * width), T(0));
-  for (std::int64_t i = 0; i < v.rows; ++i) std::copy_n(in.begin() + i * mine_w, mine_w, send.begin() + i * width);
-  std::vector<T> recv(send.size() * static_cast<std::size_t>(p));
-  comm.allgather(host_buffer(static_cast<const T*>(send.data()), send.size()),
-                 host_buffer(recv.data(), recv.size()));
-  std::vector<T> out(static_cast<std::size_t>(v.rows * row));
-  for (int q = 0; q < p; ++q) {
-    const Shard s = shard_of(n, p, q);
-    const T* block = recv.data() + static_cast<std::int64_t>(q) * v.rows * width;
-    for (std::int64_t i = 0; i < v.rows; ++i)
-      std::copy_n(block + i * width, s.extent * v.unit, out.begin() + i * row + s.offset * v.unit);
-  }
-  return Tensor<T>::from_vector(with_axis1(local.shape(), n), out, local.get_memory_type(), local.get_device_id());
+  dmath::DistMatrix<T> part(comm, dmath::Layout::col_shards(v.rows, n * v.unit, p, v.unit));
+  load_local(local, part);
+  const dmath::DistMatrix<T> whole = part.redistribute(dmath::Layout::replicated(v.rows, n * v.unit));
+  return tensor_of(whole, with_axis1(local.shape(), n), local);
 }
 
 template <typename T>

@@ -1,6 +1,11 @@
 /// @file group_tensor.h
 /// The tensor collectives the model-parallel ops need, over a group
 /// given as a distributed::Communicator (all of its ranks form the group).
+/// They move no block themselves: each views its tensors as dMath
+/// distributed matrices and calls dMath (a split axis is a col_shards
+/// layout, the whole tensor a replicated one: gathering is a
+/// redistribution, summing a column reduction), so model parallelism and
+/// the rest of dMath share one data-movement library.
 ///
 /// Requires: every rank of the group calls the same function in the same
 /// order with the same shapes except for the split axis (the communicator's
@@ -11,8 +16,8 @@
 /// an NCHW tensor's channels the case unit = H * W (viewed as {N, C*H*W},
 /// a channel split is a column split in blocks of H * W).
 /// Guarantees: results are in the memory type of the input; device tensors
-/// go to the communicator as device buffers when it takes them, else they
-/// are staged through host memory.
+/// are staged through host memory (dMath's matrices live on the host).
+/// Uneven shards travel padded to the longest one (dMath's allgather path).
 #pragma once
 
 #include <cstdint>
@@ -29,8 +34,6 @@ void allreduce_sum(Communicator& comm, Tensor<T>& t);
 
 /// The {rows, n, inner...} tensor whose axis-1 indices shard_of(n, size, r)
 /// are rank r's `local` ({rows, that extent, inner...}), on every rank.
-/// Uneven shards travel padded to the longest one, since the communicator's
-/// allgather moves equal counts.
 template <typename T>
 Tensor<T> allgather_axis1(Communicator& comm, const Tensor<T>& local, std::int64_t n);
 

@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 
 #include "dmath_test_util.h"
 #include "magmadnn/core/errors.h"
@@ -182,6 +183,22 @@ void fitting(GemmAlgorithm alg, std::uint64_t seed) {
 }
 
 }  // namespace
+
+// The model-parallel shards layouts are for redistribution only: gemm
+// names them instead of planning on maps it does not deal in.
+TEST(DmathGemm, ShardsLayoutsAreRefusedWithTheirNames) {
+  auto& comm = dmath_world();
+  const int g = comm.size();
+  if (g == 1) GTEST_SKIP() << "on one rank col_shards is col_block, which gemm takes";
+  const DistMatrix<float> a(comm, Layout::col_shards(4, 6, g)), b(comm, Layout::replicated(6, 3));
+  DistMatrix<float> c(comm, Layout::replicated(4, 3));
+  try {
+    gemm(1.0f, a, false, b, false, 0.0f, c);
+    FAIL() << "gemm accepted a col_shards operand";
+  } catch (const magmadnn::ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("redistribute to a block layout first"), std::string::npos) << e.what();
+  }
+}
 
 TEST(DmathGemm, LocalOnFittingLayouts) {
   fitting<float>(GemmAlgorithm::local, 211);

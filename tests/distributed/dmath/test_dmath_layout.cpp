@@ -6,6 +6,7 @@
 
 #include "dmath_test_util.h"
 #include "magmadnn/core/errors.h"
+#include "magmadnn/core/shard.h"
 #include "magmadnn/dmath/dist_matrix.h"
 #include "magmadnn/dmath/gemm.h"
 #include "magmadnn/comm/local_communicator.h"
@@ -102,6 +103,36 @@ TEST(DmathLayout, BlockLayoutsSplitUnevenSizes) {
   // A rank beyond the grid holds nothing.
   EXPECT_EQ(c.local_size(3), 0);
   EXPECT_EQ(Layout::replicated(4, 5).local_size(7), 20);
+}
+
+// The model-parallel split (core/shard.h) as a layout: rank r holds the
+// blocks of `unit` columns (rows) shard_of gives it, in one run; the maps
+// invert and partition as for every other kind, transposed too.
+TEST(DmathLayout, ShardsLayoutsDealBlocksByShardOf) {
+  for (int p = 1; p <= 5; ++p)
+    for (std::int64_t unit = 1; unit <= 3; ++unit)
+      for (std::int64_t n = 0; n <= 11; ++n) {
+        const Layout c = Layout::col_shards(2, n * unit, p, unit);
+        SCOPED_TRACE(c.str());
+        check_maps(c, p);
+        check_maps(c.transposed(), p);
+        EXPECT_EQ(c.transposed(), Layout::row_shards(n * unit, 2, p, unit));
+        for (int r = 0; r < p; ++r) {
+          const magmadnn::Shard s = magmadnn::shard_of(n, p, r);
+          ASSERT_EQ(c.local_cols(r), s.extent * unit) << "rank " << r;
+          if (s.extent > 0) ASSERT_EQ(c.global_index(r, 1, 0), std::make_pair<std::int64_t>(1, s.offset * unit));
+        }
+        if (HasFatalFailure()) return;
+      }
+  // A last block shorter than the unit stays with the rank whose shard ends there.
+  const Layout short_end = Layout::col_shards(1, 7, 2, 3);  // blocks 3, 3, 1: ranks hold 6 and 1
+  EXPECT_EQ(short_end.local_cols(0), 6);
+  EXPECT_EQ(short_end.local_cols(1), 1);
+  check_maps(short_end, 2);
+  // Not the col_block split (blocks of ceil(n / P)), which leaves a rank empty here.
+  EXPECT_NE(Layout::col_shards(1, 5, 4), Layout::col_block(1, 5, 4));
+  EXPECT_EQ(Layout::col_shards(1, 5, 4).local_cols(3), 1);
+  EXPECT_EQ(Layout::col_block(1, 5, 4).local_cols(3), 0);
 }
 
 TEST(DmathLayout, EqualDistributionsCompareEqualWhateverTheirKind) {

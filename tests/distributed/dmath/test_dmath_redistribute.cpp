@@ -77,6 +77,34 @@ TEST(DmathRedistribute, ToASubgroupAndBack) {
   EXPECT_EQ(c.redistribute(Layout::row_block(rows, cols, g)).to_global(), global);
 }
 
+// The model-parallel split (row_shards, col_shards in blocks of a unit) to
+// and from every other kind, and between two units: exact.
+TEST(DmathRedistribute, ShardsLayoutsToAndFromEveryKind) {
+  auto& comm = dmath_world();
+  const int g = comm.size();
+  Rng rng(104);
+  for (LayoutKind other_kind : kKinds) {
+    for (int trial = 0; trial < 8; ++trial) {
+      const std::int64_t unit = rng.uniform_int(1, 3), rows = rng.uniform_int(1, 5) * unit,
+                         cols = rng.uniform_int(1, 5) * unit;
+      const Layout shards =
+          rng.coin() ? Layout::col_shards(rows, cols, g, unit) : Layout::row_shards(rows, cols, g, unit);
+      const Layout other = random_layout(rng, other_kind, rows, cols, g);
+      const auto global = random_matrix<float>(rng, rows, cols);
+      SCOPED_TRACE(shards.str() + " <-> " + other.str() + " on " + std::to_string(g) + " ranks");
+      const auto a = DistMatrix<float>::from_global(comm, shards, global.data());
+      const auto b = a.redistribute(other);
+      EXPECT_EQ(b.to_global(), global);
+      const auto back = b.redistribute(shards);
+      const auto expected = DistMatrix<float>::from_global(comm, shards, global.data());
+      ASSERT_EQ(back.local_rows() * back.local_cols(), expected.local_rows() * expected.local_cols());
+      for (std::int64_t i = 0; i < back.local_rows() * back.local_cols(); ++i)
+        ASSERT_EQ(back.local_data()[i], expected.local_data()[i]) << "local element " << i;
+      EXPECT_EQ(a.redistribute(Layout::col_shards(rows, cols, g, 1)).to_global(), global);
+    }
+  }
+}
+
 TEST(DmathRedistribute, ShapesAndGroupsMustMatch) {
   auto& comm = dmath_world();
   const DistMatrix<double> a(comm, Layout::replicated(4, 3));
