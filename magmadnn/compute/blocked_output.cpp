@@ -22,14 +22,14 @@ Tensor<T>* BlockedOutput<T>::plain_output(Tensor<T>& output) {
 template <typename T>
 int BlockedOutput<T>::output_block_for(const Shape& s, const Tensor<T>& like, bool possible) const {
   if constexpr (std::is_same_v<T, float>) {
-    // Autocast's convolutions read their inputs' low-precision copies,
-    // which are cast from the stored elements: under it, stay NCHW.
-    if (!possible || !allowed_ || like.on_device() ||
-        autocast::compute_dtype(autocast::OpKind::Conv, autocast::current()) != dtype::f32) {
-      return 0;
-    }
-    const int b = conv::blocked_layout_block();
-    return conv::blockable(s, b) ? b : 0;
+    if (!possible || !allowed_ || like.on_device()) return 0;
+    // Autocast's convolutions read their inputs' low-precision copies, cast
+    // from the stored elements (so in their layout): under it, the layout
+    // its convolutions read, channels last where oneDNN's bf16 kernels run.
+    const int b = autocast::compute_dtype(autocast::OpKind::Conv, autocast::current()) != dtype::f32
+                      ? conv::low_precision_layout()
+                      : conv::blocked_layout_block();
+    return b != 0 && conv::blockable(s, b) ? b : 0;
   } else {
     (void)s, (void)like, (void)possible;
     return 0;

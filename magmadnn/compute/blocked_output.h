@@ -12,8 +12,9 @@
 ///    node inside the graph is such a node (or a global average pooling,
 ///    which reads it too) and the node is not the root;
 ///    and then only for float host tensors whose channels fill whole blocks,
-///    with convolution algorithms left to the chooser (or oneDNN) and no
-///    autocast of convolutions;
+///    with convolution algorithms left to the chooser (or oneDNN); under
+///    autocast's bf16 convolutions the layout is channels last
+///    (conv::low_precision_layout), or NCHW where that is 0;
 ///  - gives and takes gradients in the layout of the forward value they
 ///    belong to: d(output) in the output's layout, d(input i) in input i's.
 /// Values read from outside the graph go through Operation::eval(), which

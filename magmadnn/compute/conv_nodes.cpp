@@ -6,6 +6,7 @@
 #include "magmadnn/conv/chooser.h"
 #include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/conv_mixed.h"
+#include "magmadnn/conv/layout.h"
 #include "magmadnn/conv/pool_blocked.h"
 #include "magmadnn/tensor/math.h"
 
@@ -34,16 +35,25 @@ namespace {
 // Whether a float node takes autocast's low-precision convolution for `pass`
 // now: Conv computes in bf16 or f16 under the run's precision, and that pays
 // for this problem where x lives (conv_mixed.h's policy). The element type
-// then comes from autocast::with_low_precision.
+// then comes from autocast::with_low_precision. `blocks`: the layouts the
+// pass would run in (NCHW or channels last), which it is timed in.
 template <typename T>
-bool low_precision_conv(const Tensor<T>& x, const Shape& w, const conv::ConvParams& params, conv::Pass pass) {
+bool low_precision_conv(const Tensor<T>& x, const Shape& w, const conv::ConvParams& params, conv::Pass pass,
+                        conv::Blocks blocks) {
   if constexpr (std::is_same_v<T, float>) {
     const dtype low = autocast::compute_dtype(autocast::OpKind::Conv, autocast::current());
-    return low != dtype::f32 && conv::mixed_conv_pays(conv::make_problem(x.shape(), w, params), pass, low,
-                                                      x.on_device(), x.get_device_id());
+    if (low == dtype::f32) return false;
+    conv::ConvProblem prob = conv::make_problem(x.shape(), w, params);
+    prob.x_block = blocks.x, prob.y_block = blocks.y;
+    return conv::mixed_conv_pays(prob, pass, low, x.on_device(), x.get_device_id());
   } else {
     return false;
   }
+}
+
+// Layouts autocast's convolutions read and write: NCHW, or channels last.
+bool low_precision_layouts(conv::Blocks b) {
+  return (b.x == 0 || b.x == conv::kChannelsLast) && (b.y == 0 || b.y == conv::kChannelsLast);
 }
 }  // namespace
 
@@ -70,15 +80,19 @@ void Conv2dNode<T>::forward() {
       x = &in_layout(*x, producer_block, 0, x_plain_);
       x_block_ = 0;
     }
-    // Autocast keeps every layout NCHW (blocked_output.h), so x is in(0) here.
-    if (producer_block == 0 && low_precision_conv(*x, this->in(1).shape(), params_, conv::Pass::Forward)) {
-      this->block_ = 0;
+    // Autocast keeps layouts NCHW or channels last (blocked_output.h); the
+    // low-precision copy of x is cast from in(0), so x must not be converted.
+    const Shape ys = conv::make_problem(x->shape(), this->in(1).shape(), params_).y_shape();
+    const conv::Blocks low{x_block_, this->output_block_for(ys, *x, possible)};
+    if (x_block_ == producer_block && low_precision_layouts(low) &&
+        low_precision_conv(*x, this->in(1).shape(), params_, conv::Pass::Forward, low)) {
+      this->block_ = low.y;
       autocast::with_low_precision(autocast::OpKind::Conv, [&](auto l) {
         using L = decltype(l);
         this->output_ =
             conv::conv2d_forward_mixed(this->inputs_[0]->template low_output<L>(),
                                        this->inputs_[1]->template low_output<L>(), has_bias ? &this->in(2) : nullptr,
-                                       params_);
+                                       params_, low);
       });
       if (relu_) math::unary(UnaryOp::Relu, this->output_, this->output_);
       return;
@@ -111,10 +125,10 @@ void Conv2dNode<T>::backward(const Tensor<T>& g_out, const std::vector<bool>& ne
   const conv::Blocks blocks{x_block_, this->block_};
   bool data_low = false, filter_low = false;
   if constexpr (std::is_same_v<T, float>) {
-    const bool plain = !converted && x_block_ == 0 && this->block_ == 0;
-    data_low = plain && needed[0] && low_precision_conv(x, w.shape(), params_, conv::Pass::BackwardData);
-    filter_low =
-        plain && (needed[1] || want_db) && low_precision_conv(x, w.shape(), params_, conv::Pass::BackwardFilter);
+    const bool low = !converted && low_precision_layouts(blocks);
+    data_low = low && needed[0] && low_precision_conv(x, w.shape(), params_, conv::Pass::BackwardData, blocks);
+    filter_low = low && (needed[1] || want_db) &&
+                 low_precision_conv(x, w.shape(), params_, conv::Pass::BackwardFilter, blocks);
     if (data_low || filter_low) {
       autocast::with_low_precision(autocast::OpKind::Conv, [&](auto l) {
         using L = decltype(l);
@@ -123,12 +137,12 @@ void Conv2dNode<T>::backward(const Tensor<T>& g_out, const std::vector<bool>& ne
         autocast::count_cast();
         if (data_low) {
           gin[0] = conv::conv2d_backward_data_mixed(g16, this->inputs_[1]->template low_output<L>(), x.shape(),
-                                                    params_);
+                                                    params_, blocks);
         }
         if (filter_low) {
           Tensor<float> db;
           Tensor<float> dw = conv::conv2d_backward_filter_mixed(this->inputs_[0]->template low_output<L>(), g16,
-                                                                w.shape(), params_, want_db ? &db : nullptr);
+                                                                w.shape(), params_, want_db ? &db : nullptr, blocks);
           if (needed[1]) gin[1] = std::move(dw);
           if (want_db) gin[2] = std::move(db);
         }

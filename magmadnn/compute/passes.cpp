@@ -275,7 +275,8 @@ bool reads_any_layout(const Operation<T>& n, std::size_t slot) {
   if (const auto* p = dynamic_cast<const PoolingNode<T>*>(&n); p != nullptr && std::is_same_v<T, float>) {
     const Shape x = p->get_inputs()[0]->get_output_shape();
     return slot == 0 && (conv::is_global_average(x, p->params()) ||
-                         conv::max_pool_blocked_supports(x, p->params(), conv::blocked_layout_block()));
+                         conv::max_pool_blocked_supports(x, p->params(), conv::blocked_layout_block()) ||
+                         conv::max_pool_blocked_supports(x, p->params(), conv::low_precision_layout()));
   }
   return false;
 }

@@ -7,14 +7,21 @@
 /// their chooser, not among them, because it changes the operands' type
 /// rather than the way of computing.
 ///
+/// Activations are NCHW or channels last (conv/layout.h's kChannelsLast),
+/// each as `blocks` says (x and y, for the gradients too: dx in x's layout,
+/// dy in y's). Channels last is where oneDNN's fast bf16 kernels (brgconv:
+/// AMX, AVX-512 BF16) run; NCHW takes its gemm convolution.
+///
 /// Requires host tensors (NotSupportedError otherwise: device tensors go
-/// through conv_mixed.h) and shapes as conv.h's functions; ShapeError names
-/// them otherwise. Guarantees: results and db are float, freshly
-/// allocated in the memory of the first tensor argument; each distinct
-/// problem creates its oneDNN primitives once.
+/// through conv_mixed.h), shapes as conv.h's functions (ShapeError names
+/// them otherwise), and layouts 0 or kChannelsLast that the shapes can hold
+/// (ValueError). Guarantees: results and db are float, freshly allocated in
+/// the memory of the first tensor argument, in the caller's layouts (dw
+/// OIHW); each distinct problem creates its oneDNN primitives once.
 #pragma once
 
 #include "magmadnn/conv/algorithm.h"
+#include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/conv_params.h"
 #include "magmadnn/tensor/tensor.h"
 
@@ -22,15 +29,15 @@ namespace magmadnn::conv {
 
 /// y {N,K,P,Q} = conv(x, w) (+ bias {K}).
 Tensor<float> conv2d_forward_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat16>& w, const Tensor<float>* bias,
-                                  const ConvParams& params = {});
+                                  const ConvParams& params = {}, Blocks blocks = {});
 /// dx with shape x_shape from dy and w.
 Tensor<float> conv2d_backward_data_bf16(const Tensor<bfloat16>& dy, const Tensor<bfloat16>& w, const Shape& x_shape,
-                                        const ConvParams& params = {});
+                                        const ConvParams& params = {}, Blocks blocks = {});
 /// dw with shape w_shape from x and dy; db (when not null) receives the
 /// bias gradient {K}, summed in float.
 Tensor<float> conv2d_backward_filter_bf16(const Tensor<bfloat16>& x, const Tensor<bfloat16>& dy,
                                           const Shape& w_shape, const ConvParams& params = {},
-                                          Tensor<float>* db = nullptr);
+                                          Tensor<float>* db = nullptr, Blocks blocks = {});
 
 /// When autocast's Conv path (Conv2dNode under --precision bf16, and on a GPU
 /// fp16 too: conv_mixed.h's mixed_conv_pays) takes the low-precision
@@ -47,7 +54,8 @@ void set_bf16_conv_policy(Bf16ConvPolicy p);
 Bf16ConvPolicy bf16_conv_policy();
 /// Whether the bf16 path should compute `pass` of `prob` under the policy.
 /// Timed: never where bf16_conv_native() is false; otherwise measures on the
-/// first call for a (problem, pass), then answers from a cache; under
+/// first call for a (problem, pass: its layouts included, both sides
+/// timed in them), then answers from a cache; under
 /// deterministic algorithms (core/determinism.h) it answers by
 /// low_precision_conv_by_rule instead, since a pick by timing may differ
 /// between runs and so round differently.

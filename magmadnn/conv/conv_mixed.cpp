@@ -26,6 +26,12 @@ void check_host_type(const char* op) {
                     << " convolution runs on the GPU only (cuDNN); on the CPU use precision bf16 or fp32");
 }
 
+// The GPU keeps NCHW.
+void device_plain(Blocks blocks, const char* op) {
+  MAGMADNN_CHECK(blocks.x == 0 && blocks.y == 0, NotSupportedError,
+                 op << ": device tensors are NCHW, not in layouts " << blocks.x << ", " << blocks.y);
+}
+
 // A device result in L, widened to float (the result the caller keeps).
 template <typename L>
 Tensor<float> widen(const Tensor<L>& t) {
@@ -36,11 +42,12 @@ Tensor<float> widen(const Tensor<L>& t) {
 
 template <typename L>
 Tensor<float> conv2d_forward_mixed(const Tensor<L>& x, const Tensor<L>& w, const Tensor<float>* bias,
-                                   const ConvParams& params) {
+                                   const ConvParams& params, Blocks blocks) {
   if (!x.on_device()) {
     check_host_type<L>("conv2d mixed precision");
-    if constexpr (std::is_same_v<L, bfloat16>) return conv2d_forward_bf16(x, w, bias, params);
+    if constexpr (std::is_same_v<L, bfloat16>) return conv2d_forward_bf16(x, w, bias, params, blocks);
   }
+  device_plain(blocks, "conv2d mixed precision");
   const ConvProblem pr = make_problem(x.shape(), w.shape(), params);
   if (bias) {
     MAGMADNN_CHECK(bias->shape() == Shape{pr.k}, ShapeError,
@@ -54,21 +61,23 @@ Tensor<float> conv2d_forward_mixed(const Tensor<L>& x, const Tensor<L>& w, const
 
 template <typename L>
 Tensor<float> conv2d_backward_data_mixed(const Tensor<L>& dy, const Tensor<L>& w, const Shape& x_shape,
-                                         const ConvParams& params) {
+                                         const ConvParams& params, Blocks blocks) {
   if (!dy.on_device()) {
     check_host_type<L>("conv2d mixed precision backward data");
-    if constexpr (std::is_same_v<L, bfloat16>) return conv2d_backward_data_bf16(dy, w, x_shape, params);
+    if constexpr (std::is_same_v<L, bfloat16>) return conv2d_backward_data_bf16(dy, w, x_shape, params, blocks);
   }
+  device_plain(blocks, "conv2d mixed precision backward data");
   return widen(conv2d_backward_data<L>(dy, w, x_shape, params, Algo::CuDNN));
 }
 
 template <typename L>
 Tensor<float> conv2d_backward_filter_mixed(const Tensor<L>& x, const Tensor<L>& dy, const Shape& w_shape,
-                                           const ConvParams& params, Tensor<float>* db) {
+                                           const ConvParams& params, Tensor<float>* db, Blocks blocks) {
   if (!x.on_device()) {
     check_host_type<L>("conv2d mixed precision backward filter");
-    if constexpr (std::is_same_v<L, bfloat16>) return conv2d_backward_filter_bf16(x, dy, w_shape, params, db);
+    if constexpr (std::is_same_v<L, bfloat16>) return conv2d_backward_filter_bf16(x, dy, w_shape, params, db, blocks);
   }
+  device_plain(blocks, "conv2d mixed precision backward filter");
   Tensor<float> dw = widen(conv2d_backward_filter<L>(x, dy, w_shape, params, Algo::CuDNN, nullptr));
   if (db) {
     // The bias gradient sums the widened dy in float: cuDNN 9.19 has no
@@ -125,11 +134,11 @@ bool mixed_conv_pays(const ConvProblem& prob, Pass pass, dtype low, bool on_devi
 
 #define MAGMADNN_CONV_MIXED_INSTANTIATE(L)                                                                        \
   template Tensor<float> conv2d_forward_mixed<L>(const Tensor<L>&, const Tensor<L>&, const Tensor<float>*,       \
-                                                 const ConvParams&);                                              \
+                                                 const ConvParams&, Blocks);                                      \
   template Tensor<float> conv2d_backward_data_mixed<L>(const Tensor<L>&, const Tensor<L>&, const Shape&,          \
-                                                       const ConvParams&);                                        \
+                                                       const ConvParams&, Blocks);                                \
   template Tensor<float> conv2d_backward_filter_mixed<L>(const Tensor<L>&, const Tensor<L>&, const Shape&,        \
-                                                         const ConvParams&, Tensor<float>*);
+                                                         const ConvParams&, Tensor<float>*, Blocks);
 MAGMADNN_CONV_MIXED_INSTANTIATE(bfloat16)
 MAGMADNN_CONV_MIXED_INSTANTIATE(half)
 #undef MAGMADNN_CONV_MIXED_INSTANTIATE

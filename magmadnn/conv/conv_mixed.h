@@ -23,6 +23,7 @@
 #pragma once
 
 #include "magmadnn/conv/algorithm.h"
+#include "magmadnn/conv/conv.h"
 #include "magmadnn/conv/conv_params.h"
 #include "magmadnn/core/types.h"
 #include "magmadnn/tensor/tensor.h"
@@ -32,16 +33,17 @@ namespace magmadnn::conv {
 /// y {N,K,P,Q} = conv(x, w) (+ bias {K}).
 template <typename L>
 Tensor<float> conv2d_forward_mixed(const Tensor<L>& x, const Tensor<L>& w, const Tensor<float>* bias,
-                                   const ConvParams& params = {});
+                                   const ConvParams& params = {}, Blocks blocks = {});
 /// dx with shape x_shape from dy and w.
 template <typename L>
 Tensor<float> conv2d_backward_data_mixed(const Tensor<L>& dy, const Tensor<L>& w, const Shape& x_shape,
-                                         const ConvParams& params = {});
+                                         const ConvParams& params = {}, Blocks blocks = {});
 /// dw with shape w_shape from x and dy; db (when not null) receives the bias
 /// gradient {K}.
 template <typename L>
 Tensor<float> conv2d_backward_filter_mixed(const Tensor<L>& x, const Tensor<L>& dy, const Shape& w_shape,
-                                           const ConvParams& params = {}, Tensor<float>* db = nullptr);
+                                           const ConvParams& params = {}, Tensor<float>* db = nullptr,
+                                           Blocks blocks = {});
 
 /// Whether autocast's Conv path should compute `pass` of `prob` with
 /// operands of type `low` (bf16 or f16) where x lives (`on_device`, GPU

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "magmadnn/conv/conv_bf16.h"
 #include "magmadnn/conv/onednn_util.h"
 #include "magmadnn/core/errors.h"
 
@@ -66,8 +67,14 @@ int blocked_layout_block() {
   return block;
 }
 
+int low_precision_layout() {
+  static const int layout = blocked_layout_block() != 0 && bf16_conv_native() ? kChannelsLast : 0;
+  return layout;
+}
+
 bool blockable(const Shape& s, int block) {
-  return block > 0 && s.ndim() == 4 && s.numel() > 0 && s[1] % block == 0;
+  const int lanes = block == kChannelsLast ? kChannelsLastLanes : block;
+  return lanes > 0 && s.ndim() == 4 && s.numel() > 0 && s[1] % lanes == 0;
 }
 
 const Tensor<float>& in_layout(const Tensor<float>& t, int from, int to, Tensor<float>& scratch) {

@@ -10,12 +10,21 @@
 /// size and keeps its logical shape {N, C, H, W}; only the order of the
 /// elements differs. Block 0 means plain NCHW.
 ///
+/// Channels last (NHWC, kChannelsLast) is the same idea with one block of
+/// all C channels: element (n, c, h, w) at ((n * H + h) * W + w) * C + c.
+/// It is what oneDNN's bf16 convolutions on AMX and AVX-512 BF16 read
+/// (its brgconv kernels take no other activation layout), so a bf16 run
+/// keeps it between layers as an fp32 run keeps nChw16c. Kernels walk it
+/// as blocks of kChannelsLastLanes adjacent channels with a pixel stride
+/// of C (cpu::LaneWalk), so it needs C to be a multiple of kChannelsLastLanes.
+///
 /// Only float host tensors are ever blocked (oneDNN has no double
 /// convolution, and the GPU keeps NCHW). op::keep_blocked_layouts (passes.h)
 /// decides which graph edges may be blocked; the nodes decide at each
 /// forward pass whether they are (see op::BlockedOutput).
 #pragma once
 
+#include "magmadnn/backend/cpu/lane_walk.h"
 #include "magmadnn/core/shape.h"
 #include "magmadnn/tensor/tensor.h"
 
@@ -29,9 +38,24 @@ namespace magmadnn::conv {
 /// Read once.
 int blocked_layout_block();
 
-/// Whether a float host tensor of shape `s` can be held with `block`: 4-D,
-/// not empty, and C a positive multiple of block (block > 0).
+/// The layout value for channels last, and the lanes its kernels take.
+using cpu::kChannelsLast;
+using cpu::kChannelsLastLanes;
+
+/// The layout activations take in a run whose convolutions compute in
+/// bf16 on this CPU: kChannelsLast where oneDNN computes bf16 convolutions
+/// natively and blocked layouts are on (blocked_layout_block() != 0), else
+/// 0 (NCHW, as every run under autocast before). Read once.
+int low_precision_layout();
+
+/// Whether a float host tensor of shape `s` can be held in layout `block`:
+/// 4-D, not empty, and C a positive multiple of block (block > 0), or of
+/// kChannelsLastLanes (block == kChannelsLast).
 bool blockable(const Shape& s, int block);
+
+/// How the kernels walk a layout (backend/cpu/lane_walk.h).
+using cpu::LaneWalk;
+using cpu::lane_walk;
 
 /// `t`, whose elements are in layout `from`, in layout `to` (each a block,
 /// or 0 for plain): `t` itself when from == to, else `scratch` filled with

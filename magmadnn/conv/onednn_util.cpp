@@ -1,6 +1,7 @@
 #include "magmadnn/conv/onednn_util.h"
 
 #include "magmadnn/core/errors.h"
+#include "magmadnn/conv/layout.h"
 
 namespace magmadnn::conv::onednn {
 
@@ -46,6 +47,7 @@ dnnl::memory::format_tag activation_tag(int block) {
     case 0: return dnnl::memory::format_tag::nchw;
     case 8: return dnnl::memory::format_tag::nChw8c;
     case 16: return dnnl::memory::format_tag::nChw16c;
+    case kChannelsLast: return dnnl::memory::format_tag::nhwc;
     default: MAGMADNN_THROW(ValueError, "conv: no activation layout with channel block " << block);
   }
 }

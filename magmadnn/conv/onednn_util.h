@@ -38,7 +38,7 @@ dnnl::memory::dims weight_dims(const ConvProblem& pr);
 /// The plain tag of those weights: oihw or goihw.
 dnnl::memory::format_tag weight_tag(const ConvProblem& pr);
 /// The tag of activations with channel block `block` (conv/layout.h):
-/// nchw for 0, nChw8c, nChw16c; ValueError for any other block.
+/// nchw for 0, nChw8c, nChw16c, nhwc for kChannelsLast; ValueError for any other.
 dnnl::memory::format_tag activation_tag(int block);
 
 }  // namespace magmadnn::conv::onednn

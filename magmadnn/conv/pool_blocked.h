@@ -24,7 +24,7 @@ namespace magmadnn::conv {
 bool is_global_average(const Shape& x, const PoolParams& p) noexcept;
 
 /// y {N, C, 1, 1} = the mean of each channel's H x W pixels of x, a host
-/// tensor in layout `block` (8 or 16, dividing C). Each mean is summed in
+/// tensor in layout `block` (8 or 16, dividing C, or kChannelsLast). Each mean is summed in
 /// pixel order in float, as the plain CPU pooling sums its window, so the
 /// two give the same values. ValueError for a shape or block that does
 /// not fit.
@@ -36,7 +36,8 @@ Tensor<float> global_average_pool_blocked(const Tensor<float>& x, int block);
 Tensor<float> global_average_pool_blocked_backward(const Tensor<float>& dy, const Shape& x_shape, int block);
 
 /// Whether max_pool_blocked computes pooling `p` of x {N, C, H, W} with
-/// `block`: Max mode, x blockable (C a multiple of block, 8 or 16), a
+/// `block`: Max mode, x blockable (C a multiple of block, 8 or 16, or
+/// channels last with C a multiple of kChannelsLastLanes), a
 /// window no larger than the padded image, and padding smaller than the
 /// window (so every window holds at least one element of x).
 bool max_pool_blocked_supports(const Shape& x, const PoolParams& p, int block) noexcept;

@@ -202,7 +202,7 @@ class SlidingConv final : public ConvAlgorithm<T> {
   // one: a first layer (NCHW x of few channels) feeding a blocked network
   // then needs no reorder of dy.
   bool reads_blocked(const ConvProblem& pr, Pass pass) const override {
-    return pass == Pass::BackwardFilter && pr.x_block == 0 && pr.y_block != 0 && channels_kernel(pr);
+    return pass == Pass::BackwardFilter && pr.x_block == 0 && pr.y_block > 0 && channels_kernel(pr);
   }
 
   std::size_t workspace_bytes(const ConvProblem& pr, Pass pass) const override {

@@ -9,6 +9,7 @@
 #include "magmadnn/tensor/math.h"
 #include "magmadnn/tensor/math_blocked.h"
 #include "magmadnn/backend/cpu/batchnorm_blocked.h"
+#include "magmadnn/backend/cpu/lane_walk.h"
 
 namespace magmadnn::math {
 
@@ -204,7 +205,7 @@ std::pair<Backend*, typename Kernels<T>::BatchNormBackward> backward_args(
 template <typename T>
 void check_blocked(const char* name, int block, const Tensor<T>& x) {
   MAGMADNN_CHECK(!x.on_device(), ValueError, "math::" << name << ": the blocked layout is for host tensors");
-  MAGMADNN_CHECK(x.ndim() == 4 && (block == 8 || block == 16) && x.shape()[1] % block == 0, ValueError,
+  MAGMADNN_CHECK(x.ndim() == 4 && cpu::walkable(x.shape()[1], block), ValueError,
                  "math::" << name << ": x " << x.shape() << " cannot hold channel block " << block);
 }
 

@@ -1,6 +1,6 @@
 /// @file math_blocked.h
 /// math::batchnorm_forward / batchnorm_backward (math.h) on tensors held
-/// in the channel-blocked layout of conv/layout.h, for the graph nodes that
+/// in the channel-blocked or channels-last layouts of conv/layout.h, for the graph nodes that
 /// keep that layout between layers.
 #pragma once
 
@@ -9,9 +9,10 @@
 namespace magmadnn::math {
 
 /// batchnorm_forward with x, skip and y in the layout with channel block
-/// `block` (0: NCHW, the plain function). Requires, for block > 0, host
-/// tensors and 4-D x whose channels are a multiple of block (ValueError
-/// otherwise); the per-channel tensors stay plain.
+/// `block` (0: NCHW, the plain function; kChannelsLast: NHWC). Requires,
+/// for any other layout, host tensors and 4-D x whose channels the layout
+/// holds (cpu::walkable; ValueError otherwise); the per-channel tensors
+/// stay plain.
 template <typename T>
 void batchnorm_forward_blocked(int block, const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>& beta,
                                const Tensor<T>* skip, bool relu, T eps, const Tensor<T>* running_mean,

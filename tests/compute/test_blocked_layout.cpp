@@ -27,7 +27,8 @@ using magmadnn::testing::random_tensor;
 namespace {
 
 // The layout's definition, written out independently of oneDNN: element
-// (n, c, i) of {N, C, R} at ((n * C/B + c/B) * R + i) * B + c % B.
+// (n, c, i) of {N, C, R} at ((n * C/B + c/B) * R + i) * B + c % B; for
+// channels last (b == kChannelsLast), at (n * R + i) * C + c.
 template <typename T>
 Tensor<T> reorder_ref(const Tensor<T>& t, int b, bool to_blocked) {
   const Shape& s = t.shape();
@@ -38,7 +39,8 @@ Tensor<T> reorder_ref(const Tensor<T>& t, int b, bool to_blocked) {
     for (std::int64_t ch = 0; ch < c; ++ch)
       for (std::int64_t p = 0; p < r; ++p) {
         const auto plain = static_cast<std::size_t>((i * c + ch) * r + p);
-        const auto blocked = static_cast<std::size_t>(((i * (c / b) + ch / b) * r + p) * b + ch % b);
+        const auto blocked = static_cast<std::size_t>(b == conv::kChannelsLast ? (i * r + p) * c + ch
+                                                                                : ((i * (c / b) + ch / b) * r + p) * b + ch % b);
         if (to_blocked) {
           out[blocked] = v[plain];
         } else {
@@ -72,7 +74,7 @@ template <typename T>
 
 TEST(BlockedLayout, ReordersPlaceEveryElementAsTheLayoutDefines) {
   const Tensor<float> x = random_tensor<float>({3, 32, 5, 7}, 1);
-  for (int b : {8, 16}) {
+  for (int b : {8, 16, conv::kChannelsLast}) {
     SCOPED_TRACE(b);
     Tensor<float> blocked, back;
     const Tensor<float>& bl = conv::in_layout(x, 0, b, blocked);
@@ -94,6 +96,10 @@ TEST(BlockedLayout, ReordersPlaceEveryElementAsTheLayoutDefines) {
   EXPECT_FALSE(conv::blockable(Shape({2, 12, 3, 3}), 8));
   EXPECT_TRUE(conv::blockable(Shape({2, 16, 3, 3}), 8));
   EXPECT_FALSE(conv::blockable(Shape({2, 16, 3, 3}), 0));
+  // Channels last takes whole vectors of channels (kChannelsLastLanes).
+  EXPECT_TRUE(conv::blockable(Shape({2, 48, 3, 3}), conv::kChannelsLast));
+  EXPECT_FALSE(conv::blockable(Shape({2, 24, 3, 3}), conv::kChannelsLast));
+  EXPECT_THROW(conv::in_layout(random_tensor<float>({2, 24, 3, 3}, 2), 0, conv::kChannelsLast, s), ValueError);
 }
 
 namespace {
@@ -150,10 +156,12 @@ void check_batchnorm(int b, const Shape& s, bool skip_on, bool relu, bool traini
 // (test_math_batchnorm.cpp, test_gradcheck_ops.cpp); the blocked ones equal
 // them, in double to the last bits of the sums' order.
 TEST(BlockedLayout, BatchNormEqualsThePlainKernelsForwardAndBackward) {
-  for (int b : {8, 16}) {
+  for (int b : {8, 16, conv::kChannelsLast}) {
     // Images of 12 pixels, and of 323: past one chunk of the sums (256
-    // pixels), with an odd pixel at the end of each chunk's pairs.
-    for (const Shape& s : {Shape{5, 2 * b, 3, 4}, Shape{3, b, 17, 19}}) {
+    // pixels), with an odd pixel at the end of each chunk's pairs. Channels
+    // last: 48 channels (three vectors) and 16.
+    const std::int64_t lanes = b == conv::kChannelsLast ? 16 : b;
+    for (const Shape& s : {Shape{5, (b == conv::kChannelsLast ? 3 : 2) * lanes, 3, 4}, Shape{3, lanes, 17, 19}}) {
       for (bool skip : {false, true}) {
         for (bool relu : {false, true}) {
           for (bool training : {true, false}) {
@@ -179,8 +187,9 @@ TEST(BlockedLayout, BatchNormRejectsWhatTheLayoutCannotHold) {
 // pooling's values (both sum each channel in pixel order, in float) and
 // its gradient, in the blocked layout; shapes that do not fit are named.
 TEST(BlockedLayout, GlobalAveragePoolingReadsTheBlockedLayout) {
-  for (int b : {8, 16}) {
-    for (const Shape& s : {Shape{3, 2 * b, 5, 7}, Shape{2, b, 1, 1}}) {
+  for (int b : {8, 16, conv::kChannelsLast}) {
+    const std::int64_t lanes = b == conv::kChannelsLast ? 16 : b;
+    for (const Shape& s : {Shape{3, 2 * lanes, 5, 7}, Shape{2, lanes, 1, 1}}) {
       SCOPED_TRACE(::testing::Message() << "block " << b << " x " << s);
       conv::PoolParams p;
       p.mode = conv::PoolMode::Average;
@@ -218,9 +227,10 @@ TEST(BlockedLayout, MaxPoolingReadsAndKeepsTheBlockedLayout) {
     Shape x;
     std::int64_t k, stride, pad;
   };
-  for (int b : {8, 16}) {
-    for (const Case& c : {Case{Shape{3, 2 * b, 9, 7}, 3, 2, 1}, Case{Shape{2, b, 6, 6}, 2, 2, 0},
-                          Case{Shape{2, b, 4, 5}, 4, 1, 0}, Case{Shape{1, b, 1, 1}, 3, 2, 1}}) {
+  for (int b : {8, 16, conv::kChannelsLast}) {
+    const std::int64_t l = b == conv::kChannelsLast ? 16 : b;
+    for (const Case& c : {Case{Shape{3, 2 * l, 9, 7}, 3, 2, 1}, Case{Shape{2, l, 6, 6}, 2, 2, 0},
+                          Case{Shape{2, l, 4, 5}, 4, 1, 0}, Case{Shape{1, l, 1, 1}, 3, 2, 1}}) {
       SCOPED_TRACE(::testing::Message() << "block " << b << " x " << c.x << " window " << c.k);
       conv::PoolParams p;
       p.mode = conv::PoolMode::Max;

@@ -1,9 +1,10 @@
 /// @file batchnorm_blocked.h
 /// Batch normalisation (with residual add and ReLU, as
 /// Kernels::batchnorm_forward / batchnorm_backward) on host arrays in the
-/// channel-blocked layout of conv/layout.h: element (n, c, i) of {N, C, R}
-/// at ((n * C/B + c/B) * R + i) * B + c % B. Requires B = 8 or 16 and C a
-/// multiple of B; the fields of the argument structs mean what they mean
+/// channel-blocked layout of conv/layout.h, element (n, c, i) of {N, C, R}
+/// at ((n * C/B + c/B) * R + i) * B + c % B, or in channels last (`block`
+/// kChannelsLast), at (n * R + i) * C + c (lane_walk.h). Requires B = 8 or
+/// 16 and C a multiple of B, or C a multiple of kChannelsLastLanes; the fields of the argument structs mean what they mean
 /// for the plain kernels. math::batchnorm_forward_blocked is the checked
 /// entry point.
 ///

@@ -1,6 +1,8 @@
 // Batch normalisation on the channel-blocked layout. A block of B channels
 // is B adjacent lanes at every pixel, so each loop below runs B lanes wide
-// (one vector) and keeps a sum per lane, which is a sum per channel.
+// (one vector) and keeps a sum per lane, which is a sum per channel. The
+// drivers serve channels last (NHWC) too: its passes (batchnorm_nhwc.h)
+// walk the memory in another order, the per-channel arithmetic is the same.
 //
 // Unlike the plain kernel, which gives each thread whole channels, a block
 // may be the only one (16 channels at AVX-512's B = 16), so the sums are
@@ -18,56 +20,18 @@
 #include <vector>
 
 #include "magmadnn/backend/cpu/batchnorm_blocked.h"
+#include "magmadnn/backend/cpu/batchnorm_lanes.h"
+#include "magmadnn/backend/cpu/batchnorm_nhwc.h"
 #include "magmadnn/backend/cpu/cpu_kernels.h"
 #include "magmadnn/backend/cpu/cpu_parallel.h"
+#include "magmadnn/backend/cpu/lane_walk.h"
 #include "magmadnn/backend/cpu/simd_clones.h"
 #include "magmadnn/core/errors.h"
 
 namespace magmadnn::cpu {
 namespace {
 
-constexpr std::int64_t kPieces = 8;
-
-// Samples [begin, end) of piece `p` of n.
-struct Piece {
-  std::int64_t begin, end;
-};
-Piece piece(std::int64_t n, std::int64_t pieces, std::int64_t p) { return {n * p / pieces, n * (p + 1) / pieces}; }
-
-// Pixels a chunk of the T-precision sums may hold before they are added
-// into double: float's rounding over 256 terms stays near 1e-5 of the sum's
-// magnitude, where the shifted sums are small.
-constexpr std::int64_t kChunk = 256;
-
-// One pixel of a block: B lanes of T, as a vector GCC and Clang lower to
-// the target's registers (one ymm for 8 floats on AVX2).
-template <typename T, int B>
-struct LanesOf {
-  typedef T type __attribute__((vector_size(B * sizeof(T))));  // an alias template drops the attribute
-};
-template <typename T, int B>
-using Lanes = typename LanesOf<T, B>::type;
-
-template <typename V, typename T>
-[[gnu::always_inline]] inline V load(const T* p) {
-  V v;
-  std::memcpy(&v, p, sizeof(V));
-  return v;
-}
-template <typename V, typename T>
-[[gnu::always_inline]] inline void store(T* p, V v) {
-  std::memcpy(p, &v, sizeof(V));
-}
-template <typename V>
-[[gnu::always_inline]] inline V splat(const double* a) {
-  V v;
-  for (int l = 0; l < static_cast<int>(sizeof(V) / sizeof(v[0])); ++l) v[l] = static_cast<decltype(+v[0])>(a[l]);
-  return v;
-}
-template <typename V>
-[[gnu::always_inline]] inline void add_into(double* a, V v) {
-  for (int l = 0; l < static_cast<int>(sizeof(V) / sizeof(v[0])); ++l) a[l] += static_cast<double>(v[l]);
-}
+using namespace bn_lanes;
 
 // s += x - k, q += (x - k)^2 per lane, over r pixels of one block. Two
 // sets of accumulators (even and odd pixels) halve the chain of dependent
@@ -125,19 +89,6 @@ MAGMADNN_SIMD_CLONES void apply(const T* x, const T* skip, T* y, std::int64_t r,
   }
 }
 
-// g where y > 0, else 0 (the ReLU's gradient, as the unary op's), for one
-// pixel; without the ReLU (y null at the call sites) g itself.
-template <typename V, bool RELU, typename T>
-[[gnu::always_inline]] inline V masked(const T* y, const T* g) {
-  const V gv = load<V>(g);
-  if constexpr (RELU) {
-    const auto pos = load<V>(y) > V{};
-    return reinterpret_cast<V>(pos & reinterpret_cast<decltype(pos)>(gv));
-  } else {
-    return gv;
-  }
-}
-
 // s += g', q += g' (x - mean) per lane, g' the masked gradient, which is
 // also written to `kept` when that is not null (the residual's gradient).
 // Chunks and two sets of accumulators as in moments().
@@ -175,24 +126,9 @@ MAGMADNN_SIMD_CLONES void grad_apply(const T* x, const T* y, const T* g, T* dx, 
   }
 }
 
-// Per-piece, per-lane sums of every block: [block][piece][lane], s then q.
-struct Partials {
-  std::int64_t pieces, lanes;
-  std::vector<double> s, q;
-  Partials(std::int64_t blocks, std::int64_t pieces_, int b)
-      : pieces(pieces_), lanes(b), s(static_cast<std::size_t>(blocks * pieces_ * b)), q(s.size()) {}
-  double* s_at(std::int64_t blk, std::int64_t p) { return s.data() + (blk * pieces + p) * lanes; }
-  double* q_at(std::int64_t blk, std::int64_t p) { return q.data() + (blk * pieces + p) * lanes; }
-  // The sums of channel lane `l` of block `blk`, added in piece order.
-  std::pair<double, double> total(std::int64_t blk, int l) {
-    double ts = 0.0, tq = 0.0;
-    for (std::int64_t p = 0; p < pieces; ++p) ts += s_at(blk, p)[l], tq += q_at(blk, p)[l];
-    return {ts, tq};
-  }
-};
-
 template <typename T, int B>
-void forward(const typename Kernels<T>::BatchNormForward& a) {
+void forward(const typename Kernels<T>::BatchNormForward& a, bool channels_last) {
+  const nhwc::Dims dims{a.n, a.c, a.r};
   const std::int64_t blocks = a.c / B, plane = a.r * B, size = a.n * a.c * a.r;
   const bool par = size > kParallelThreshold;
   if (!a.running_mean) {
@@ -201,10 +137,12 @@ void forward(const typename Kernels<T>::BatchNormForward& a) {
     // sits at the channel's lane of its block's first pixel.
     std::vector<double> shift(static_cast<std::size_t>(a.c), 0.0);
     if (a.n * a.r > 0) {
-      for (std::int64_t ch = 0; ch < a.c; ++ch) shift[ch] = static_cast<double>(a.x[(ch / B) * plane + ch % B]);
+      for (std::int64_t ch = 0; ch < a.c; ++ch)
+        shift[ch] = static_cast<double>(channels_last ? a.x[ch] : a.x[(ch / B) * plane + ch % B]);
     }
     Partials part(blocks, pieces, B);
-    parallel_for(blocks * pieces, par, [&](std::int64_t t) {
+    if (channels_last) nhwc::moments<T, B>(a.x, dims, pieces, shift.data(), part);
+    if (!channels_last) parallel_for(blocks * pieces, par, [&](std::int64_t t) {
       const std::int64_t blk = t / pieces;
       const Piece pc = piece(a.n, pieces, t % pieces);
       for (std::int64_t i = pc.begin; i < pc.end; ++i) {
@@ -229,6 +167,7 @@ void forward(const typename Kernels<T>::BatchNormForward& a) {
     a.invstd[ch] = static_cast<T>(inv);
     scale[ch] = static_cast<T>(static_cast<double>(a.gamma[ch]) * inv);
   }
+  if (channels_last) return nhwc::apply<T, B>(a.x, a.skip, a.y, dims, a.mean, scale.data(), a.beta, a.relu);
   parallel_for(a.n * blocks, par, [&](std::int64_t t) {
     const std::int64_t blk = t % blocks, off = t * plane;
     apply<T, B>(a.x + off, a.skip ? a.skip + off : nullptr, a.y + off, a.r, a.mean + blk * B,
@@ -237,7 +176,8 @@ void forward(const typename Kernels<T>::BatchNormForward& a) {
 }
 
 template <typename T, int B>
-void backward(const typename Kernels<T>::BatchNormBackward& a) {
+void backward(const typename Kernels<T>::BatchNormBackward& a, bool channels_last) {
+  const nhwc::Dims dims{a.n, a.c, a.r};
   const std::int64_t blocks = a.c / B, plane = a.r * B, size = a.n * a.c * a.r;
   const bool par = size > kParallelThreshold;
   const std::int64_t pieces = std::clamp<std::int64_t>(a.n, 1, kPieces);
@@ -250,7 +190,8 @@ void backward(const typename Kernels<T>::BatchNormBackward& a) {
   // way; the second writes dx, reading g' from dskip where there is one and
   // masking g again where there is not: either is one stream fewer than
   // writing g' to a buffer of its own and reading it back.
-  parallel_for(blocks * pieces, par, [&](std::int64_t t) {
+  if (channels_last) nhwc::grad_sums<T, B>(a.x, a.y, a.g, a.dskip, dims, pieces, mean.data(), relu, part);
+  if (!channels_last) parallel_for(blocks * pieces, par, [&](std::int64_t t) {
     const std::int64_t blk = t / pieces, p = t % pieces;
     const Piece pc = piece(a.n, pieces, p);
     for (std::int64_t i = pc.begin; i < pc.end; ++i) {
@@ -277,6 +218,9 @@ void backward(const typename Kernels<T>::BatchNormBackward& a) {
   // With dskip, g' is there already; otherwise it is g, masked again if there is a ReLU.
   const bool remask = relu && !a.dskip;
   const T* gsrc = a.dskip ? a.dskip : a.g;
+  if (channels_last) {
+    return nhwc::grad_apply<T, B>(a.x, a.y, gsrc, a.dx, dims, a.mean, scale.data(), k2.data(), k3.data(), remask);
+  }
   auto apply_grad = remask ? grad_apply<T, B, true> : grad_apply<T, B, false>;
   parallel_for(a.n * blocks, par, [&](std::int64_t t) {
     const std::int64_t blk = t % blocks, off = t * plane;
@@ -288,28 +232,29 @@ void backward(const typename Kernels<T>::BatchNormBackward& a) {
 }  // namespace
 
 namespace {
-// f(std::integral_constant<int, B>{}) for the block B = `block`, which must
-// be 8 or 16 and divide the c channels.
+// f(std::integral_constant<int, B>{}, channels last) for the lanes B of `layout`
+// (a block of 8 or 16, or channels last), which must divide the c channels.
 template <typename F>
-void with_block(int block, std::int64_t c, F&& f) {
-  MAGMADNN_CHECK((block == 8 || block == 16) && c % block == 0, ValueError,
-                 "batchnorm (blocked): channel block " << block << " does not divide " << c << " channels");
-  if (block == 8) {
-    f(std::integral_constant<int, 8>{});
+void with_block(int layout, std::int64_t c, F&& f) {
+  MAGMADNN_CHECK(walkable(c, layout), ValueError,
+                 "batchnorm (blocked): layout " << layout << " cannot hold " << c << " channels");
+  if (layout == 8) {
+    f(std::integral_constant<int, 8>{}, false);
   } else {
-    f(std::integral_constant<int, 16>{});
+    static_assert(kChannelsLastLanes == 16);
+    f(std::integral_constant<int, 16>{}, layout == kChannelsLast);
   }
 }
 }  // namespace
 
 template <typename T>
 void batchnorm_forward_blocked(const typename Kernels<T>::BatchNormForward& a, int block) {
-  with_block(block, a.c, [&](auto b) { forward<T, decltype(b)::value>(a); });
+  with_block(block, a.c, [&](auto b, bool last) { forward<T, decltype(b)::value>(a, last); });
 }
 
 template <typename T>
 void batchnorm_backward_blocked(const typename Kernels<T>::BatchNormBackward& a, int block) {
-  with_block(block, a.c, [&](auto b) { backward<T, decltype(b)::value>(a); });
+  with_block(block, a.c, [&](auto b, bool last) { backward<T, decltype(b)::value>(a, last); });
 }
 
 template void batchnorm_forward_blocked<float>(const Kernels<float>::BatchNormForward&, int);
