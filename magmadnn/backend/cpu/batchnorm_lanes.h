@@ -3,8 +3,7 @@
 /// layouts share (internal to backend/cpu): B-lane vectors of T, the fixed
 /// split of the samples into pieces and of the pixels into chunks that
 /// keeps their sums independent of the thread count, and the per-piece
-/// partial sums. Both kernels add the same terms in the same order, so
-/// they give the same bits.
+/// partial sums. Both kernels add the same terms in the same order.
 #pragma once
 
 #include <cstdint>
