@@ -32,6 +32,20 @@ namespace {
 using detail::identity;
 using detail::combine;
 
+// Folds a[0..len) into *into (one_slot: a run of one row) or into
+// into[0..len) elementwise (a run of one column each). The op is chosen
+// once per run, not per element, so a column sum is a plain vector add.
+template <typename T>
+void fold_run(ReduceOp op, const T* a, std::int64_t len, T* into, bool one_slot) {
+  if (one_slot) {
+    for (std::int64_t t = 0; t < len; ++t) *into = combine(op, *into, a[t]);
+  } else if (op == ReduceOp::sum) {
+    for (std::int64_t t = 0; t < len; ++t) into[t] += a[t];
+  } else {
+    for (std::int64_t t = 0; t < len; ++t) into[t] = combine(op, into[t], a[t]);
+  }
+}
+
 // Reduces A along one dimension: `along_rows` folds each row into out(i, 0),
 // else each column into out(0, j). `n` is the length of the result.
 template <typename T>
@@ -70,19 +84,15 @@ void reduce_lines(const DistMatrix<T>& A, ReduceOp op, DistMatrix<T>& out, bool 
   if (detail::counts_here(l, rank)) {
     detail::for_each_local_run(l, rank, [&](std::int64_t li, std::int64_t lj, std::int64_t i, std::int64_t j,
                                             std::int64_t len) {
-      const T* a = &A.local(li, lj);
-      for (std::int64_t t = 0; t < len; ++t) {
-        T& slot = partial[static_cast<std::size_t>(along_rows ? i : j + t)];
-        slot = combine(op, slot, a[t]);
-      }
+      fold_run(op, &A.local(li, lj), len, partial.data() + (along_rows ? i : j), along_rows);
     });
   }
   if (!detail::whole_everywhere(l) && A.comm().size() > 1 && n > 0)
     A.comm().allreduce(host_buffer(partial.data(), partial.size()), op);
   detail::for_each_local_run(out.layout(), rank, [&](std::int64_t li, std::int64_t lj, std::int64_t i, std::int64_t j,
                                                      std::int64_t len) {
-    for (std::int64_t t = 0; t < len; ++t)
-      out.local(li, lj + t) = partial[static_cast<std::size_t>(along_rows ? i : j + t)];
+    if (along_rows) std::fill_n(&out.local(li, lj), len, partial[static_cast<std::size_t>(i)]);
+    else std::copy_n(partial.data() + j, len, &out.local(li, lj));
   });
   out.mark_changed();
 }

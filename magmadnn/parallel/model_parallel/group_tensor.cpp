@@ -45,16 +45,26 @@ Tensor<T> tensor_of(const dmath::DistMatrix<T>& m, const Shape& shape, const Ten
 }  // namespace
 
 template <typename T>
+void sum_over_group(Communicator& comm, T* values, std::int64_t n) {
+  if (comm.size() == 1 || n == 0) return;
+  // The ranks' arrays as the rows of a P x n matrix, one row each; the sum
+  // down its columns, whole on every rank, is dMath's column reduction.
+  const int p = comm.size();
+  dmath::DistMatrix<T> parts(comm, dmath::Layout::row_block(p, n, p));
+  std::copy_n(values, n, parts.local_data());
+  parts.mark_changed();
+  dmath::DistMatrix<T> sum(comm, dmath::Layout::replicated(1, n));
+  dmath::reduce_cols(parts, ReduceOp::sum, sum);
+  std::copy_n(sum.local_data(), n, values);
+}
+
+template <typename T>
 void allreduce_sum(Communicator& comm, Tensor<T>& t) {
   if (comm.size() == 1 || t.empty()) return;
-  // The ranks' tensors as the rows of a P x size matrix, one row each; the
-  // sum down its columns, whole on every rank, is dMath's column reduction.
-  const int p = comm.size();
-  dmath::DistMatrix<T> parts(comm, dmath::Layout::row_block(p, t.size(), p));
-  load_local(t, parts);
-  dmath::DistMatrix<T> sum(comm, dmath::Layout::replicated(1, t.size()));
-  dmath::reduce_cols(parts, ReduceOp::sum, sum);
-  t.copy_from_host(sum.local_data(), t.size());
+  if (!t.on_device()) return sum_over_group(comm, t.mutable_host_data(), t.size());
+  Tensor<T> host = t.to(HOST);
+  sum_over_group(comm, host.mutable_host_data(), host.size());
+  t.copy_from(host);
 }
 
 template <typename T>
@@ -144,6 +154,7 @@ Tensor<T> take_axis(const Tensor<T>& full, std::int64_t axis, Shard s) {
 }
 
 #define MAGMADNN_INSTANTIATE(T)                                                          \
+  template void sum_over_group<T>(Communicator&, T*, std::int64_t);                      \
   template void allreduce_sum<T>(Communicator&, Tensor<T>&);                             \
   template Tensor<T> allgather_axis1<T>(Communicator&, const Tensor<T>&, std::int64_t);   \
   template Tensor<T> take_axis1<T>(const Tensor<T>&, Shard);                             \

@@ -28,6 +28,11 @@
 
 namespace magmadnn::distributed::mp {
 
+/// values[0..n) = their elementwise sum over the ranks, on every rank (the
+/// same n on every rank). In place.
+template <typename T>
+void sum_over_group(Communicator& comm, T* values, std::int64_t n);
+
 /// t = the elementwise sum of every rank's t, on every rank. In place.
 template <typename T>
 void allreduce_sum(Communicator& comm, Tensor<T>& t);

@@ -12,7 +12,9 @@ class CommWeightGroup final : public layer::WeightGroup {
   explicit CommWeightGroup(std::shared_ptr<Communicator> comm) : comm_(std::move(comm)) {}
   int size() const noexcept override { return comm_->size(); }
   int rank() const noexcept override { return comm_->rank(); }
-  void sum(double* values, std::size_t n) override { comm_->allreduce(host_buffer(values, n), ReduceOp::sum); }
+  void sum(double* values, std::size_t n) override {
+    sum_over_group(*comm_, values, static_cast<std::int64_t>(n));
+  }
   Tensor<float> gather(const Tensor<float>& part, const Shape& whole, std::int64_t axis) override {
     return allgather_axis(*comm_, part, whole, axis);
   }

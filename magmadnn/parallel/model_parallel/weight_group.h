@@ -5,7 +5,8 @@
 ///
 /// Requires: a non-null communicator whose ranks are the layer's group.
 /// Guarantees: gather is group_tensor.h's allgather_axis, cut its
-/// take_axis, sum an allreduce of doubles.
+/// take_axis, sum its sum_over_group (gather and sum are dMath calls, cut
+/// is local).
 #pragma once
 
 #include <memory>
