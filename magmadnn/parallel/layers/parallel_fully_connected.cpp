@@ -17,7 +17,7 @@ namespace {
 std::int64_t whole_width(distributed::Communicator& group, std::int64_t local, bool split, const std::string& name) {
   if (!split || group.size() == 1) return local;
   std::int64_t total = local;
-  group.allreduce(distributed::host_buffer(&total, 1), distributed::ReduceOp::sum);
+  group.allreduce(distributed::host_buffer(&total, 1), distributed::ReduceOp::sum);  // not a matrix block: a width
   const auto s = shard_of(total, group.size(), group.rank());
   MAGMADNN_CHECK(s.extent == local, ShapeError,
                  "layer::row_parallel_fc " << name << ": rank " << group.rank() << " receives " << local
