@@ -6,7 +6,7 @@
 //    nhwc and the weights in the layout oneDNN asks for, which is what its
 //    brgconv kernels (AMX, AVX-512 BF16) take. Measured on ResNet-50's 23
 //    convolutions at batch 32 on a 2-core Xeon with AMX, all three passes:
-//    0.93 s in nhwc against 1.73 s in NCHW (docs/notes/benchmarks-resnet.md).
+//    1.00 s in nhwc against 1.80 s in NCHW (docs/notes/benchmarks-resnet.md).
 // An operand that arrives in the other layout (the stem's NCHW image) is
 // reordered on the way in, a result on the way out; weights, which the
 // caller keeps in oihw, are reordered per call (a few MB).
@@ -54,7 +54,7 @@ struct Prims {
 // without padding or groups, both activations channels last, and no bias
 // gradient. Its activations are matrices {N·H·W, C} and {N·H·W, K}, its
 // filter {K, C}; dx = dy · w and dw = dyᵀ · x, which oneDNN's matmul
-// computed on AMX in 0.72x (data) and 0.45x (filter) of its convolution's
+// computed on AMX in 0.79x (data) and 0.51x (filter) of its convolution's
 // time, summed over ResNet-50's 1x1 layers (docs/notes/benchmarks-resnet.md).
 // Forward ran as fast either way.
 bool as_gemm(const ConvProblem& pr, Pass3 pass, bool bias) {
