@@ -62,6 +62,9 @@ inline Layout random_layout(Rng& rng, LayoutKind kind, std::int64_t rows, std::i
                                                      : Layout::replicated(rows, cols, ranks);
     case LayoutKind::row_block: return Layout::row_block(rows, cols, ranks);
     case LayoutKind::col_block: return Layout::col_block(rows, cols, ranks);
+    // Shards layouts span the group's first ranks, in blocks of 1-3.
+    case LayoutKind::row_shards: return Layout::row_shards(rows, cols, group, rng.uniform_int(1, 3));
+    case LayoutKind::col_shards: return Layout::col_shards(rows, cols, group, rng.uniform_int(1, 3));
     case LayoutKind::block_cyclic: break;
   }
   const int size = static_cast<int>(ranks.size());
